@@ -1,0 +1,33 @@
+# The two commands the README opens with: `make demo` and `make test`.
+# Each does its own set-up (scripts/setup.sh) and an incremental build.
+PY    ?= python3
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+
+.PHONY: all setup build demo test test-cpp test-python bench clean
+
+all: build
+
+setup:
+	@PY=$(PY) bash scripts/setup.sh
+
+build: setup
+	@PY=$(PY) BUILD=$(BUILD) JOBS=$(JOBS) bash scripts/build.sh
+
+demo: build
+	$(PY) examples/quickstart.py
+
+test: build
+	$(MAKE) --no-print-directory test-cpp test-python
+
+test-cpp:
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-python:
+	$(PY) -m pytest -q tests/python
+
+bench: build
+	$(PY) -m bench
+
+clean:
+	rm -rf $(BUILD) torchair_ge/_C*.so

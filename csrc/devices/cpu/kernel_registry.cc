@@ -1,0 +1,61 @@
+#include "devices/cpu/kernel_registry.h"
+
+namespace ge::cpu {
+namespace {
+
+class ClosureKernel final : public Kernel {
+ public:
+  ClosureKernel(const TaskDef& task, std::function<void()> body) : task_(task), body_(std::move(body)) {}
+  Status Launch() override {
+    try {
+      body_();
+      return {};
+    } catch (const std::exception& e) {
+      return Internal("{} '{}' failed: {}", task_.type, task_.name, e.what());
+    }
+  }
+
+ private:
+  const TaskDef& task_;  // owned by the Model, which outlives every program
+  std::function<void()> body_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body) {
+  return std::make_unique<ClosureKernel>(task, std::move(body));
+}
+
+CpuKernelRegistry& CpuKernelRegistry::Global() {
+  static CpuKernelRegistry* registry = [] {
+    auto* r = new CpuKernelRegistry();
+    RegisterElementwiseKernels(*r);
+    RegisterMathKernels(*r);
+    RegisterNnKernels(*r);
+    RegisterArrayKernels(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void CpuKernelRegistry::Register(const std::string& type, KernelCreator creator) { creators_[type] = std::move(creator); }
+
+bool CpuKernelRegistry::Supports(const std::string& op_type) const { return creators_.count(op_type) != 0; }
+
+std::vector<std::string> CpuKernelRegistry::SupportedOps() const {
+  std::vector<std::string> out;
+  for (const auto& [type, creator] : creators_) out.push_back(type);
+  return out;
+}
+
+Expected<std::unique_ptr<Kernel>> CpuKernelRegistry::Create(KernelArgs& args) const {
+  auto it = creators_.find(args.task.type);
+  if (it == creators_.end()) return Unimplemented("no CPU kernel for op type {}", args.task.type);
+  try {
+    return it->second(args);
+  } catch (const std::exception& e) {
+    return Internal("{} '{}': preparing the kernel failed: {}", args.task.type, args.task.name, e.what());
+  }
+}
+
+}  // namespace ge::cpu

@@ -1,0 +1,53 @@
+// CPU kernels: one creator per op type. A creator runs once per DeviceProgram, reads the
+// task's attrs, prepares views of its bound tensors, and returns a Kernel whose Launch()
+// calls ATen out-variants into the bound outputs (eager numerics, no intermediate allocation
+// by the engine).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+
+#include <ATen/core/Tensor.h>
+
+#include "ge/runtime/device.h"
+
+namespace ge::cpu {
+
+struct KernelArgs {
+  const TaskDef& task;
+  std::vector<at::Tensor> inputs;   // undefined tensor for an absent optional input
+  std::vector<at::Tensor> outputs;
+
+  template <typename T>
+  Expected<T> Attr(const std::string& name) const {
+    auto v = GetAttr<T>(task.attrs, name);
+    if (!v.ok()) return v.status().WithContext(fmt::format("{} '{}'", task.type, task.name));
+    return v;
+  }
+};
+
+using KernelCreator = std::function<Expected<std::unique_ptr<Kernel>>(KernelArgs&)>;
+
+// Wraps a closure as a Kernel; ATen's exceptions become a Status naming the node.
+std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body);
+
+class CpuKernelRegistry final : public KernelFactory {
+ public:
+  static CpuKernelRegistry& Global();
+  void Register(const std::string& type, KernelCreator creator);
+  bool Supports(const std::string& op_type) const override;
+  std::vector<std::string> SupportedOps() const override;
+  Expected<std::unique_ptr<Kernel>> Create(KernelArgs& args) const;
+
+ private:
+  std::map<std::string, KernelCreator> creators_;
+};
+
+// Per-family registration (kernels/*.cc).
+void RegisterElementwiseKernels(CpuKernelRegistry& registry);
+void RegisterMathKernels(CpuKernelRegistry& registry);
+void RegisterNnKernels(CpuKernelRegistry& registry);
+void RegisterArrayKernels(CpuKernelRegistry& registry);
+
+}  // namespace ge::cpu

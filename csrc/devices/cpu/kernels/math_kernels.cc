@@ -1,0 +1,65 @@
+// Matrix products and reductions.
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/bmm.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/sum.h>
+
+#include "devices/cpu/kernel_registry.h"
+
+namespace ge::cpu {
+namespace {
+
+Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
+  GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
+  if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("MatMulV2 '{}': offset_w (int8) is not supported on CPU", a.task.name);
+  at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
+  at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
+  at::Tensor bias = a.inputs[2];
+  if (bias.defined())
+    return MakeKernel(a.task, [x1, x2, bias, y = a.outputs[0]]() mutable { at::addmm_out(y, bias, x1, x2); });
+  return MakeKernel(a.task, [x1, x2, y = a.outputs[0]]() mutable { at::mm_out(y, x1, x2); });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateBatchMatMulV2(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(bool adj1, a.Attr<bool>("adj_x1"));
+  GE_ASSIGN_OR_RETURN(bool adj2, a.Attr<bool>("adj_x2"));
+  if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("BatchMatMulV2 '{}': offset_w (int8) is not supported on CPU", a.task.name);
+  at::Tensor x1 = adj1 ? a.inputs[0].transpose(-1, -2) : a.inputs[0];
+  at::Tensor x2 = adj2 ? a.inputs[1].transpose(-1, -2) : a.inputs[1];
+  at::Tensor bias = a.inputs[2];
+  // Same 3-D batch on both sides: bmm straight into the output; otherwise matmul broadcasts.
+  const bool plain_bmm = x1.dim() == 3 && x2.dim() == 3 && x1.size(0) == x2.size(0);
+  return MakeKernel(a.task, [x1, x2, bias, plain_bmm, y = a.outputs[0]]() mutable {
+    if (plain_bmm) at::bmm_out(y, x1, x2);
+    else at::matmul_out(y, x1, x2);
+    if (bias.defined()) y.add_(bias);
+  });
+}
+
+template <bool kMean>
+Expected<std::unique_ptr<Kernel>> CreateReduce(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(bool keep, a.Attr<bool>("keep_dims"));
+  // The axes input is a constant (InferShape insists), bound at load like any other value.
+  const at::Tensor axes_tensor = a.inputs[1].to(at::kLong);
+  std::vector<int64_t> axes(axes_tensor.data_ptr<int64_t>(), axes_tensor.data_ptr<int64_t>() + axes_tensor.numel());
+  if (axes.empty())
+    for (int64_t d = 0; d < a.inputs[0].dim(); ++d) axes.push_back(d);
+  return MakeKernel(a.task, [axes, keep, x = a.inputs[0], y = a.outputs[0]]() mutable {
+    if constexpr (kMean) at::mean_out(y, x, axes, keep);
+    else at::sum_out(y, x, axes, keep);
+  });
+}
+
+}  // namespace
+
+void RegisterMathKernels(CpuKernelRegistry& r) {
+  r.Register("MatMulV2", CreateMatMulV2);
+  r.Register("BatchMatMulV2", CreateBatchMatMulV2);
+  r.Register("ReduceSum", CreateReduce<false>);
+  r.Register("ReduceMean", CreateReduce<true>);
+}
+
+}  // namespace ge::cpu

@@ -1,0 +1,142 @@
+// Convolution, pooling, normalization and softmax kernels.
+#include <ATen/ops/_softmax.h>
+#include <ATen/ops/adaptive_avg_pool2d.h>
+#include <ATen/ops/avg_pool2d.h>
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/max_pool2d_with_indices.h>
+#include <ATen/ops/native_batch_norm.h>
+#include <ATen/ops/native_layer_norm.h>
+#include <ATen/ops/pow.h>
+
+#include "devices/cpu/kernel_registry.h"
+
+namespace ge::cpu {
+namespace {
+
+using IntList = std::vector<int64_t>;
+
+// ATen takes one padding per spatial dim; the IR's [top, bottom, left, right] must be symmetric.
+Expected<IntList> SymmetricPadding(const KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(IntList pads, a.Attr<IntList>("pads"));
+  if (pads[0] != pads[1] || pads[2] != pads[3])
+    return Unimplemented("{} '{}': asymmetric pads {} are not supported on CPU", a.task.type, a.task.name,
+                         ShapeToString(pads));
+  return IntList{pads[0], pads[2]};
+}
+
+Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
+  GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
+  GE_ASSIGN_OR_RETURN(int64_t groups, a.Attr<int64_t>("groups"));
+  GE_ASSIGN_OR_RETURN(IntList padding, SymmetricPadding(a));
+  if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("Conv2D '{}': offset_w (int8) is not supported on CPU", a.task.name);
+  IntList stride = {strides[2], strides[3]};
+  IntList dilation = {dilations[2], dilations[3]};
+  std::optional<at::Tensor> bias;
+  if (a.inputs[2].defined()) bias = a.inputs[2];
+  return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
+    at::convolution_out(y, x, w, bias, stride, padding, dilation, /*transposed=*/false, /*output_padding=*/{0, 0}, groups);
+  });
+}
+
+struct PoolWindow {
+  IntList kernel, stride, padding;
+  bool ceil_mode;
+};
+
+Expected<PoolWindow> ReadPoolWindow(const KernelArgs& a) {
+  PoolWindow w;
+  GE_ASSIGN_OR_RETURN(bool global, a.Attr<bool>("global_pooling"));
+  GE_ASSIGN_OR_RETURN(w.ceil_mode, a.Attr<bool>("ceil_mode"));
+  if (global) {
+    w.kernel = {a.inputs[0].size(2), a.inputs[0].size(3)};
+    w.stride = w.kernel;
+    w.padding = {0, 0};
+    return w;
+  }
+  GE_ASSIGN_OR_RETURN(IntList ksize, a.Attr<IntList>("ksize"));
+  GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
+  GE_ASSIGN_OR_RETURN(w.padding, SymmetricPadding(a));
+  w.kernel = {ksize[2], ksize[3]};
+  w.stride = {strides[2], strides[3]};
+  return w;
+}
+
+Expected<std::unique_ptr<Kernel>> CreateMaxPoolV3(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
+  // ATen's out-variant also produces argmax indices: a workspace allocated once, here.
+  at::Tensor indices = at::empty(a.outputs[0].sizes(), at::TensorOptions().dtype(at::kLong));
+  return MakeKernel(a.task, [w, indices, x = a.inputs[0], y = a.outputs[0]]() mutable {
+    at::max_pool2d_with_indices_out(y, indices, x, w.kernel, w.stride, w.padding, /*dilation=*/{1, 1}, w.ceil_mode);
+  });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateAvgPoolV2(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
+  GE_ASSIGN_OR_RETURN(bool exclusive, a.Attr<bool>("exclusive"));
+  GE_ASSIGN_OR_RETURN(int64_t divisor, a.Attr<int64_t>("divisor_override"));
+  std::optional<int64_t> divisor_override;
+  if (divisor != 0) divisor_override = divisor;
+  return MakeKernel(a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable {
+    at::avg_pool2d_out(y, x, w.kernel, w.stride, w.padding, w.ceil_mode, /*count_include_pad=*/!exclusive, divisor_override);
+  });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateAdaptiveAvgPool2d(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(IntList size, a.Attr<IntList>("output_size"));
+  return MakeKernel(a.task, [size, x = a.inputs[0], y = a.outputs[0]]() mutable { at::adaptive_avg_pool2d_out(y, x, size); });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateBatchNorm(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(double eps, a.Attr<double>("epsilon"));
+  // Inference mode leaves these empty; ATen still wants tensors to write them to.
+  at::Tensor save_mean = at::empty({0}, a.inputs[3].options());
+  at::Tensor save_invstd = at::empty({0}, a.inputs[3].options());
+  return MakeKernel(a.task, [=, x = a.inputs[0], scale = a.inputs[1], offset = a.inputs[2], mean = a.inputs[3],
+                             var = a.inputs[4], y = a.outputs[0]]() mutable {
+    at::native_batch_norm_out(y, save_mean, save_invstd, x, scale, offset, mean, var, /*training=*/false,
+                              /*momentum=*/0.0, eps);
+  });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateSoftmaxV2(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(IntList axes, a.Attr<IntList>("axes"));
+  const int64_t dim = axes[0];
+  return MakeKernel(a.task, [dim, x = a.inputs[0], y = a.outputs[0]]() mutable { at::_softmax_out(y, x, dim, false); });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(int64_t axis, a.Attr<int64_t>("begin_norm_axis"));
+  GE_ASSIGN_OR_RETURN(double eps, a.Attr<double>("epsilon"));
+  const at::Tensor& x = a.inputs[0];
+  if (axis < 0) axis += x.dim();
+  IntList normalized(x.sizes().begin() + axis, x.sizes().end());
+  std::optional<at::Tensor> gamma, beta;
+  if (a.inputs[1].defined()) gamma = a.inputs[1];
+  if (a.inputs[2].defined()) beta = a.inputs[2];
+  // ATen gives 1/sqrt(var + eps); the IR's third output is the variance itself.
+  at::Tensor rstd = at::empty(a.outputs[1].sizes(), a.outputs[1].options());
+  const bool want_variance = a.task.output_used.size() > 2 && a.task.output_used[2];
+  return MakeKernel(a.task, [=, y = a.outputs[0], mean = a.outputs[1], variance = a.outputs[2]]() mutable {
+    at::native_layer_norm_out(y, mean, rstd, x, normalized, gamma, beta, eps);
+    if (want_variance) {
+      at::pow_out(variance, rstd, -2);
+      variance.sub_(eps);
+    }
+  });
+}
+
+}  // namespace
+
+void RegisterNnKernels(CpuKernelRegistry& r) {
+  r.Register("Conv2D", CreateConv2D);
+  r.Register("MaxPoolV3", CreateMaxPoolV3);
+  r.Register("AvgPoolV2", CreateAvgPoolV2);
+  r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);
+  r.Register("BatchNorm", CreateBatchNorm);
+  r.Register("SoftmaxV2", CreateSoftmaxV2);
+  r.Register("LayerNorm", CreateLayerNorm);
+}
+
+}  // namespace ge::cpu

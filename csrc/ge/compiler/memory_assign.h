@@ -1,0 +1,29 @@
+#pragma once
+
+#include <unordered_map>
+
+#include "ge/ir/graph.h"
+#include "ge/runtime/model.h"
+
+namespace ge {
+
+// Every node output becomes a value with a placement; arena values get offsets from the
+// planner over the final schedule.
+struct MemoryLayout {
+  std::vector<ValueInfo> values;
+  std::unordered_map<const Node*, std::vector<int32_t>> value_ids;  // per node, per output
+  std::vector<int32_t> input_values;
+  std::vector<OutputSource> outputs;
+  int64_t arena_size = 0;
+  int64_t arena_lower_bound = 0;
+  int64_t const_bytes = 0;
+};
+
+inline constexpr const char* kAttrMemOffsets = "_mem_offsets";  // per output; -1 when not in the arena
+inline constexpr const char* kAttrPlacement = "_placement";      // per output: arena/input/output/constant
+
+// Stage "memory". Pinned (never in the arena): graph inputs (read in place), constants, and
+// graph outputs (written straight into the tensors handed back to the caller).
+Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule);
+
+}  // namespace ge

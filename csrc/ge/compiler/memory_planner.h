@@ -1,0 +1,35 @@
+// The arena planner: a pure function from buffer sizes and lifetimes to offsets in one arena.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ge/base/status.h"
+
+namespace ge {
+
+struct BufferRequest {
+  int64_t size;        // bytes
+  int32_t first_step;  // schedule step that writes the buffer
+  int32_t last_step;   // last step that reads it (inclusive; == first_step if never read)
+};
+
+struct ArenaPlan {
+  int64_t arena_size = 0;
+  std::vector<int64_t> offsets;  // one per request
+  int64_t lower_bound = 0;       // the largest sum of (aligned) live bytes at any step
+  int64_t no_reuse_size = 0;     // what the arena would be with no reuse at all
+};
+
+inline constexpr int64_t kArenaAlignment = 64;
+
+// Places buffers in order of first use; each takes the lowest-offset gap between the buffers
+// still live at that step that fits it (first fit). Buffers whose lifetimes overlap never
+// share bytes; every offset is kArenaAlignment-aligned.
+ArenaPlan PlanArena(const std::vector<BufferRequest>& requests);
+
+// The invariant checker used by tests: alignment, in-bounds, and no overlap between buffers
+// whose lifetimes intersect.
+Status CheckArenaPlan(const std::vector<BufferRequest>& requests, const ArenaPlan& plan);
+
+}  // namespace ge

@@ -1,0 +1,20 @@
+#include "ge/compiler/partition.h"
+
+namespace ge {
+
+bool IsLocalOp(const std::string& type) { return type == kOpData || type == kOpConst || type == kOpNetOutput; }
+
+Status PartitionGraph(Graph& graph, const KernelFactory& kernels, const std::string& device_name) {
+  for (Node* node : graph.nodes()) {
+    if (IsLocalOp(node->type())) {
+      node->SetAttr(kAttrEngine, std::string(kEngineLocal));
+    } else if (kernels.Supports(node->type())) {
+      node->SetAttr(kAttrEngine, std::string(kEngineNative));
+    } else {
+      return Unimplemented("{}: device '{}' has no kernel for op type {}", node->ToString(), device_name, node->type());
+    }
+  }
+  return {};
+}
+
+}  // namespace ge

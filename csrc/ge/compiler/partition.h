@@ -1,0 +1,17 @@
+#pragma once
+#include "ge/ir/graph.h"
+#include "ge/runtime/device.h"
+
+namespace ge {
+
+inline constexpr const char* kAttrEngine = "_engine";
+inline constexpr const char* kEngineLocal = "local";    // Data/Const/NetOutput: no kernel
+inline constexpr const char* kEngineNative = "native";  // a prebuilt device kernel
+
+// Stage "partition": every node gets an engine (attr `_engine`). A node the device has no
+// kernel for is an error naming the op (the host-fallback engine comes later).
+Status PartitionGraph(Graph& graph, const KernelFactory& kernels, const std::string& device_name);
+
+bool IsLocalOp(const std::string& type);
+
+}  // namespace ge

@@ -1,0 +1,36 @@
+#include "ge/compiler/task_builder.h"
+
+#include "ge/compiler/partition.h"
+
+namespace ge {
+
+Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
+                                                  MemoryLayout layout) {
+  auto model = std::make_shared<Model>();
+  model->graph_name = graph.name();
+  for (Node* node : schedule) {
+    if (IsLocalOp(node->type())) continue;
+    TaskDef task;
+    task.name = node->name();
+    task.type = node->type();
+    for (const auto& [key, value] : node->attrs())
+      if (key.rfind('_', 0) != 0) task.attrs.emplace(key, value);
+    for (Value v : node->inputs())
+      task.inputs.push_back(v.valid() ? layout.value_ids.at(v.node)[static_cast<size_t>(v.index)] : -1);
+    task.outputs = layout.value_ids.at(node);
+    for (int o = 0; o < node->num_outputs(); ++o) task.output_used.push_back(!node->users(o).empty());
+    model->tasks.push_back(std::move(task));
+  }
+  for (int32_t id : layout.input_values) model->input_descs.push_back(layout.values[static_cast<size_t>(id)].desc);
+  Node* net_output = graph.NetOutputNode();
+  for (Value v : net_output->inputs()) model->output_descs.push_back(v.node->output_desc(v.index));
+  model->values = std::move(layout.values);
+  model->input_values = std::move(layout.input_values);
+  model->outputs = std::move(layout.outputs);
+  model->arena_size = layout.arena_size;
+  model->arena_lower_bound = layout.arena_lower_bound;
+  model->const_bytes = layout.const_bytes;
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+}  // namespace ge

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <memory>
+
+#include "ge/compiler/memory_assign.h"
+
+namespace ge {
+
+// Stage "tasks": one task per kernel-running node in schedule order, with its inputs and
+// outputs resolved to value ids; the result is the immutable Model.
+Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
+                                                  MemoryLayout layout);
+
+}  // namespace ge

@@ -1,0 +1,38 @@
+#include "ge/ir/tensor_desc.h"
+
+#include <fmt/format.h>
+
+namespace ge {
+
+std::string ShapeToString(const Shape& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ",";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
+}
+
+bool IsStaticShape(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) return false;
+  return true;
+}
+
+int64_t NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+int64_t TensorDesc::ByteSize() const {
+  int64_t n = NumElements();
+  return n < 0 ? -1 : n * DataTypeSize(dtype);
+}
+
+std::string TensorDesc::ToString() const { return fmt::format("{}{}", DataTypeName(dtype), ShapeToString(shape)); }
+
+}  // namespace ge

@@ -1,0 +1,127 @@
+// Matrix products and reductions.
+#include <algorithm>
+#include <set>
+
+#include "ge/ops/infer_util.h"
+#include "ge/ops/op_registry.h"
+
+namespace ge {
+namespace {
+
+// dims of x1 [.., M, K] and x2 [.., K, N] after the transpose flags; checks K.
+Status MatMulDims(InferContext& ctx, bool t1, bool t2, int64_t* m, int64_t* n) {
+  const Shape& a = ctx.Input(0).shape;
+  const Shape& b = ctx.Input(1).shape;
+  const int64_t ka = t1 ? a[a.size() - 2] : a.back();
+  const int64_t kb = t2 ? b.back() : b[b.size() - 2];
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    return ctx.Error("inner dimensions differ: x1 {} x2 {} (transpose {} {})", ShapeToString(a), ShapeToString(b), t1, t2);
+  *m = t1 ? a.back() : a[a.size() - 2];
+  *n = t2 ? b[b.size() - 2] : b.back();
+  if (ctx.HasInput(2)) {
+    const Shape& bias = ctx.Input(2).shape;
+    if (bias.size() != 1 || (bias[0] >= 0 && *n >= 0 && bias[0] != *n))
+      return ctx.Error("bias must be [{}], got {}", *n, ShapeToString(bias));
+  }
+  return {};
+}
+
+Status InferMatMulV2(InferContext& ctx) {
+  if (ctx.Input(0).rank() != 2 || ctx.Input(1).rank() != 2)
+    return ctx.Error("x1 and x2 must be 2-D, got {} and {}", ShapeToString(ctx.Input(0).shape), ShapeToString(ctx.Input(1).shape));
+  int64_t m, n;
+  GE_RETURN_IF_ERROR(MatMulDims(ctx, ctx.Attr<bool>("transpose_x1"), ctx.Attr<bool>("transpose_x2"), &m, &n));
+  ctx.Output(0).SetShape({m, n});
+  return {};
+}
+
+Status InferBatchMatMulV2(InferContext& ctx) {
+  const Shape& a = ctx.Input(0).shape;
+  const Shape& b = ctx.Input(1).shape;
+  if (a.size() < 2 || b.size() < 2) return ctx.Error("x1 and x2 must have rank >= 2, got {} and {}", ShapeToString(a), ShapeToString(b));
+  int64_t m, n;
+  GE_RETURN_IF_ERROR(MatMulDims(ctx, ctx.Attr<bool>("adj_x1"), ctx.Attr<bool>("adj_x2"), &m, &n));
+  auto batch = BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  if (!batch.ok()) return ctx.Error("batch dims: {}", batch.status().message());
+  Shape out = *batch;
+  out.push_back(m);
+  out.push_back(n);
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
+Status InferReduce(InferContext& ctx) {
+  const Shape& in = ctx.Input(0).shape;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  const Tensor* axes_const = ctx.ConstInput(1);
+  if (!axes_const) return ctx.Error("axes must be a constant");
+  auto axes = axes_const->ToInt64Vector();
+  if (!axes.ok()) return ctx.Error("axes: {}", axes.status().message());
+  std::set<int64_t> reduced;
+  for (int64_t a : *axes) {
+    auto axis = NormalizeAxis(a, rank);
+    if (!axis.ok()) return ctx.Error("{}", axis.status().message());
+    reduced.insert(*axis);
+  }
+  if (axes->empty())  // empty axes reduce every dimension, as torch.sum(x, dim=[]) does
+    for (int64_t i = 0; i < rank; ++i) reduced.insert(i);
+  const bool keep = ctx.Attr<bool>("keep_dims");
+  Shape out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced.count(i)) out.push_back(in[i]);
+    else if (keep) out.push_back(1);
+  }
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
+void Reduce(OpRegistry& r, const char* type, const char* doc) {
+  (void)r.Register(OpDef(type)
+                       .TypeVar("T", dtypes::kNumeric)
+                       .TypeVar("TIndex", dtypes::kIndex)
+                       .Input("x", "T")
+                       .Input("axes", "TIndex")
+                       .Output("y", "T")
+                       .Attr("keep_dims", AttrType::kBool, false)
+                       .Infer(InferReduce)
+                       .Doc(doc)
+                       .Build());
+}
+
+}  // namespace
+
+void RegisterMathOps(OpRegistry& r) {
+  using namespace dtypes;
+  (void)r.Register(OpDef("MatMulV2")
+                       .TypeVar("T", kNumeric)
+                       .TypeVar("T8", {DataType::kInt8})
+                       .Input("x1", "T")
+                       .Input("x2", "T")
+                       .OptionalInput("bias", "T")
+                       .OptionalInput("offset_w", "T8")
+                       .Output("y", "T")
+                       .Attr("transpose_x1", AttrType::kBool, false)
+                       .Attr("transpose_x2", AttrType::kBool, false)
+                       .Attr("offset_x", AttrType::kInt, int64_t{0})
+                       .Infer(InferMatMulV2)
+                       .Doc("y = op(x1) @ op(x2) + bias for 2-D x1, x2; op transposes when the flag is set")
+                       .Build());
+  (void)r.Register(OpDef("BatchMatMulV2")
+                       .TypeVar("T", kNumeric)
+                       .TypeVar("T8", {DataType::kInt8})
+                       .Input("x1", "T")
+                       .Input("x2", "T")
+                       .OptionalInput("bias", "T")
+                       .OptionalInput("offset_w", "T8")
+                       .Output("y", "T")
+                       .Attr("adj_x1", AttrType::kBool, false)
+                       .Attr("adj_x2", AttrType::kBool, false)
+                       .Attr("offset_x", AttrType::kInt, int64_t{0})
+                       .Infer(InferBatchMatMulV2)
+                       .Doc("batched matrix product over the last two dims; leading dims broadcast")
+                       .Build());
+  Reduce(r, "ReduceSum", "sum over `axes` (empty axes: all)");
+  Reduce(r, "ReduceMean", "mean over `axes` (empty axes: all)");
+}
+
+}  // namespace ge

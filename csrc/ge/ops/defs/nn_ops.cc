@@ -1,0 +1,200 @@
+// Neural-network ops: convolution, pooling, normalization, softmax. NCHW layout.
+#include "ge/ops/infer_util.h"
+#include "ge/ops/op_registry.h"
+
+namespace ge {
+namespace {
+
+using IntList = std::vector<int64_t>;
+
+Status CheckList(InferContext& ctx, const char* name, size_t size, IntList* out) {
+  *out = ctx.Attr<IntList>(name);
+  if (out->size() != size) return ctx.Error("attribute '{}' needs {} values, got {}", name, size, out->size());
+  return {};
+}
+
+Status CheckNchw(InferContext& ctx) {
+  if (ctx.Attr<std::string>("data_format") != "NCHW")
+    return ctx.Error("data_format '{}' is not supported; only NCHW", ctx.Attr<std::string>("data_format"));
+  if (ctx.Input(0).rank() != 4) return ctx.Error("x must be 4-D NCHW, got {}", ShapeToString(ctx.Input(0).shape));
+  return {};
+}
+
+Status InferConv2D(InferContext& ctx) {
+  GE_RETURN_IF_ERROR(CheckNchw(ctx));
+  IntList strides, pads, dilations;
+  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "dilations", 4, &dilations));
+  const Shape& x = ctx.Input(0).shape;
+  const Shape& w = ctx.Input(1).shape;
+  const int64_t groups = ctx.Attr<int64_t>("groups");
+  if (w.size() != 4) return ctx.Error("filter must be 4-D [Cout, Cin/groups, kh, kw], got {}", ShapeToString(w));
+  if (groups < 1 || (x[1] >= 0 && x[1] != w[1] * groups))
+    return ctx.Error("x channels {} != filter channels {} x groups {}", x[1], w[1], groups);
+  if (w[0] % groups != 0) return ctx.Error("output channels {} are not divisible by groups {}", w[0], groups);
+  if (ctx.HasInput(2) && ctx.Input(2).shape != Shape{w[0]})
+    return ctx.Error("bias must be [{}], got {}", w[0], ShapeToString(ctx.Input(2).shape));
+  const int64_t h = WindowOutputSize(x[2], w[2], strides[2], pads[0], pads[1], dilations[2], false);
+  const int64_t wd = WindowOutputSize(x[3], w[3], strides[3], pads[2], pads[3], dilations[3], false);
+  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && wd <= 0)) return ctx.Error("input {} is smaller than the kernel", ShapeToString(x));
+  ctx.Output(0).SetShape({x[0], w[0], h, wd});
+  ctx.Output(0).format = ctx.Output(0).origin_format = Format::kNCHW;
+  return {};
+}
+
+Status InferPool(InferContext& ctx) {
+  GE_RETURN_IF_ERROR(CheckNchw(ctx));
+  const Shape& x = ctx.Input(0).shape;
+  if (ctx.Attr<bool>("global_pooling")) {
+    ctx.Output(0).SetShape({x[0], x[1], 1, 1});
+    return {};
+  }
+  if (ctx.Attr<std::string>("padding_mode") != "CALCULATED")
+    return ctx.Error("padding_mode '{}' is not supported; only CALCULATED", ctx.Attr<std::string>("padding_mode"));
+  IntList ksize, strides, pads;
+  GE_RETURN_IF_ERROR(CheckList(ctx, "ksize", 4, &ksize));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
+  for (int i : {2, 3})
+    if (ksize[i] <= 0 || strides[i] <= 0) return ctx.Error("ksize and strides must be positive");
+  const bool ceil_mode = ctx.Attr<bool>("ceil_mode");
+  const int64_t h = WindowOutputSize(x[2], ksize[2], strides[2], pads[0], pads[1], 1, ceil_mode);
+  const int64_t w = WindowOutputSize(x[3], ksize[3], strides[3], pads[2], pads[3], 1, ceil_mode);
+  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && w <= 0)) return ctx.Error("input {} is smaller than the window", ShapeToString(x));
+  ctx.Output(0).SetShape({x[0], x[1], h, w});
+  return {};
+}
+
+OpDef PoolDef(const char* type) {
+  const IntList ones = {1, 1, 1, 1};
+  const IntList zeros = {0, 0, 0, 0};
+  return std::move(OpDef(type)
+                       .TypeVar("T", dtypes::kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("ksize", AttrType::kListInt)
+                       .Attr("strides", AttrType::kListInt, ones)
+                       .Attr("padding_mode", AttrType::kString, std::string("CALCULATED"))
+                       .Attr("pads", AttrType::kListInt, zeros)
+                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+                       .Attr("global_pooling", AttrType::kBool, false)
+                       .Attr("ceil_mode", AttrType::kBool, false)
+                       .Infer(InferPool));
+}
+
+Status InferBatchNorm(InferContext& ctx) {
+  const Shape& x = ctx.Input(0).shape;
+  if (x.size() < 2) return ctx.Error("x must have rank >= 2, got {}", ShapeToString(x));
+  if (ctx.Attr<bool>("is_training")) return ctx.Error("is_training=true is not supported; only inference");
+  for (int i = 1; i <= 4; ++i)
+    if (ctx.Input(i).shape != Shape{x[1]})
+      return ctx.Error("input {} must be [{}] (channels), got {}", i, x[1], ShapeToString(ctx.Input(i).shape));
+  return InferSameAsFirstInput(ctx);
+}
+
+Status InferLayerNorm(InferContext& ctx) {
+  const Shape& x = ctx.Input(0).shape;
+  auto axis = NormalizeAxis(ctx.Attr<int64_t>("begin_norm_axis"), static_cast<int64_t>(x.size()));
+  if (!axis.ok()) return ctx.Error("begin_norm_axis: {}", axis.status().message());
+  const Shape normalized(x.begin() + *axis, x.end());
+  for (int i : {1, 2})
+    if (ctx.HasInput(i) && ctx.Input(i).shape != normalized)
+      return ctx.Error("{} must be {}, got {}", i == 1 ? "gamma" : "beta", ShapeToString(normalized), ShapeToString(ctx.Input(i).shape));
+  Shape stats = x;
+  for (size_t i = static_cast<size_t>(*axis); i < stats.size(); ++i) stats[i] = 1;
+  ctx.Output(0).SetShape(x);
+  ctx.Output(1).SetShape(stats);
+  ctx.Output(2).SetShape(stats);
+  return {};
+}
+
+}  // namespace
+
+void RegisterNnOps(OpRegistry& r) {
+  using namespace dtypes;
+  const IntList ones = {1, 1, 1, 1};
+  (void)r.Register(OpDef("Conv2D")
+                       .TypeVar("T", kFloat)
+                       .TypeVar("T8", {DataType::kInt8})
+                       .Input("x", "T")
+                       .Input("filter", "T")
+                       .OptionalInput("bias", "T")
+                       .OptionalInput("offset_w", "T8")
+                       .Output("y", "T")
+                       .Attr("strides", AttrType::kListInt)
+                       .Attr("pads", AttrType::kListInt)
+                       .Attr("dilations", AttrType::kListInt, ones)
+                       .Attr("groups", AttrType::kInt, int64_t{1})
+                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+                       .Attr("offset_x", AttrType::kInt, int64_t{0})
+                       .Infer(InferConv2D)
+                       .Doc("2-D convolution; strides/dilations per NCHW dim, pads = [top, bottom, left, right]")
+                       .Build());
+  (void)r.Register(PoolDef("MaxPoolV3").Doc("2-D max pooling; pads = [top, bottom, left, right]").Build());
+  (void)r.Register(PoolDef("AvgPoolV2")
+                       .Attr("exclusive", AttrType::kBool, true)
+                       .Attr("divisor_override", AttrType::kInt, int64_t{0})
+                       .Doc("2-D average pooling; exclusive=true leaves padding out of the divisor")
+                       .Build());
+  (void)r.Register(OpDef("AdaptiveAvgPool2d")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("output_size", AttrType::kListInt)
+                       .Infer([](InferContext& ctx) -> Status {
+                         const Shape& x = ctx.Input(0).shape;
+                         const auto size = ctx.Attr<IntList>("output_size");
+                         if (x.size() != 4 || size.size() != 2 || size[0] <= 0 || size[1] <= 0)
+                           return ctx.Error("needs 4-D x and a positive output_size [h, w]; got x {}", ShapeToString(x));
+                         ctx.Output(0).SetShape({x[0], x[1], size[0], size[1]});
+                         return {};
+                       })
+                       .Doc("average pooling to a fixed output size (torch's adaptive bins)")
+                       .Build());
+  (void)r.Register(OpDef("BatchNorm")
+                       .TypeVar("T", kFloat)
+                       .TypeVar("U", {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble})
+                       .Input("x", "T")
+                       .Input("scale", "U")
+                       .Input("offset", "U")
+                       .Input("mean", "U")
+                       .Input("variance", "U")
+                       .Output("y", "T")
+                       .Attr("epsilon", AttrType::kFloat, 1e-4)
+                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+                       .Attr("is_training", AttrType::kBool, false)
+                       .Infer(InferBatchNorm)
+                       .Doc("inference batch norm over channel dim 1: (x - mean) / sqrt(variance + eps) * scale + offset")
+                       .Build());
+  (void)r.Register(OpDef("SoftmaxV2")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("axes", AttrType::kListInt, IntList{-1})
+                       .Infer([](InferContext& ctx) -> Status {
+                         const auto axes = ctx.Attr<IntList>("axes");
+                         if (axes.size() != 1) return ctx.Error("exactly one softmax axis is supported, got {}", axes.size());
+                         auto axis = NormalizeAxis(axes[0], ctx.Input(0).rank());
+                         if (!axis.ok()) return ctx.Error("{}", axis.status().message());
+                         return InferSameAsFirstInput(ctx);
+                       })
+                       .Doc("softmax along `axes`")
+                       .Build());
+  (void)r.Register(OpDef("LayerNorm")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .OptionalInput("gamma", "T")
+                       .OptionalInput("beta", "T")
+                       .Output("y", "T")
+                       .Output("mean", "T")
+                       .Output("variance", "T")
+                       .Attr("begin_norm_axis", AttrType::kInt, int64_t{0})
+                       .Attr("begin_params_axis", AttrType::kInt, int64_t{0})
+                       .Attr("epsilon", AttrType::kFloat, 1e-7)
+                       .Infer(InferLayerNorm)
+                       .Doc("normalizes over dims [begin_norm_axis, rank); mean/variance keep those dims as 1")
+                       .Build());
+}
+
+}  // namespace ge

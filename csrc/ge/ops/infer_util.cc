@@ -1,0 +1,50 @@
+#include "ge/ops/infer_util.h"
+
+#include <algorithm>
+
+namespace ge {
+
+Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == db) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else if (db == 1) out[i] = da;
+    else if (da < 0 || db < 0) out[i] = std::max(da, db) > 1 ? std::max(da, db) : kUnknownDim;
+    else return InvalidArgument("shapes {} and {} do not broadcast", ShapeToString(a), ShapeToString(b));
+  }
+  return out;
+}
+
+Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
+  const int64_t bound = std::max<int64_t>(rank, 1);
+  GE_CHECK(axis >= -bound && axis < bound, "axis {} is out of range for rank {}", axis, rank);
+  return axis < 0 ? axis + bound : axis;
+}
+
+int64_t WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad_before, int64_t pad_after,
+                         int64_t dilation, bool ceil_mode) {
+  if (in < 0) return kUnknownDim;
+  const int64_t span = in + pad_before + pad_after - dilation * (kernel - 1) - 1;
+  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // torch's rule: the last window must start inside the input or the leading padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad_before) --out;
+  return out;
+}
+
+Status InferSameAsFirstInput(InferContext& ctx) {
+  ctx.Output(0).SetShape(ctx.Input(0).shape);
+  return {};
+}
+
+Status InferBroadcast(InferContext& ctx) {
+  auto shape = BroadcastShapes(ctx.Input(0).shape, ctx.Input(1).shape);
+  if (!shape.ok()) return ctx.Error("{}", shape.status().message());
+  ctx.Output(0).SetShape(*shape);
+  return {};
+}
+
+}  // namespace ge

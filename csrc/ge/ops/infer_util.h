@@ -1,0 +1,20 @@
+// Shape helpers shared by the InferShape functions.
+#pragma once
+
+#include "ge/ops/op_proto.h"
+
+namespace ge {
+
+// Numpy-style broadcast of two shapes; -1 dims stay unknown unless the other side fixes them.
+Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+// Maps a possibly negative axis into [0, rank); fails when out of range.
+Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
+// Output length of a sliding window (conv/pool) along one dim, floor or ceil, torch's rule.
+int64_t WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad_before, int64_t pad_after,
+                         int64_t dilation, bool ceil_mode);
+
+// Infer functions used by several ops.
+Status InferSameAsFirstInput(InferContext& ctx);
+Status InferBroadcast(InferContext& ctx);
+
+}  // namespace ge

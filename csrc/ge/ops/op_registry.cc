@@ -1,0 +1,148 @@
+#include "ge/ops/op_registry.h"
+
+#include <algorithm>
+
+#include "ge/base/logging.h"
+
+namespace ge {
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    RegisterArrayOps(*r);
+    RegisterElementwiseOps(*r);
+    RegisterMathOps(*r);
+    RegisterNnOps(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+Status OpRegistry::Register(OpProto proto) {
+  GE_CHECK(!proto.type.empty(), "an op prototype needs a type name");
+  int dynamic = 0;
+  for (const auto& in : proto.inputs) {
+    dynamic += in.kind == InputKind::kDynamic;
+    GE_CHECK(proto.FindTypeVar(in.type_var), "op {}: input '{}' names unknown type variable '{}'", proto.type,
+             in.name, in.type_var);
+  }
+  GE_CHECK(dynamic <= 1, "op {}: at most one dynamic input is supported", proto.type);
+  for (const auto& out : proto.outputs)
+    GE_CHECK(proto.FindTypeVar(out.type_var), "op {}: output '{}' names unknown type variable '{}'", proto.type,
+             out.name, out.type_var);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string type = proto.type;
+  GE_CHECK(protos_.emplace(type, std::move(proto)).second, "op {} is already registered", type);
+  return {};
+}
+
+const OpProto* OpRegistry::Find(const std::string& type) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = protos_.find(type);
+  return it == protos_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::OpTypes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> types;
+  for (const auto& [type, proto] : protos_) types.push_back(type);
+  return types;
+}
+
+Status OpRegistry::FillDefaults(Node& node) const {
+  const OpProto* proto = Find(node.type());
+  if (!proto) return NotFound("op type '{}' of node '{}' is not registered", node.type(), node.name());
+  for (const auto& attr : proto->attrs)
+    if (!node.HasAttr(attr.name) && attr.default_value) node.SetAttr(attr.name, *attr.default_value);
+  return {};
+}
+
+namespace {
+
+bool Allowed(const TypeVar& tv, DataType dtype) {
+  return tv.allowed.empty() || std::find(tv.allowed.begin(), tv.allowed.end(), dtype) != tv.allowed.end();
+}
+
+std::string AllowedNames(const TypeVar& tv) {
+  std::string out;
+  for (DataType dt : tv.allowed) out += std::string(out.empty() ? "" : ", ") + std::string(DataTypeName(dt));
+  return out;
+}
+
+}  // namespace
+
+Status OpRegistry::Verify(const Node& node) const {
+  const OpProto* proto = Find(node.type());
+  if (!proto) return NotFound("op type '{}' of node '{}' is not registered", node.type(), node.name());
+  const std::string where = node.ToString();
+
+  const int fixed = static_cast<int>(proto->inputs.size()) - (proto->DynamicInputIndex() >= 0 ? 1 : 0);
+  if (proto->DynamicInputIndex() >= 0) {
+    GE_CHECK(node.num_inputs() >= fixed, "{}: needs at least {} inputs, has {}", where, fixed, node.num_inputs());
+  } else {
+    GE_CHECK(node.num_inputs() == fixed, "{}: needs {} inputs, has {}", where, fixed, node.num_inputs());
+  }
+
+  std::map<std::string, DataType> bound;  // type variable -> dtype seen first
+  for (size_t d = 0; d < proto->inputs.size(); ++d) {
+    const InputDef& def = proto->inputs[d];
+    auto [begin, end] = proto->InputRange(static_cast<int>(d), node.num_inputs());
+    for (int i = begin; i < end; ++i) {
+      Value v = node.input(i);
+      if (!v.valid()) {
+        GE_CHECK(def.kind == InputKind::kOptional, "{}: required input '{}' is missing", where, def.name);
+        continue;
+      }
+      const DataType dtype = v.node->output_desc(v.index).dtype;
+      const TypeVar& tv = *proto->FindTypeVar(def.type_var);
+      GE_CHECK(Allowed(tv, dtype), "{}: input '{}' has dtype {}; allowed: {}", where, def.name, DataTypeName(dtype),
+               AllowedNames(tv));
+      if (tv.per_value) continue;
+      auto [it, inserted] = bound.emplace(def.type_var, dtype);
+      GE_CHECK(inserted || it->second == dtype, "{}: input '{}' is {} but another input of type {} is {}", where,
+               def.name, DataTypeName(dtype), def.type_var, DataTypeName(it->second));
+    }
+  }
+
+  for (const auto& attr : proto->attrs) {
+    auto it = node.attrs().find(attr.name);
+    GE_CHECK(it != node.attrs().end(), "{}: required attribute '{}' is not set", where, attr.name);
+    GE_CHECK(TypeOf(it->second) == attr.type, "{}: attribute '{}' must be {}, got {}", where, attr.name,
+             AttrTypeName(attr.type), AttrTypeName(TypeOf(it->second)));
+  }
+  for (const auto& [name, value] : node.attrs())
+    GE_CHECK(name.rfind('_', 0) == 0 || proto->FindAttr(name), "{}: unknown attribute '{}'", where, name);
+  GE_CHECK(node.num_outputs() == static_cast<int>(proto->outputs.size()), "{}: has {} outputs, the prototype {}",
+           where, node.num_outputs(), proto->outputs.size());
+  return {};
+}
+
+Status OpRegistry::VerifyAndInfer(Node& node) const {
+  GE_RETURN_IF_ERROR(FillDefaults(node));
+  GE_RETURN_IF_ERROR(Verify(node));
+  const OpProto& proto = *Find(node.type());
+
+  std::map<std::string, DataType> bound;
+  for (size_t d = 0; d < proto.inputs.size(); ++d) {
+    auto [begin, end] = proto.InputRange(static_cast<int>(d), node.num_inputs());
+    for (int i = begin; i < end; ++i)
+      if (Value v = node.input(i); v.valid()) bound.emplace(proto.inputs[d].type_var, v.node->output_desc(v.index).dtype);
+  }
+  for (size_t o = 0; o < proto.outputs.size(); ++o) {
+    auto it = bound.find(proto.outputs[o].type_var);
+    if (it != bound.end()) node.output_desc(static_cast<int>(o)).dtype = it->second;
+  }
+  if (proto.infer_shape) {
+    InferContext ctx(node, proto);
+    GE_RETURN_IF_ERROR(proto.infer_shape(ctx));
+  }
+  for (size_t o = 0; o < proto.outputs.size(); ++o) {
+    const TypeVar& tv = *proto.FindTypeVar(proto.outputs[o].type_var);
+    const DataType dtype = node.output_desc(static_cast<int>(o)).dtype;
+    GE_CHECK(Allowed(tv, dtype), "{}: inferred output '{}' dtype {} is not allowed ({})", node.ToString(),
+             proto.outputs[o].name, DataTypeName(dtype), AllowedNames(tv));
+  }
+  return {};
+}
+
+}  // namespace ge

@@ -1,0 +1,43 @@
+// The registry of op prototypes. Built once, on first use, from the per-family tables in
+// ops/defs; users may add their own ops with Register().
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ge/ops/op_proto.h"
+
+namespace ge {
+
+class OpRegistry {
+ public:
+  static OpRegistry& Global();
+
+  Status Register(OpProto proto);  // fails on a duplicate type
+  const OpProto* Find(const std::string& type) const;
+  std::vector<std::string> OpTypes() const;
+
+  // Fills attrs the node does not set with the prototype's defaults.
+  Status FillDefaults(Node& node) const;
+  // Checks the node against its prototype: input counts, dtypes per type variable, attr
+  // presence and types (attrs starting with '_' are private and unchecked).
+  Status Verify(const Node& node) const;
+  // Verify, then set every output desc: dtypes bound by type variables, then the op's own
+  // InferShape.
+  Status VerifyAndInfer(Node& node) const;
+
+ private:
+  OpRegistry() = default;
+  mutable std::mutex mu_;
+  std::map<std::string, OpProto> protos_;
+};
+
+// Per-family registration tables (ops/defs/*.cc).
+void RegisterArrayOps(OpRegistry& registry);
+void RegisterElementwiseOps(OpRegistry& registry);
+void RegisterMathOps(OpRegistry& registry);
+void RegisterNnOps(OpRegistry& registry);
+
+}  // namespace ge

@@ -1,0 +1,67 @@
+// The engine's view of a device: small interfaces and a registry. The core never names a
+// concrete device; devices (csrc/devices/*) implement these and register themselves.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ge/runtime/model.h"
+
+namespace ge {
+
+// A kernel bound to fixed addresses at load time; Launch() does the work with no allocation
+// of intermediates, no shape inference and no dispatch decisions.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status Launch() = 0;
+};
+
+// Which op types the device runs natively (the partition stage asks this).
+class KernelFactory {
+ public:
+  virtual ~KernelFactory() = default;
+  virtual bool Supports(const std::string& op_type) const = 0;
+  virtual std::vector<std::string> SupportedOps() const = 0;
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Memory the caller will own (graph outputs): the device's own allocator, so the framework
+  // can take it over without a copy.
+  virtual Expected<Tensor> Allocate(const TensorDesc& desc) = 0;
+};
+
+// One Model instantiated on a device: its arena and one bound kernel per task. Used by one
+// run at a time; a pool of these serves concurrent runs.
+class DeviceProgram {
+ public:
+  virtual ~DeviceProgram() = default;
+  // Points an input or output value at caller memory for the next run (O(1), no allocation).
+  virtual void BindIo(int32_t value_id, void* data) = 0;
+  virtual std::vector<std::unique_ptr<Kernel>>& kernels() = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const std::string& name() const = 0;
+  virtual const KernelFactory& kernel_factory() const = 0;
+  virtual Allocator& allocator() = 0;
+  // Allocates the arena and binds every task's kernel to its addresses.
+  virtual Expected<std::unique_ptr<DeviceProgram>> Instantiate(std::shared_ptr<const Model> model) = 0;
+};
+
+class DeviceRegistry {
+ public:
+  using Factory = std::function<std::shared_ptr<Device>()>;
+  // Registering the same name again is a no-op, so device plugins may register eagerly.
+  static void Register(const std::string& name, Factory factory);
+  static Expected<std::shared_ptr<Device>> Get(const std::string& name);
+  static std::vector<std::string> Names();
+};
+
+}  // namespace ge

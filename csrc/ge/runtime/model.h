@@ -1,0 +1,58 @@
+// Model: the immutable result of compiling a graph. Holds no device state, so one Model can
+// back many concurrent runs (each with its own DeviceProgram).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ge/ir/attr.h"
+
+namespace ge {
+
+// Where a value's bytes live while a run executes.
+enum class Placement : uint8_t {
+  kArena,     // `offset` bytes into the run's arena
+  kInput,     // the caller's input tensor number `io_index`, read in place
+  kOutput,    // an output tensor allocated per run and handed to the caller, number `io_index`
+  kConstant,  // `constant`, owned by the model
+};
+
+struct ValueInfo {
+  TensorDesc desc;
+  Placement placement = Placement::kArena;
+  int64_t offset = 0;
+  int32_t io_index = -1;
+  Tensor constant;
+  std::string producer;  // node name, for messages
+};
+
+struct TaskDef {
+  std::string name;
+  std::string type;
+  AttrMap attrs;
+  std::vector<int32_t> inputs;   // value ids; -1 for an absent optional input
+  std::vector<int32_t> outputs;  // value ids
+  std::vector<bool> output_used; // kernels may skip outputs nobody reads
+};
+
+// How graph output k is produced.
+struct OutputSource {
+  enum class Kind : uint8_t { kComputed, kInput, kConstant, kDuplicate };
+  Kind kind;
+  int32_t index;  // value id (kComputed, kConstant), input number (kInput), earlier output (kDuplicate)
+};
+
+struct Model {
+  std::string graph_name;
+  std::vector<ValueInfo> values;
+  std::vector<TaskDef> tasks;  // in execution order
+  std::vector<int32_t> input_values;  // value id of each graph input
+  std::vector<TensorDesc> input_descs;
+  std::vector<OutputSource> outputs;
+  std::vector<TensorDesc> output_descs;
+  int64_t arena_size = 0;
+  int64_t arena_lower_bound = 0;  // the largest sum of arena bytes live at one step
+  int64_t const_bytes = 0;
+};
+
+}  // namespace ge

@@ -1,0 +1,131 @@
+#include "ge/session.h"
+
+#include <atomic>
+
+#include "ge/runtime/sink_executor.h"
+
+namespace ge {
+namespace {
+
+struct GlobalState {
+  std::mutex mu;
+  std::atomic<bool> initialized{false};  // read on every run: no lock
+  Options options;
+};
+
+GlobalState& Global() {
+  static GlobalState state;
+  return state;
+}
+
+}  // namespace
+
+Status GEInitialize(const Options& options) {
+  const std::string device = GetOption(options, option::kDevice, "cpu");
+  GE_RETURN_IF_ERROR(DeviceRegistry::Get(device).status());
+  std::lock_guard<std::mutex> lock(Global().mu);
+  Global().initialized = true;
+  Global().options = options;
+  return {};
+}
+
+Status GEFinalize() {
+  std::lock_guard<std::mutex> lock(Global().mu);
+  Global().initialized = false;
+  return {};
+}
+
+bool GEIsInitialized() { return Global().initialized.load(std::memory_order_acquire); }
+
+struct Session::Entry {
+  std::mutex compile_mu;  // one compilation at a time per graph
+  std::unique_ptr<Graph> graph;
+  Options options;
+  std::shared_ptr<SinkExecutor> executor;  // set once compiled
+  CompiledGraphSummary summary;
+};
+
+Session::Session(Options options) : options_(std::move(options)) {}
+Session::~Session() = default;
+
+Expected<std::shared_ptr<Session::Entry>> Session::Find(uint32_t graph_id) const {
+  if (!GEIsInitialized()) return FailedPrecondition("GEInitialize has not been called");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = graphs_.find(graph_id);
+  if (it == graphs_.end()) return NotFound("graph {} was not added to this session", graph_id);
+  return it->second;
+}
+
+Status Session::AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options) {
+  GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
+  GE_CHECK(graph != nullptr, "AddGraph({}): graph is null", graph_id);
+  auto entry = std::make_shared<Entry>();
+  entry->graph = std::move(graph);
+  entry->options = options_;
+  for (const auto& [k, v] : options) entry->options[k] = v;  // graph options override session options
+  std::lock_guard<std::mutex> lock(mu_);
+  GE_CHECK(graphs_.emplace(graph_id, std::move(entry)).second, "graph {} is already in this session", graph_id);
+  return {};
+}
+
+Status Session::CompileGraph(uint32_t graph_id) {
+  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
+  std::lock_guard<std::mutex> lock(entry->compile_mu);
+  if (entry->executor) return {};
+  Options merged;
+  {
+    std::lock_guard<std::mutex> g(Global().mu);
+    merged = Global().options;
+  }
+  for (const auto& [k, v] : entry->options) merged[k] = v;
+  GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(GetOption(merged, option::kDevice, "cpu")));
+  GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));
+  GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));
+
+  auto executor = std::make_shared<SinkExecutor>(compiled.model, device);
+  GE_RETURN_IF_ERROR(executor->Warmup().WithContext(fmt::format("loading graph {}", graph_id)));
+  const Model& m = *compiled.model;
+  CompiledGraphSummary& s = entry->summary;
+  s.const_memory_size = m.const_bytes;
+  s.feature_memory_size = m.arena_size;
+  s.arena_lower_bound = m.arena_lower_bound;
+  s.task_num = static_cast<int64_t>(m.tasks.size());
+  s.input_descs = m.input_descs;
+  s.output_descs = m.output_descs;
+  s.engine_counts = compiled.engine_counts;
+  s.stages = compiled.stages;
+  entry->executor = std::move(executor);
+  return {};
+}
+
+Status Session::RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
+  std::shared_ptr<SinkExecutor> executor;
+  {
+    std::lock_guard<std::mutex> lock(entry->compile_mu);
+    executor = entry->executor;
+  }
+  GE_CHECK(executor != nullptr, "graph {} must be compiled (CompileGraph) before it runs", graph_id);
+  return executor->Run(inputs, outputs);
+}
+
+Status Session::RemoveGraph(uint32_t graph_id) {
+  GE_RETURN_IF_ERROR(Find(graph_id).status());
+  std::lock_guard<std::mutex> lock(mu_);
+  graphs_.erase(graph_id);  // runs in flight keep their executor alive through shared_ptr
+  return {};
+}
+
+Expected<CompiledGraphSummary> Session::GetCompiledGraphSummary(uint32_t graph_id) const {
+  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
+  std::lock_guard<std::mutex> lock(entry->compile_mu);
+  GE_CHECK(entry->executor != nullptr, "graph {} has not been compiled", graph_id);
+  return entry->summary;
+}
+
+Expected<const Graph*> Session::GetGraph(uint32_t graph_id) const {
+  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
+  return static_cast<const Graph*>(entry->graph.get());
+}
+
+}  // namespace ge

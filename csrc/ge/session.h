@@ -1,0 +1,60 @@
+// The engine's public entry, shaped like GE's: GEInitialize / Session / GEFinalize.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ge/base/options.h"
+#include "ge/compiler/graph_compiler.h"
+#include "ge/ir/graph.h"
+
+namespace ge {
+
+// Global set-up: selects the device (option "ge.device", default "cpu"), which must be
+// registered. Sessions fail with FailedPrecondition until this has been called.
+Status GEInitialize(const Options& options = {});
+Status GEFinalize();
+bool GEIsInitialized();
+
+struct CompiledGraphSummary {
+  bool is_static = true;
+  int64_t const_memory_size = 0;
+  int64_t feature_memory_size = 0;  // the arena
+  int64_t arena_lower_bound = 0;
+  int64_t stream_num = 1;
+  int64_t task_num = 0;
+  std::vector<TensorDesc> input_descs;
+  std::vector<TensorDesc> output_descs;
+  std::map<std::string, int> engine_counts;
+  std::vector<StageStat> stages;
+};
+
+class SinkExecutor;
+
+class Session {
+ public:
+  explicit Session(Options options = {});
+  ~Session();
+
+  Status AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options = {});
+  Status CompileGraph(uint32_t graph_id);
+  // Thread-safe; the graph must have been compiled with CompileGraph.
+  Status RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
+  Status RemoveGraph(uint32_t graph_id);
+  Expected<CompiledGraphSummary> GetCompiledGraphSummary(uint32_t graph_id) const;
+  // The graph as it stands (after compilation: annotated with engines and memory).
+  Expected<const Graph*> GetGraph(uint32_t graph_id) const;
+
+ private:
+  struct Entry;
+  Expected<std::shared_ptr<Entry>> Find(uint32_t graph_id) const;
+
+  Options options_;
+  mutable std::mutex mu_;
+  std::map<uint32_t, std::shared_ptr<Entry>> graphs_;
+};
+
+}  // namespace ge

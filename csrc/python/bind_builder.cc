@@ -1,0 +1,91 @@
+// GraphBuilder / EsTensor / Graph for the Python frontend (graphs built straight in C++ memory).
+#include <pybind11/stl.h>
+
+#include "devices/cpu/aten_bridge.h"
+#include "ge/es/graph_builder.h"
+#include "ge/ops/op_registry.h"
+#include "ge/serialize/graph_dump.h"
+#include "python/py_utils.h"
+
+namespace ge::python {
+
+namespace {
+
+es::EsTensor Checked(es::GraphBuilder& b, es::EsTensor t) {
+  ThrowIfError(b.status());
+  return t;
+}
+
+es::OpInput ToOpInput(const py::handle& item) {
+  if (item.is_none()) return std::monostate{};
+  if (py::isinstance<es::EsTensor>(item)) return item.cast<es::EsTensor>();
+  return item.cast<std::vector<es::EsTensor>>();
+}
+
+}  // namespace
+
+void BindBuilder(py::module_& m) {
+  py::class_<es::EsTensor>(m, "EsTensor", "One output of a node being built.")
+      .def_property_readonly("dtype", &es::EsTensor::dtype)
+      .def_property_readonly("shape", [](const es::EsTensor& t) { return t.shape(); })
+      .def_property_readonly("node_name", [](const es::EsTensor& t) { return t.value().node->name(); })
+      .def_property_readonly("node_type", [](const es::EsTensor& t) { return t.value().node->type(); })
+      .def_property_readonly("index", [](const es::EsTensor& t) { return t.value().index; })
+      .def("set_attr",
+           [](const es::EsTensor& t, const std::string& name, const py::handle& value) {
+             Node* node = t.value().node;
+             t.value().node->SetAttr(name, ToAttr(*OpRegistry::Global().Find(node->type()), name, value));
+           },
+           "Sets an attribute on the producing node (private '_' attrs: source info for dumps).")
+      .def("__repr__", [](const es::EsTensor& t) {
+        return fmt::format("EsTensor({}:{} {})", t.value().node->name(), t.value().index, t.desc().ToString());
+      });
+
+  py::class_<PyGraph>(m, "Graph", "A built Ascend IR graph.")
+      .def_property_readonly("name", [](PyGraph& g) { return g.get().name(); })
+      .def_property_readonly("num_nodes", [](PyGraph& g) { return g.get().num_nodes(); })
+      .def("node_types", [](PyGraph& g) {
+        std::vector<std::string> types;
+        for (Node* n : Unwrap(g.get().TopologicalOrder())) types.push_back(n->type());
+        return types;
+      })
+      .def("to_text", [](PyGraph& g) { return Unwrap(GraphToText(g.get())); });
+
+  py::class_<es::GraphBuilder>(m, "GraphBuilder", "EagerStyle builder: ops are verified and inferred as they are added.")
+      .def(py::init<std::string>(), py::arg("name") = "graph")
+      .def(
+          "create_input",
+          [](es::GraphBuilder& b, int64_t index, DataType dtype, const Shape& shape, const std::string& name) {
+            return Checked(b, b.CreateInput(index, dtype, shape, Format::kND, name));
+          },
+          py::arg("index"), py::arg("dtype"), py::arg("shape"), py::arg("name") = "")
+      .def(
+          "create_const",
+          [](es::GraphBuilder& b, const at::Tensor& value, const std::string& name) {
+            // Zero-copy for contiguous CPU tensors: the graph keeps the tensor alive.
+            return Checked(b, b.CreateConst(Unwrap(cpu::ToGeTensor(value.contiguous())), name));
+          },
+          py::arg("value"), py::arg("name") = "")
+      .def(
+          "op",
+          [](es::GraphBuilder& b, const std::string& type, const py::list& inputs, const py::dict& attrs,
+             const std::string& name) {
+            const OpProto* proto = OpRegistry::Global().Find(type);
+            if (!proto) throw GeError(fmt::format("op type '{}' is not registered", type));
+            std::vector<es::OpInput> ins;
+            for (auto item : inputs) ins.push_back(ToOpInput(item));
+            AttrMap attr_map;
+            for (auto [k, v] : attrs) attr_map[k.cast<std::string>()] = ToAttr(*proto, k.cast<std::string>(), v);
+            auto outs = b.Op(type, ins, std::move(attr_map), name);
+            ThrowIfError(b.status());
+            return outs;
+          },
+          py::arg("type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("name") = "")
+      .def("set_outputs", [](es::GraphBuilder& b, const std::vector<es::EsTensor>& outs) {
+        b.SetOutputs(outs);
+        ThrowIfError(b.status());
+      })
+      .def("build", [](es::GraphBuilder& b) { return PyGraph{Unwrap(b.Build())}; });
+}
+
+}  // namespace ge::python

@@ -1,0 +1,95 @@
+// GEInitialize / Session: compile and run from Python. The GIL is released while the engine
+// compiles or runs, so several Python threads can run one compiled graph at once.
+#include <pybind11/stl.h>
+
+#include "devices/cpu/aten_bridge.h"
+#include "ge/serialize/graph_dump.h"
+#include "ge/session.h"
+#include "python/py_utils.h"
+
+namespace ge::python {
+
+namespace {
+
+py::dict SummaryToDict(const CompiledGraphSummary& s) {
+  auto descs = [](const std::vector<TensorDesc>& ds) {
+    py::list out;
+    for (const auto& d : ds) out.append(py::make_tuple(d.dtype, d.shape));
+    return out;
+  };
+  py::list stages;
+  for (const auto& st : s.stages)
+    stages.append(py::dict(py::arg("name") = st.name, py::arg("ms") = st.milliseconds, py::arg("nodes") = st.nodes_after));
+  return py::dict(py::arg("is_static") = s.is_static, py::arg("const_memory_size") = s.const_memory_size,
+                  py::arg("feature_memory_size") = s.feature_memory_size,
+                  py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("stream_num") = s.stream_num,
+                  py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),
+                  py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts,
+                  py::arg("stages") = stages);
+}
+
+std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std::vector<at::Tensor>& inputs) {
+  std::vector<at::Tensor> contiguous;  // keeps copies of strided inputs alive for the run
+  std::vector<Tensor> ge_inputs;
+  ge_inputs.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const at::Tensor& t = inputs[i];
+    if (!t.defined()) throw GeError(fmt::format("graph {} input {} is an undefined tensor", graph_id, i));
+    if (!t.device().is_cpu())
+      throw GeError(fmt::format("graph {} input {} is on {}, the CPU device needs CPU tensors", graph_id, i, t.device().str()));
+    const at::Tensor& dense = t.is_contiguous() ? t : contiguous.emplace_back(t.contiguous());
+    auto dtype = cpu::FromScalarType(dense.scalar_type());
+    if (!dtype.ok()) throw GeError(fmt::format("graph {} input {}: {}", graph_id, i, dtype.status().message()));
+    ge_inputs.emplace_back(TensorDesc(*dtype, dense.sizes().vec()), dense.data_ptr(), nullptr);
+  }
+  std::vector<Tensor> ge_outputs;
+  {
+    py::gil_scoped_release release;
+    ThrowIfError(session.RunGraph(graph_id, ge_inputs, &ge_outputs));
+  }
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(ge_outputs.size());
+  for (size_t k = 0; k < ge_outputs.size(); ++k) {
+    // An output that is a graph input comes back as that very tensor.
+    const Tensor& out = ge_outputs[k];
+    bool aliased = false;
+    for (size_t i = 0; i < ge_inputs.size() && !aliased; ++i)
+      if (out.data() == ge_inputs[i].data() && out.desc() == ge_inputs[i].desc() && !out.owner()) {
+        outputs.push_back(inputs[i]);
+        aliased = true;
+      }
+    if (!aliased) outputs.push_back(Unwrap(cpu::ToAtenTensor(out)));
+  }
+  return outputs;
+}
+
+}  // namespace
+
+void BindSession(py::module_& m) {
+  m.def("ge_initialize", [](const Options& options) { ThrowIfError(GEInitialize(options)); }, py::arg("options") = Options{});
+  m.def("ge_finalize", [] { ThrowIfError(GEFinalize()); });
+  m.def("ge_is_initialized", &GEIsInitialized);
+
+  py::class_<Session>(m, "Session")
+      .def(py::init<Options>(), py::arg("options") = Options{})
+      .def(
+          "add_graph",
+          [](Session& s, uint32_t id, PyGraph& graph, const Options& options) {
+            graph.get();  // throws if already handed over
+            ThrowIfError(s.AddGraph(id, std::move(graph.graph), options));
+          },
+          py::arg("graph_id"), py::arg("graph"), py::arg("options") = Options{})
+      .def(
+          "compile_graph",
+          [](Session& s, uint32_t id) {
+            py::gil_scoped_release release;
+            ThrowIfError(s.CompileGraph(id));
+          },
+          py::arg("graph_id"))
+      .def("run_graph", &RunGraph, py::arg("graph_id"), py::arg("inputs"))
+      .def("remove_graph", [](Session& s, uint32_t id) { ThrowIfError(s.RemoveGraph(id)); })
+      .def("summary", [](Session& s, uint32_t id) { return SummaryToDict(Unwrap(s.GetCompiledGraphSummary(id))); })
+      .def("graph_text", [](Session& s, uint32_t id) { return Unwrap(GraphToText(*Unwrap(s.GetGraph(id)))); });
+}
+
+}  // namespace ge::python

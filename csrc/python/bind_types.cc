@@ -1,0 +1,103 @@
+// DataType / Format enums, attribute conversion, and the op registry's public face.
+#include <pybind11/stl.h>
+
+#include "devices/cpu/aten_bridge.h"
+#include "ge/ops/op_registry.h"
+#include "python/py_utils.h"
+
+namespace ge::python {
+namespace {
+
+template <typename T>
+std::vector<T> ToList(const py::handle& value) {
+  std::vector<T> out;
+  for (auto item : value) out.push_back(item.cast<T>());
+  return out;
+}
+
+std::string KindName(InputKind kind) {
+  switch (kind) {
+    case InputKind::kRequired: return "required";
+    case InputKind::kOptional: return "optional";
+    case InputKind::kDynamic: return "dynamic";
+  }
+  return "?";
+}
+
+}  // namespace
+
+AttrValue ToAttr(const OpProto& proto, const std::string& name, const py::handle& value) {
+  const AttrDef* def = proto.FindAttr(name);
+  AttrType type;
+  if (def) {
+    type = def->type;
+  } else if (py::isinstance<py::bool_>(value)) {
+    type = AttrType::kBool;
+  } else if (py::isinstance<py::int_>(value)) {
+    type = AttrType::kInt;
+  } else if (py::isinstance<py::float_>(value)) {
+    type = AttrType::kFloat;
+  } else if (py::isinstance<py::str>(value)) {
+    type = AttrType::kString;
+  } else {
+    throw GeError(fmt::format("{}: attribute '{}' is not declared and its Python type is not a scalar", proto.type, name));
+  }
+  try {
+    switch (type) {
+      case AttrType::kInt: return value.cast<int64_t>();
+      case AttrType::kFloat: return value.cast<double>();
+      case AttrType::kBool: return value.cast<bool>();
+      case AttrType::kString: return value.cast<std::string>();
+      case AttrType::kDataType: return value.cast<DataType>();
+      case AttrType::kListInt: return ToList<int64_t>(value);
+      case AttrType::kListFloat: return ToList<double>(value);
+      case AttrType::kListBool: return ToList<bool>(value);
+      case AttrType::kListString: return ToList<std::string>(value);
+      case AttrType::kTensor: return Unwrap(cpu::ToGeTensor(value.cast<at::Tensor>().contiguous()));
+    }
+  } catch (const py::cast_error&) {
+  }
+  throw GeError(fmt::format("{}: attribute '{}' must be {}, got {}", proto.type, name, AttrTypeName(type),
+                            py::str(py::type::of(value)).cast<std::string>()));
+}
+
+py::object FromAttr(const AttrValue& value) {
+  return std::visit(
+      [](const auto& x) -> py::object {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Tensor>) return py::cast(x.desc().ToString());
+        else return py::cast(x);
+      },
+      value);
+}
+
+void BindTypes(py::module_& m) {
+  auto dtype = py::enum_<DataType>(m, "DataType");
+  for (DataType dt : {DataType::kFloat, DataType::kFloat16, DataType::kInt8, DataType::kInt32, DataType::kUInt8,
+                      DataType::kInt16, DataType::kUInt16, DataType::kUInt32, DataType::kInt64, DataType::kUInt64,
+                      DataType::kDouble, DataType::kBool, DataType::kBFloat16, DataType::kUndefined})
+    dtype.value(std::string(DataTypeName(dt)).c_str(), dt);
+  auto format = py::enum_<Format>(m, "Format");
+  for (Format f : {Format::kNCHW, Format::kNHWC, Format::kND, Format::kNC1HWC0, Format::kFractalZ, Format::kNCDHW,
+                   Format::kNDHWC, Format::kFractalNZ})
+    format.value(("FORMAT_" + std::string(FormatName(f))).c_str(), f);
+
+  m.def("op_types", [] { return OpRegistry::Global().OpTypes(); }, "Every op type in the engine's registry.");
+  m.def(
+      "op_proto",
+      [](const std::string& type) {
+        const OpProto* proto = OpRegistry::Global().Find(type);
+        if (!proto) throw GeError(fmt::format("op type '{}' is not registered", type));
+        py::list inputs, outputs, attrs;
+        for (const auto& in : proto->inputs) inputs.append(py::dict(py::arg("name") = in.name, py::arg("kind") = KindName(in.kind)));
+        for (const auto& out : proto->outputs) outputs.append(out.name);
+        for (const auto& a : proto->attrs)
+          attrs.append(py::dict(py::arg("name") = a.name, py::arg("type") = std::string(AttrTypeName(a.type)),
+                                py::arg("default") = a.default_value ? FromAttr(*a.default_value) : py::none()));
+        return py::dict(py::arg("type") = proto->type, py::arg("inputs") = inputs, py::arg("outputs") = outputs,
+                        py::arg("attrs") = attrs, py::arg("doc") = proto->doc);
+      },
+      "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc.");
+}
+
+}  // namespace ge::python

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Incremental CMake build of every target, then a one-time editable install so that
+# `import torchair_ge` and the Dynamo backend name work from anywhere.
+set -euo pipefail
+PY=${PY:-python3}
+BUILD=${BUILD:-build}
+JOBS=${JOBS:-2}
+cd "$(dirname "$0")/.."
+
+if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+  launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$("$PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')" \
+    -DPython3_EXECUTABLE="$(command -v "$PY")" "${launcher[@]}" >/dev/null
+fi
+cmake --build "$BUILD" -j "$JOBS"
+
+if ! "$PY" -c 'import importlib.metadata as m; m.version("torchair_ge")' 2>/dev/null; then
+  "$PY" -m pip install -q --no-build-isolation --no-deps -e .
+fi

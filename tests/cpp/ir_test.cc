@@ -1,0 +1,96 @@
+// IR: graph edits keep user lists consistent; topological order; verification.
+#include <gtest/gtest.h>
+
+#include "ge/ir/graph.h"
+
+namespace ge {
+namespace {
+
+TEST(GraphTest, UserListsFollowEdits) {
+  Graph g("g");
+  Node* a = g.AddNode("Data", "a", {}, 1);
+  Node* b = g.AddNode("Data", "b", {}, 1);
+  Node* add = g.AddNode("Add", "add", {a->output(0), a->output(0)}, 1);
+  ASSERT_EQ(a->users(0).size(), 2u);
+  g.SetInput(add, 1, b->output(0));
+  EXPECT_EQ(a->users(0).size(), 1u);
+  EXPECT_EQ(b->users(0).size(), 1u);
+  g.ReplaceAllUsesWith(a->output(0), b->output(0));
+  EXPECT_TRUE(a->users(0).empty());
+  EXPECT_EQ(b->users(0).size(), 2u);
+  EXPECT_EQ(add->input(0), b->output(0));
+  EXPECT_TRUE(g.RemoveNode(a).ok());
+  EXPECT_EQ(g.FindNode("a"), nullptr);
+  EXPECT_FALSE(g.RemoveNode(b).ok()) << "b still has a user";
+}
+
+TEST(GraphTest, NamesAreMadeUnique) {
+  Graph g;
+  Node* n1 = g.AddNode("Relu", "r", {}, 1);
+  Node* n2 = g.AddNode("Relu", "r", {}, 1);
+  EXPECT_EQ(n1->name(), "r");
+  EXPECT_NE(n2->name(), "r");
+  EXPECT_EQ(g.FindNode(n2->name()), n2);
+}
+
+TEST(GraphTest, TopologicalOrderRespectsDataAndControlEdges) {
+  Graph g;
+  Node* x = g.AddNode("Data", "x", {}, 1);
+  x->SetAttr("index", int64_t{0});
+  Node* late = g.AddNode("Relu", "late", {x->output(0)}, 1);
+  Node* early = g.AddNode("Relu", "early", {x->output(0)}, 1);
+  g.AddControlEdge(early, late);  // forces early before late despite creation order
+  Node* out = g.AddNode("NetOutput", "out", {late->output(0), early->output(0)}, 0);
+  auto order = g.TopologicalOrder();
+  ASSERT_TRUE(order.ok());
+  auto pos = [&](Node* n) { return std::find(order->begin(), order->end(), n) - order->begin(); };
+  EXPECT_LT(pos(x), pos(early));
+  EXPECT_LT(pos(early), pos(late));
+  EXPECT_EQ(pos(out), 3);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(GraphTest, VerifyRejectsCyclesAndMissingNetOutput) {
+  Graph g;
+  Node* a = g.AddNode("Relu", "a", {}, 1);
+  Node* b = g.AddNode("Relu", "b", {a->output(0)}, 1);
+  g.AppendInput(a, b->output(0));
+  Status no_output = g.Verify();
+  EXPECT_FALSE(no_output.ok());
+  EXPECT_NE(no_output.message().find("NetOutput"), std::string::npos);
+  g.AddNode("NetOutput", "out", {b->output(0)}, 0);
+  Status cycle = g.Verify();
+  EXPECT_FALSE(cycle.ok());
+  EXPECT_NE(cycle.message().find("cycle"), std::string::npos);
+}
+
+TEST(GraphTest, VerifyRejectsGapsInDataIndices) {
+  Graph g;
+  Node* d = g.AddNode("Data", "d", {}, 1);
+  d->SetAttr("index", int64_t{1});
+  g.AddNode("NetOutput", "out", {d->output(0)}, 0);
+  EXPECT_FALSE(g.Verify().ok());
+}
+
+TEST(TensorDescTest, SizesAndNames) {
+  TensorDesc d(DataType::kFloat16, {2, 3, 4});
+  EXPECT_EQ(d.NumElements(), 24);
+  EXPECT_EQ(d.ByteSize(), 48);
+  EXPECT_EQ(d.ToString(), "DT_FLOAT16[2,3,4]");
+  EXPECT_EQ(TensorDesc(DataType::kFloat, {2, -1}).ByteSize(), -1);
+  EXPECT_EQ(*ParseDataType("DT_BF16"), DataType::kBFloat16);
+  EXPECT_FALSE(ParseDataType("DT_NOPE").ok());
+}
+
+TEST(StatusTest, ContextPrefixesMessages) {
+  Status s = InvalidArgument("bad shape {}", "[2]");
+  EXPECT_EQ(s.WithContext("node 'x'").message(), "node 'x': bad shape [2]");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Status().ok());
+  Expected<int> e = NotFound("nope");
+  EXPECT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ge
