@@ -1,5 +1,6 @@
 // GEInitialize / Session: compile and run from Python. The GIL is released while the engine
 // compiles or runs, so several Python threads can run one compiled graph at once.
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <pybind11/stl.h>
 
 #include "devices/cpu/aten_bridge.h"
@@ -10,6 +11,13 @@
 namespace ge::python {
 
 namespace {
+
+// The engine's ATen calls must not be routed into Python dispatch modes (FakeTensorMode is
+// active while Dynamo compiles; user modes may be active while a graph runs).
+struct NoPythonDispatch {
+  c10::impl::ExcludeDispatchKeyGuard guard{
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot})};
+};
 
 py::dict SummaryToDict(const CompiledGraphSummary& s) {
   auto descs = [](const std::vector<TensorDesc>& ds) {
@@ -45,6 +53,7 @@ std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std:
   std::vector<Tensor> ge_outputs;
   {
     py::gil_scoped_release release;
+    NoPythonDispatch no_python;
     ThrowIfError(session.RunGraph(graph_id, ge_inputs, &ge_outputs));
   }
   std::vector<at::Tensor> outputs;
@@ -83,6 +92,7 @@ void BindSession(py::module_& m) {
           "compile_graph",
           [](Session& s, uint32_t id) {
             py::gil_scoped_release release;
+            NoPythonDispatch no_python;
             ThrowIfError(s.CompileGraph(id));
           },
           py::arg("graph_id"))

@@ -1,0 +1,15 @@
+"""torchair_ge: a torch.compile backend with a GE-style graph engine and a CPU reference device.
+
+    import torch, torchair_ge
+    model = torch.compile(model, backend=torchair_ge.get_npu_backend())
+"""
+import torch  # noqa: F401  (loads libtorch before the extension)
+
+from torchair_ge import ge
+from torchair_ge.backend import get_compiler, get_npu_backend
+from torchair_ge.configs import CompilerConfig
+from torchair_ge.fx2ge import register_fx_node_ge_converter
+
+__version__ = "0.1.0"
+
+__all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "register_fx_node_ge_converter", "ge"]

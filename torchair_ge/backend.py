@@ -1,0 +1,57 @@
+"""The Dynamo entry: get_npu_backend() -> a torch.compile backend built on AOT autograd."""
+import logging
+import time
+
+from torch._dynamo.backends.common import aot_autograd
+
+from torchair_ge.concrete_graph import ConcreteGraph
+from torchair_ge.configs.compiler_config import CompilerConfig
+from torchair_ge.decompositions import default_decompositions
+from torchair_ge.engine import default_session, next_graph_id
+from torchair_ge.fx2ge.interpreter import convert_fx_graph
+
+logger = logging.getLogger("torchair_ge")
+
+
+class GeCompiler:
+    """Compiles one ATen-level FX graph into an engine graph and returns it as a callable."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def __call__(self, gm, example_inputs):
+        start = time.perf_counter()
+        graph_id = next_graph_id()
+        converted = convert_fx_graph(gm, name=f"graph_{graph_id}")
+        session = default_session()
+        session.add_graph(graph_id, converted.graph, self.config.ge_options())
+        session.compile_graph(graph_id)
+        compiled = ConcreteGraph(session, graph_id, converted)
+        logger.info("compiled graph %d: %d FX nodes -> %d tasks, arena %d bytes, %.1f ms", graph_id,
+                    converted.fx_nodes, compiled.summary["task_num"], compiled.summary["feature_memory_size"],
+                    (time.perf_counter() - start) * 1e3)
+        return compiled
+
+
+def get_compiler(compiler_config=None):
+    """The FX -> engine compiler alone (for use as AOT autograd's fw/bw/inference compiler)."""
+    return GeCompiler(compiler_config or CompilerConfig())
+
+
+def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
+    """A torch.compile backend: `torch.compile(model, backend=get_npu_backend())`.
+
+    AOT autograd functionalizes the graph and applies the decomposition table (ours, updated
+    with `custom_decompositions`) before the engine compiler sees it."""
+    if compiler_config is not None and not isinstance(compiler_config, CompilerConfig):
+        raise TypeError(f"compiler_config must be a torchair_ge.CompilerConfig, got {type(compiler_config).__name__}")
+    compiler = get_compiler(compiler_config)
+    decompositions = default_decompositions()
+    decompositions.update(custom_decompositions or {})
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, inference_compiler=compiler,
+                        decompositions=decompositions)
+
+
+def default_backend(gm, example_inputs):
+    """The backend registered under the name "torchair_ge" (torch.compile(m, backend="torchair_ge"))."""
+    return get_npu_backend()(gm, example_inputs)

@@ -1,0 +1,52 @@
+"""A compiled graph as Dynamo/AOT autograd call it: run the engine, assemble the outputs."""
+import logging
+
+import torch
+
+from torchair_ge import _C
+
+logger = logging.getLogger("torchair_ge")
+
+
+class ConcreteGraph:
+    """Callable with AOT autograd's boxed convention (one list of input tensors)."""
+
+    _boxed_call = True
+
+    def __init__(self, session, graph_id, converted):
+        self._session = session
+        self._graph_id = graph_id
+        self._num_inputs = converted.num_inputs
+        self._outputs = converted.outputs
+        self.summary = session.summary(graph_id)
+
+    def __call__(self, args):
+        try:
+            results = self._session.run_graph(self._graph_id, args)
+        except TypeError:
+            raise TypeError(self._describe_bad_inputs(args)) from None
+        outputs = []
+        for spec in self._outputs:
+            if spec.kind == "graph":
+                outputs.append(results[spec.index])
+            elif spec.kind == "input":
+                outputs.append(args[spec.index])
+            else:
+                outputs.append(spec.value)
+        return outputs
+
+    def _describe_bad_inputs(self, args):
+        for i, a in enumerate(args):
+            if not isinstance(a, torch.Tensor):
+                return f"torchair_ge graph {self._graph_id}: input {i} is {type(a).__name__}, expected a tensor"
+        return f"torchair_ge graph {self._graph_id}: {len(args)} inputs do not match the compiled graph"
+
+    def graph_text(self):
+        """The compiled graph (engines and memory placement per node) as ge_ir text."""
+        return self._session.graph_text(self._graph_id)
+
+    def __del__(self):
+        try:
+            self._session.remove_graph(self._graph_id)
+        except (_C.GeError, AttributeError, TypeError):
+            pass  # interpreter shutdown or a graph that never made it in

@@ -1,0 +1,10 @@
+"""Built-in converters, one module per op family. Importing this package registers them."""
+from torchair_ge.fx2ge.converters import (  # noqa: F401
+    activation,
+    conv_pool,
+    elementwise,
+    matmul,
+    norm,
+    reduce,
+    shape,
+)

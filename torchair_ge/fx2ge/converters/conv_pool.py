@@ -1,0 +1,72 @@
+"""Convolution and pooling (2-D, NCHW). Unbatched 3-D inputs are given a batch dim of 1."""
+import torch
+
+from torchair_ge import ge
+from torchair_ge.fx2ge.converters.common import int_vector, pair
+from torchair_ge.fx2ge.errors import NotProduced
+from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
+
+aten = torch.ops.aten
+
+
+def _batched(x):
+    """(x as 4-D, function restoring the original rank)."""
+    if len(x.shape) == 4:
+        return x, lambda y: y
+    if len(x.shape) == 3:
+        unbatched = lambda y: ge.Reshape(y, int_vector(list(y.shape)[1:]))  # noqa: E731
+        return ge.Reshape(x, int_vector([1] + list(x.shape))), unbatched
+    raise NotImplementedError(f"expected a 3-D or 4-D input, got shape {list(x.shape)}")
+
+
+@register_fx_node_ge_converter(aten.convolution.default)
+def convert_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *,
+                        meta_outputs=None):
+    if transposed:
+        raise NotImplementedError("transposed convolution is not supported yet")
+    if len(weight.shape) != 4:
+        raise NotImplementedError(f"only 2-D convolution is supported yet (weight shape {list(weight.shape)})")
+    x, restore = _batched(input)
+    sh, sw = pair(stride)
+    ph, pw = pair(padding)
+    dh, dw = pair(dilation)
+    y = ge.Conv2D(x, weight, bias, strides=[1, 1, sh, sw], pads=[ph, ph, pw, pw], dilations=[1, 1, dh, dw],
+                  groups=groups)
+    return restore(y)
+
+
+def _pool_window(kernel_size, stride, padding):
+    kh, kw = pair(kernel_size)
+    sh, sw = pair(stride) if stride else (kh, kw)  # torch: an empty stride means the kernel size
+    ph, pw = pair(padding)
+    return dict(ksize=[1, 1, kh, kw], strides=[1, 1, sh, sw], pads=[ph, ph, pw, pw])
+
+
+@register_fx_node_ge_converter(aten.max_pool2d_with_indices.default)
+def convert_max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *,
+                                    meta_outputs=None):
+    return convert_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode), NotProduced("max-pool indices")
+
+
+@register_fx_node_ge_converter(aten.max_pool2d.default)
+def convert_max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, meta_outputs=None):
+    if pair(dilation) != [1, 1]:
+        raise NotImplementedError(f"max pooling with dilation {dilation} is not supported yet")
+    x, restore = _batched(self)
+    return restore(ge.MaxPoolV3(x, ceil_mode=ceil_mode, **_pool_window(kernel_size, stride, padding)))
+
+
+@register_fx_node_ge_converter(aten.avg_pool2d.default)
+def convert_avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                       divisor_override=None, *, meta_outputs=None):
+    x, restore = _batched(self)
+    return restore(ge.AvgPoolV2(x, ceil_mode=ceil_mode, exclusive=not count_include_pad,
+                                divisor_override=divisor_override or 0,
+                                **_pool_window(kernel_size, stride, padding)))
+
+
+@register_fx_node_ge_converter(aten._adaptive_avg_pool2d.default)
+@register_fx_node_ge_converter(aten.adaptive_avg_pool2d.default)
+def convert_adaptive_avg_pool2d(self, output_size, *, meta_outputs=None):
+    x, restore = _batched(self)
+    return restore(ge.AdaptiveAvgPool2d(x, output_size=list(meta_outputs.shape[-2:])))

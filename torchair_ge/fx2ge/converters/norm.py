@@ -1,0 +1,36 @@
+"""Normalization and softmax."""
+import torch
+
+from torchair_ge import ge
+from torchair_ge.fx2ge.errors import NotProduced
+from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
+
+aten = torch.ops.aten
+
+
+@register_fx_node_ge_converter(aten._native_batch_norm_legit_no_training.default)
+def convert_batch_norm_inference(input, weight, bias, running_mean, running_var, momentum, eps, *,
+                                 meta_outputs=None):
+    channels = input.shape[1]
+    stat_dtype = running_mean.dtype
+    if weight is None:
+        weight = ge.Const(torch.ones(channels), stat_dtype)
+    if bias is None:
+        bias = ge.Const(torch.zeros(channels), stat_dtype)
+    y = ge.BatchNorm(input, weight, bias, running_mean, running_var, epsilon=eps, is_training=False)
+    return y, NotProduced("batch-norm saved mean"), NotProduced("batch-norm saved invstd")
+
+
+@register_fx_node_ge_converter(aten.native_layer_norm.default)
+def convert_native_layer_norm(input, normalized_shape, weight, bias, eps, *, meta_outputs=None):
+    axis = len(input.shape) - len(normalized_shape)
+    y, mean, _variance = ge.LayerNorm(input, weight, bias, begin_norm_axis=axis, begin_params_axis=axis, epsilon=eps)
+    # ATen's third output is 1/sqrt(var + eps); the IR's is the variance, so it is not offered.
+    return y, mean, NotProduced("layer-norm rstd")
+
+
+@register_fx_node_ge_converter(aten._softmax.default)
+def convert_softmax(self, dim, half_to_float, *, meta_outputs=None):
+    if half_to_float:
+        raise NotImplementedError("_softmax with half_to_float=True is not supported yet")
+    return ge.SoftmaxV2(self, axes=[dim])

@@ -1,0 +1,65 @@
+"""Shape and data movement: views become Reshape (target shape from the meta), permutes
+Transpose, cat ConcatV2; copies and dtype conversions Identity/Cast."""
+import torch
+
+from torchair_ge import ge
+from torchair_ge.fx2ge.converters.common import int_vector, normalize_dim, to_dtype
+from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
+
+aten = torch.ops.aten
+
+
+def _reshape_to_meta(self, meta_outputs):
+    return ge.Reshape(self, int_vector(meta_outputs.shape))
+
+
+for _view_op in [aten.view.default, aten._unsafe_view.default, aten.reshape.default, aten.unsqueeze.default,
+                 aten.squeeze.default, aten.squeeze.dim, aten.squeeze.dims, aten.flatten.using_ints]:
+    register_fx_node_ge_converter(_view_op)(
+        lambda self, *args, meta_outputs=None, **kwargs: _reshape_to_meta(self, meta_outputs))
+
+
+@register_fx_node_ge_converter(aten.permute.default)
+def convert_permute(self, dims, *, meta_outputs=None):
+    rank = len(self.shape)
+    return ge.Transpose(self, int_vector([normalize_dim(d, rank) for d in dims]))
+
+
+@register_fx_node_ge_converter(aten.transpose.int)
+def convert_transpose(self, dim0, dim1, *, meta_outputs=None):
+    rank = len(self.shape)
+    perm = list(range(rank))
+    a, b = normalize_dim(dim0, rank), normalize_dim(dim1, rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    return ge.Transpose(self, int_vector(perm))
+
+
+@register_fx_node_ge_converter(aten.t.default)
+def convert_t(self, *, meta_outputs=None):
+    if len(self.shape) < 2:
+        return ge.Identity(self)
+    return ge.Transpose(self, int_vector([1, 0]))
+
+
+@register_fx_node_ge_converter(aten.cat.default)
+def convert_cat(tensors, dim=0, *, meta_outputs=None):
+    # torch.cat skips legacy empty 1-D inputs and promotes dtypes; do both.
+    parts = [to_dtype(t, meta_outputs.dtype) for t in tensors if list(t.shape) != [0]]
+    rank = len(meta_outputs.shape)
+    return ge.ConcatV2(parts, int_vector([normalize_dim(dim, rank)]), N=len(parts))
+
+
+@register_fx_node_ge_converter(aten.clone.default)
+@register_fx_node_ge_converter(aten.alias.default)
+@register_fx_node_ge_converter(aten.detach.default)
+def convert_copy(self, *, memory_format=None, meta_outputs=None):
+    return ge.Identity(self)
+
+
+@register_fx_node_ge_converter(aten._to_copy.default)
+def convert_to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+                    memory_format=None, meta_outputs=None):
+    if meta_outputs.device.type != "cpu":
+        raise NotImplementedError(f"copies to device {meta_outputs.device} are not supported by the CPU device")
+    out = to_dtype(self, meta_outputs.dtype)
+    return ge.Identity(out) if out is self else out

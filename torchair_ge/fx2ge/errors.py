@@ -1,0 +1,21 @@
+class ConversionError(RuntimeError):
+    """An FX node could not be turned into IR: names the node, its op and where it came from."""
+
+
+class UnsupportedOpError(ConversionError):
+    """No converter is registered for an ATen op."""
+
+
+class DynamicShapeError(ConversionError):
+    """The graph has symbolic shapes, which the engine does not support yet."""
+
+
+class NotProduced:
+    """Placeholder for an op output the IR does not compute (e.g. max-pool indices).
+    Using it raises a ConversionError that says which output it was."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def __repr__(self):
+        return f"NotProduced({self.what})"

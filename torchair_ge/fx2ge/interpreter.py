@@ -1,0 +1,164 @@
+"""Walks an ATen-level FX graph (after AOT autograd) and builds the IR graph through the
+engine's builder, one converter per node. Every IR value is checked against torch's meta."""
+import operator
+from dataclasses import dataclass, field
+
+import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.fx.node import map_aggregate
+
+from torchair_ge import _C
+from torchair_ge.fx2ge import converters  # noqa: F401  (registers the built-in converters)
+from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProduced, UnsupportedOpError
+from torchair_ge.fx2ge.registry import lookup_converter
+from torchair_ge.ge.dtypes import torch_to_ge
+from torchair_ge.ge.graph import graph_context
+
+
+@dataclass
+class OutputSpec:
+    """How one FX output is produced at run time."""
+    kind: str  # "graph" (engine output number `index`), "input" (FX input `index`), "value" (a Python constant)
+    index: int = 0
+    value: object = None
+
+
+@dataclass
+class ConvertedGraph:
+    graph: object  # torchair_ge._C.Graph
+    num_inputs: int
+    outputs: list = field(default_factory=list)  # OutputSpec per FX output
+    fx_nodes: int = 0
+
+
+def _where(node):
+    trace = node.meta.get("stack_trace")
+    if trace:
+        lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
+        return lines[-2] + " | " + lines[-1] if len(lines) >= 2 else lines[-1]
+    return "no source location"
+
+
+def _describe(node):
+    return f"node '{node.name}' ({node.target}) from {_where(node)}"
+
+
+def _static_shape(node, val):
+    shape = []
+    for d in val.shape:
+        if not isinstance(d, int):
+            raise DynamicShapeError(
+                f"{_describe(node)} has symbolic shape {tuple(val.shape)}: dynamic shapes are not supported "
+                "yet; compile with torch.compile(..., dynamic=False)")
+        shape.append(d)
+    return shape
+
+
+def _check_against_meta(node, value, meta):
+    if isinstance(value, NotProduced) or not isinstance(meta, torch.Tensor):
+        return
+    if not isinstance(value, _C.EsTensor):
+        raise ConversionError(f"converter for {_describe(node)} returned {type(value).__name__}, not an IR value")
+    expected_shape = _static_shape(node, meta)
+    if value.dtype != torch_to_ge(meta.dtype) or list(value.shape) != expected_shape:
+        raise ConversionError(
+            f"converter for {_describe(node)} produced {value.dtype.name}{list(value.shape)} but torch says "
+            f"{meta.dtype}{expected_shape}")
+
+
+class FxToGe:
+    def __init__(self, gm, name):
+        self.gm = gm
+        self.builder = _C.GraphBuilder(name)
+        self.env = {}
+        self.placeholders = []
+
+    def run(self):
+        outputs = None
+        # Compilers run under the tracer's FakeTensorMode; constants must be real tensors.
+        with unset_fake_temporarily(), graph_context(self.builder):
+            for node in self.gm.graph.nodes:
+                if node.op == "output":
+                    outputs = self._outputs(node)
+                    continue
+                try:
+                    self.env[node] = getattr(self, f"_{node.op}")(node)
+                except ConversionError:
+                    raise
+                except _C.GeError as e:
+                    raise ConversionError(f"{_describe(node)}: {e}") from e
+        engine_outputs, specs = outputs
+        self.builder.set_outputs(engine_outputs)
+        return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes))
+
+    def _placeholder(self, node):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise DynamicShapeError(
+                f"graph input {_describe(node)} is {type(val).__name__}, not a tensor: symbolic sizes are not "
+                "supported yet; compile with torch.compile(..., dynamic=False)")
+        index = len(self.placeholders)
+        self.placeholders.append(node)
+        return self.builder.create_input(index, torch_to_ge(val.dtype), _static_shape(node, val), node.name)
+
+    def _get_attr(self, node):
+        value = self.gm
+        for part in node.target.split("."):
+            value = getattr(value, part)
+        if not isinstance(value, torch.Tensor):
+            raise ConversionError(f"{_describe(node)}: attribute is {type(value).__name__}, not a tensor")
+        return self.builder.create_const(value.detach().contiguous(), node.name)
+
+    def _call_function(self, node):
+        if node.target is operator.getitem:
+            source, index = node.args
+            value = self.env[source][index]
+            if isinstance(value, NotProduced):
+                raise ConversionError(f"{_describe(node)} reads output {index} ({value.what}), which torchair_ge "
+                                      "does not compute for this op")
+            return value
+        converter = lookup_converter(node.target)
+        if converter is None:
+            raise UnsupportedOpError(f"no converter for {node.target} ({_describe(node)}); see docs/converters.md "
+                                     "to add one with @register_fx_node_ge_converter")
+        args = map_aggregate(node.args, self._lookup)
+        kwargs = map_aggregate(node.kwargs, self._lookup)
+        meta = node.meta.get("val")
+        try:
+            result = converter(*args, **kwargs, meta_outputs=meta)
+        except (ConversionError, _C.GeError, TypeError, ValueError, NotImplementedError) as e:
+            raise ConversionError(f"{_describe(node)}: {e}") from e
+        if isinstance(result, (tuple, list)):
+            for value, m in zip(result, meta):
+                _check_against_meta(node, value, m)
+            result = tuple(result)
+        else:
+            _check_against_meta(node, result, meta)
+        for value in result if isinstance(result, tuple) else (result,):
+            if isinstance(value, _C.EsTensor):
+                value.set_attr("_fx_node", node.name)
+        return result
+
+    def _lookup(self, arg):
+        return self.env[arg] if isinstance(arg, torch.fx.Node) else arg
+
+    def _outputs(self, node):
+        engine_outputs, specs = [], []
+        (results,) = node.args
+        for item in results if isinstance(results, (tuple, list)) else (results,):
+            if isinstance(item, torch.fx.Node) and item.op == "placeholder":
+                specs.append(OutputSpec("input", self.placeholders.index(item)))
+            elif isinstance(item, torch.fx.Node):
+                value = self.env[item]
+                if isinstance(value, NotProduced):
+                    raise ConversionError(f"graph output {item.name} is {value.what}, which is not computed")
+                specs.append(OutputSpec("graph", len(engine_outputs)))
+                engine_outputs.append(value)
+            else:
+                specs.append(OutputSpec("value", value=item))
+        return engine_outputs, specs
+
+
+def convert_fx_graph(gm, name="graph"):
+    """Builds the IR graph of `gm`; returns a ConvertedGraph."""
+    return FxToGe(gm, name).run()
