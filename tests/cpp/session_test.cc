@@ -1,0 +1,196 @@
+// Session: the error contract, numerics on the CPU device, concurrent runs, summaries, dumps.
+#include <gtest/gtest.h>
+
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/randn.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "devices/cpu/aten_bridge.h"
+#include "devices/cpu/cpu_device.h"
+#include "ge/es/graph_builder.h"
+#include "ge/session.h"
+
+namespace ge {
+namespace {
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cpu::RegisterCpuDevice();
+    ASSERT_TRUE(GEInitialize().ok());
+  }
+};
+
+// y = x * w + b (elementwise), 2x3 floats.
+std::unique_ptr<Graph> AffineGraph() {
+  es::GraphBuilder b("affine");
+  auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+  auto w = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 3}));
+  auto bias = b.CreateScalar(0.5, DataType::kFloat);
+  b.SetOutputs({x * w + bias});
+  return std::move(b.Build()).value();
+}
+
+Tensor FloatInput(std::vector<float>& data, Shape shape) {
+  return Tensor(TensorDesc(DataType::kFloat, std::move(shape)), data.data(), nullptr);
+}
+
+TEST_F(SessionTest, RunsAndMatchesReference) {
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, AffineGraph()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s.RunGraph(1, {FloatInput(x, {2, 3})}, &out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  const std::vector<float> want = {1.5f, 4.5f, 9.5f, 4.5f, 10.5f, 18.5f};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_FLOAT_EQ(out[0].data_as<float>()[i], want[i]);
+  auto summary = s.GetCompiledGraphSummary(1);
+  ASSERT_TRUE(summary.ok());
+  EXPECT_TRUE(summary->is_static);
+  EXPECT_EQ(summary->task_num, 2);
+  EXPECT_EQ(summary->output_descs[0], TensorDesc(DataType::kFloat, {2, 3}));
+  EXPECT_EQ(summary->engine_counts.at("native"), 2);
+}
+
+TEST_F(SessionTest, BadCallsReturnClearErrors) {
+  Session s;
+  std::vector<Tensor> out;
+  std::vector<float> x(6);
+  auto expect_error = [](const Status& st, const std::string& needle) {
+    ASSERT_FALSE(st.ok()) << "expected an error mentioning '" << needle << "'";
+    EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+  };
+  expect_error(s.RunGraph(7, {}, &out), "graph 7 was not added");
+  expect_error(s.CompileGraph(7), "graph 7 was not added");
+  expect_error(s.RemoveGraph(7), "graph 7 was not added");
+  expect_error(s.GetCompiledGraphSummary(7).status(), "graph 7 was not added");
+  expect_error(s.AddGraph(2, nullptr), "null");
+  ASSERT_TRUE(s.AddGraph(1, AffineGraph()).ok());
+  expect_error(s.AddGraph(1, AffineGraph()), "already");
+  expect_error(s.RunGraph(1, {FloatInput(x, {2, 3})}, &out), "must be compiled");
+  expect_error(s.GetCompiledGraphSummary(1).status(), "not been compiled");
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  expect_error(s.RunGraph(1, {}, &out), "takes 1 inputs, 0 given");
+  expect_error(s.RunGraph(1, {FloatInput(x, {3, 2})}, &out), "expected shape [2,3], got [3,2]");
+  std::vector<int64_t> ints(6);
+  Tensor int_input(TensorDesc(DataType::kInt64, {2, 3}), ints.data(), nullptr);
+  expect_error(s.RunGraph(1, {int_input}, &out), "expected dtype DT_FLOAT, got DT_INT64");
+  ASSERT_TRUE(s.RemoveGraph(1).ok());
+  expect_error(s.RunGraph(1, {FloatInput(x, {2, 3})}, &out), "was not added");
+}
+
+TEST_F(SessionTest, UninitializedEngineIsAnError) {
+  ASSERT_TRUE(GEFinalize().ok());
+  Session s;
+  Status st = s.AddGraph(1, AffineGraph());
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("GEInitialize"), std::string::npos);
+  Options bad = {{option::kDevice, "npu9"}};
+  Status unknown = GEInitialize(bad);
+  EXPECT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.message().find("npu9"), std::string::npos);
+}
+
+TEST_F(SessionTest, UnsupportedGraphFailsAtCompileNamingTheNode) {
+  es::GraphBuilder b;
+  auto x = b.CreateInput(0, DataType::kFloat, {1, 1, 5, 5});
+  auto y = b.Op1("MaxPoolV3", {x}, {{"ksize", std::vector<int64_t>{1, 1, 2, 2}}, {"pads", std::vector<int64_t>{1, 0, 0, 0}}},
+                 "asym_pool");
+  b.SetOutputs({y});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  Status st = s.CompileGraph(1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("asym_pool"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("asymmetric"), std::string::npos) << st.message();
+}
+
+TEST_F(SessionTest, ConvolutionMatchesATen) {
+  at::Tensor x = at::randn({2, 3, 11, 11});
+  at::Tensor w = at::randn({8, 3, 3, 3});
+  at::Tensor bias = at::randn({8});
+  es::GraphBuilder b;
+  auto xin = b.CreateInput(0, DataType::kFloat, {2, 3, 11, 11});
+  auto y = b.Op1("Conv2D", {xin, b.CreateConst(*cpu::ToGeTensor(w)), b.CreateConst(*cpu::ToGeTensor(bias))},
+                 {{"strides", std::vector<int64_t>{1, 1, 2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  b.SetOutputs({b.Op1("Relu", {y})});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(3, std::move(b.Build()).value()).ok());
+  ASSERT_TRUE(s.CompileGraph(3).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s.RunGraph(3, {*cpu::ToGeTensor(x)}, &out).ok());
+  at::Tensor got = *cpu::ToAtenTensor(out[0]);
+  at::Tensor want = at::convolution(x, w, bias, {2, 2}, {1, 1}, {1, 1}, false, {0, 0}, 1).clamp_min(0);
+  EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-6));
+}
+
+TEST_F(SessionTest, OutputsMayBeInputsConstantsAndDuplicates) {
+  es::GraphBuilder b;
+  auto x = b.CreateInput(0, DataType::kFloat, {2});
+  auto c = b.CreateConst(Tensor::FromVector(DataType::kFloat, {2}, std::vector<float>{7, 8}));
+  auto y = es::Relu(x);
+  b.SetOutputs({x, c, y, y});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  std::vector<float> in = {-1, 3};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s.RunGraph(1, {FloatInput(in, {2})}, &out).ok());
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0].data(), in.data());
+  EXPECT_FLOAT_EQ(out[1].data_as<float>()[1], 8);
+  out[1].data_as<float>()[1] = 0;  // the caller's copy; the model's constant must not change
+  std::vector<Tensor> again;
+  ASSERT_TRUE(s.RunGraph(1, {FloatInput(in, {2})}, &again).ok());
+  EXPECT_FLOAT_EQ(again[1].data_as<float>()[1], 8);
+  EXPECT_EQ(out[2].data(), out[3].data());
+  EXPECT_FLOAT_EQ(out[2].data_as<float>()[0], 0);
+  EXPECT_FLOAT_EQ(out[2].data_as<float>()[1], 3);
+}
+
+TEST_F(SessionTest, ConcurrentRunsGetIndependentResults) {
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, AffineGraph()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int iter = 0; iter < 200; ++iter) {
+        std::vector<float> x(6, static_cast<float>(t * 1000 + iter));
+        std::vector<Tensor> out;
+        if (!s.RunGraph(1, {FloatInput(x, {2, 3})}, &out).ok()) ++failures;
+        for (int i = 0; i < 6; ++i)
+          if (out[0].data_as<float>()[i] != x[i] * static_cast<float>(i % 3 + 1) + 0.5f) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(SessionTest, DumpsEveryStageAsText) {
+  const auto dir = std::filesystem::temp_directory_path() / "torchair_ge_dump_test";
+  std::filesystem::remove_all(dir);
+  Session s(Options{{option::kGraphDumpType, "txt"}, {option::kGraphDumpPath, dir.string()}});
+  ASSERT_TRUE(s.AddGraph(42, AffineGraph()).ok());
+  ASSERT_TRUE(s.CompileGraph(42).ok());
+  for (const char* name : {"01_prepare_graph_42.txt", "02_partition_graph_42.txt", "03_memory_graph_42.txt", "04_tasks_graph_42.txt"})
+    EXPECT_TRUE(std::filesystem::exists(dir / name)) << name;
+  std::ifstream in(dir / "04_tasks_graph_42.txt");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("type: \"Mul\""), std::string::npos);
+  EXPECT_NE(text.find("_engine"), std::string::npos);
+  EXPECT_NE(text.find("_mem_offsets"), std::string::npos);
+  Session bad(Options{{option::kGraphDumpType, "svg"}});
+  ASSERT_TRUE(bad.AddGraph(1, AffineGraph()).ok());
+  EXPECT_FALSE(bad.CompileGraph(1).ok());
+}
+
+}  // namespace
+}  // namespace ge
