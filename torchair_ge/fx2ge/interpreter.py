@@ -32,11 +32,15 @@ class ConvertedGraph:
 
 
 def _where(node):
-    trace = node.meta.get("stack_trace")
-    if trace:
-        lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
-        return lines[-2] + " | " + lines[-1] if len(lines) >= 2 else lines[-1]
-    return "no source location"
+    """The user's source line: the last 'File ...' entry of the stack trace and its code line."""
+    trace = node.meta.get("stack_trace") or ""
+    lines = [line.strip() for line in trace.strip().splitlines()]
+    lines = [line for line in lines if line and set(line) - set("^~ ")]  # drop caret markers
+    files = [i for i, line in enumerate(lines) if line.startswith("File ")]
+    if not files:
+        return "no source location"
+    i = files[-1]
+    return lines[i] + (f": {lines[i + 1]}" if i + 1 < len(lines) else "")
 
 
 def _describe(node):

@@ -2,7 +2,6 @@
 import torch
 
 from torchair_ge import ge
-from torchair_ge.fx2ge.errors import NotProduced
 from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 
 aten = torch.ops.aten
@@ -18,15 +17,19 @@ def convert_batch_norm_inference(input, weight, bias, running_mean, running_var,
     if bias is None:
         bias = ge.Const(torch.zeros(channels), stat_dtype)
     y = ge.BatchNorm(input, weight, bias, running_mean, running_var, epsilon=eps, is_training=False)
-    return y, NotProduced("batch-norm saved mean"), NotProduced("batch-norm saved invstd")
+    # In inference ATen returns empty save_mean/save_invstd; a grad-mode forward still lists them.
+    empty = [ge.Const(torch.empty(tuple(m.shape), dtype=m.dtype)) for m in meta_outputs[1:]]
+    return (y, *empty)
 
 
 @register_fx_node_ge_converter(aten.native_layer_norm.default)
 def convert_native_layer_norm(input, normalized_shape, weight, bias, eps, *, meta_outputs=None):
     axis = len(input.shape) - len(normalized_shape)
-    y, mean, _variance = ge.LayerNorm(input, weight, bias, begin_norm_axis=axis, begin_params_axis=axis, epsilon=eps)
-    # ATen's third output is 1/sqrt(var + eps); the IR's is the variance, so it is not offered.
-    return y, mean, NotProduced("layer-norm rstd")
+    y, mean, variance = ge.LayerNorm(input, weight, bias, begin_norm_axis=axis, begin_params_axis=axis, epsilon=eps)
+    # ATen's third output is rstd = 1/sqrt(var + eps) (saved for backward); the IR gives the
+    # variance, so rstd is recomputed from it (equal to ATen's up to rounding).
+    rstd = ge.Rsqrt(ge.Add(variance, ge.Const(eps, meta_outputs[2].dtype)))
+    return y, mean, rstd
 
 
 @register_fx_node_ge_converter(aten._softmax.default)

@@ -1,0 +1,34 @@
+import os
+import sys
+
+import pytest
+import torch
+import torch._dynamo
+from torch._dynamo.utils import counters
+
+import torchair_ge
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    counters.clear()
+    yield
+    torch._dynamo.reset()
+
+
+def compile_with_ge(fn, config=None):
+    """fullgraph=True: any graph break fails the test, so every op really ran in our engine."""
+    return torch.compile(fn, backend=torchair_ge.get_npu_backend(compiler_config=config), dynamic=False,
+                         fullgraph=True)
+
+
+def check_against_eager(fn, *inputs, config=None, **tolerances):
+    compiled = compile_with_ge(fn, config)
+    with torch.no_grad():
+        expected = fn(*inputs)
+        got = compiled(*inputs)
+    torch.testing.assert_close(got, expected, **tolerances)
+    return got

@@ -1,0 +1,200 @@
+"""Every converter against eager PyTorch, over shapes (broadcasting, batch 1, odd sizes) and dtypes."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import check_against_eager
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+
+
+def rand(*shape, dtype=torch.float32, positive=False, seed=0):
+    g = torch.Generator().manual_seed(seed + sum(shape))
+    if dtype in (torch.int64, torch.int32):
+        return torch.randint(1 if positive else -5, 6, shape, generator=g, dtype=dtype)
+    x = torch.randn(*shape, generator=g)
+    return (x.abs() + 0.1 if positive else x).to(dtype)
+
+
+BINARY_SHAPES = [((3, 5), (3, 5)), ((4, 1, 7), (6, 1)), ((1, 9), (9,)), ((2, 3, 1, 1), (1, 3, 4, 5))]
+BINARY_OPS = {
+    "add": torch.add,
+    "sub": torch.sub,
+    "mul": torch.mul,
+    "div": torch.div,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+    "add_alpha": lambda a, b: torch.add(a, b, alpha=2),
+    "sub_alpha": lambda a, b: torch.sub(a, b, alpha=0.5),
+}
+
+
+@pytest.mark.parametrize("shapes", BINARY_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64], ids=str)
+@pytest.mark.parametrize("op", sorted(BINARY_OPS))
+def test_binary(op, dtype, shapes):
+    if dtype == torch.int64 and op == "sub_alpha":
+        pytest.skip("torch rejects a float alpha for integer tensors")
+    check_against_eager(BINARY_OPS[op], rand(*shapes[0], dtype=dtype), rand(*shapes[1], dtype=dtype, positive=True, seed=1))
+
+
+SCALAR_OPS = {
+    "add_scalar": lambda x: x + 2,
+    "radd_float": lambda x: 0.25 + x,
+    "rsub": lambda x: 1 - x,
+    "mul_scalar": lambda x: x * 3,
+    "div_scalar": lambda x: x / 4,
+    "pow_2": lambda x: x ** 2,
+    "pow_tensor": lambda x: torch.pow(x * x + 1, x * x),
+    "scalar_pow": lambda x: torch.pow(2, x),
+    "neg": lambda x: -x,
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64], ids=str)
+@pytest.mark.parametrize("op", sorted(SCALAR_OPS))
+def test_scalar_and_unary_arithmetic(op, dtype):
+    if dtype == torch.int64 and op in ("pow_tensor", "scalar_pow"):
+        pytest.skip("integer powers with negative exponents are undefined in torch")
+    check_against_eager(SCALAR_OPS[op], rand(2, 7, 3, dtype=dtype))
+
+
+def test_mixed_dtype_promotion():
+    # int64 + float32 -> float32, float16 * float32 -> float32, int / int -> float
+    check_against_eager(lambda a, b: a + b, rand(3, 4, dtype=torch.int64), rand(3, 4))
+    check_against_eager(lambda a, b: a * b, rand(3, 4, dtype=torch.float16), rand(3, 4))
+    check_against_eager(lambda a, b: a / b, rand(3, 4, dtype=torch.int64), rand(3, 4, dtype=torch.int64, positive=True))
+    check_against_eager(lambda a: a * 0.5, rand(5, dtype=torch.int64))
+
+
+UNARY_OPS = {
+    "relu": torch.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh,
+    "exp": torch.exp,
+    "log": lambda x: torch.log(x * x + 0.5),
+    "sqrt": lambda x: torch.sqrt(x * x),
+    "rsqrt": lambda x: torch.rsqrt(x * x + 0.1),
+}
+
+
+@pytest.mark.parametrize("shape", [(1,), (3, 17), (2, 5, 1, 3)], ids=str)
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("op", sorted(UNARY_OPS))
+def test_unary(op, dtype, shape):
+    check_against_eager(UNARY_OPS[op], rand(*shape, dtype=dtype))
+
+
+def test_unary_on_integers_promotes_to_float():
+    check_against_eager(torch.exp, rand(4, 3, dtype=torch.int64))
+    check_against_eager(torch.relu, rand(4, 3, dtype=torch.int64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("m,k,n", [(1, 7, 3), (5, 16, 9), (33, 1, 2)])
+def test_mm_addmm_linear(m, k, n, dtype):
+    a, b, bias = rand(m, k, dtype=dtype), rand(k, n, dtype=dtype, seed=1), rand(n, dtype=dtype, seed=2)
+    tol = {} if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    check_against_eager(torch.mm, a, b, **tol)
+    check_against_eager(torch.addmm, bias, a, b, **tol)
+    check_against_eager(lambda bb, x, y: torch.addmm(bb, x, y, beta=0.5, alpha=2), rand(m, n, dtype=dtype), a, b, **tol)
+    check_against_eager(F.linear, a, b.t().contiguous(), bias, **tol)
+
+
+def test_linear_on_3d_input_and_bmm():
+    check_against_eager(F.linear, rand(2, 5, 8), rand(4, 8, seed=1), rand(4, seed=2))
+    check_against_eager(torch.bmm, rand(3, 4, 5), rand(3, 5, 2, seed=1))
+    check_against_eager(lambda a, b: torch.bmm(a.transpose(1, 2), b), rand(1, 6, 4), rand(1, 6, 3, seed=1))
+
+
+@pytest.mark.parametrize("groups,stride,padding,dilation,bias", [
+    (1, 1, 0, 1, True), (1, 2, 1, 1, False), (2, 1, 2, 2, True), (4, (2, 1), (1, 0), 1, True)])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_conv2d(batch, groups, stride, padding, dilation, bias):
+    x = rand(batch, 4, 11, 9)
+    w = rand(8, 4 // groups, 3, 3, seed=1)
+    b = rand(8, seed=2) if bias else None
+    check_against_eager(lambda x, w, b: F.conv2d(x, w, b, stride, padding, dilation, groups), x, w, b)
+
+
+def test_conv2d_unbatched():
+    check_against_eager(lambda x, w: F.conv2d(x, w, padding=1), rand(3, 8, 8), rand(5, 3, 3, 3, seed=1))
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [(2, None, 0, False), (3, 2, 1, False), (3, 2, 1, True), ((3, 2), (2, 1), (1, 0), False)])
+def test_max_pool2d(kernel, stride, padding, ceil_mode):
+    check_against_eager(lambda x: F.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode), rand(2, 3, 13, 10))
+
+
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [(2, None, 0, False), (3, 2, 1, True), ((3, 3), (2, 2), (1, 1), False)])
+def test_avg_pool2d(kernel, stride, padding, ceil_mode, count_include_pad):
+    check_against_eager(lambda x: F.avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad), rand(1, 4, 11, 12))
+
+
+@pytest.mark.parametrize("output_size", [1, (3, 5), (7, 2)], ids=str)
+def test_adaptive_avg_pool2d(output_size):
+    check_against_eager(lambda x: F.adaptive_avg_pool2d(x, output_size), rand(2, 3, 14, 11))
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape", [(2, 3, 5, 5), (4, 6), (1, 3, 7, 2)], ids=str)
+def test_batch_norm_inference(shape, affine):
+    c = shape[1]
+    mean, var = rand(c, seed=3), rand(c, positive=True, seed=4)
+    weight, bias = (rand(c, seed=5), rand(c, seed=6)) if affine else (None, None)
+    check_against_eager(lambda x: F.batch_norm(x, mean, var, weight, bias, training=False, eps=1e-3), rand(*shape))
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_softmax(dim, dtype):
+    check_against_eager(lambda x: torch.softmax(x, dim), rand(3, 17, dtype=dtype))
+
+
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,normalized", [((2, 5, 16), (16,)), ((3, 4, 6), (4, 6)), ((1, 33), (33,))], ids=str)
+def test_layer_norm(shape, normalized, affine):
+    w, b = (rand(*normalized, seed=1), rand(*normalized, seed=2)) if affine else (None, None)
+    check_against_eager(lambda x: F.layer_norm(x, normalized, w, b, eps=1e-6), rand(*shape))
+
+
+SHAPE_OPS = {
+    "view": lambda x: x.view(6, -1) * 2,
+    "reshape_transposed": lambda x: x.transpose(0, 1).reshape(-1) + 1,
+    "flatten": lambda x: torch.flatten(x, 1) - 1,
+    "unsqueeze_squeeze": lambda x: (x.unsqueeze(0) + 1).squeeze(0),
+    "permute": lambda x: x.permute(2, 0, 1) * 3,
+    "transpose": lambda x: x.transpose(-1, 0) + 0,
+    "t": lambda x: torch.flatten(x, 1).t() * 2,
+    "cat": lambda x: torch.cat([x, x * 2], dim=-1),
+    "cat_dim0": lambda x: torch.cat([x * 2, x, x + 1]),
+    "clone": lambda x: x.clone(),
+    "sum_dims": lambda x: x.sum(dim=(0, 2)),
+    "sum_keepdim": lambda x: x.sum(dim=-1, keepdim=True),
+    "sum_all": lambda x: x.sum(),
+    "mean_dim": lambda x: x.mean(dim=1),
+    "mean_all": lambda x: x.mean(),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=str)
+@pytest.mark.parametrize("op", sorted(SHAPE_OPS))
+def test_shape_and_reduce(op, dtype):
+    tol = {} if dtype == torch.float32 else dict(rtol=2e-3, atol=2e-3)
+    check_against_eager(SHAPE_OPS[op], rand(2, 3, 4, dtype=dtype), **tol)
+
+
+def test_integer_reductions_and_casts():
+    check_against_eager(lambda x: x.sum(dim=0), rand(4, 5, dtype=torch.int32))  # int32 sums to int64
+    check_against_eager(lambda x: x.to(torch.float16) * 2, rand(4, 5))
+    check_against_eager(lambda x: x.float() / 3, rand(4, 5, dtype=torch.int64))
+    check_against_eager(lambda x: (x * 3.7).to(torch.int32), rand(4, 5))  # truncation toward zero
+    check_against_eager(lambda x: torch.cat([x, x.to(torch.float64)]), rand(2, 3))
+
+
+def test_layer_norm_statistics_outputs():
+    x, w, b = rand(3, 8), rand(8, seed=1), rand(8, seed=2)
+    check_against_eager(lambda x: torch.ops.aten.native_layer_norm(x, [8], w, b, 1e-5), x)

@@ -1,0 +1,61 @@
+"""Graph dumps through the config, and the ge.* builder API driving a Session directly."""
+import torch
+
+import torchair_ge
+from torchair_ge import _C, ge
+from torchair_ge.engine import default_session, next_graph_id
+from conftest import check_against_eager
+
+
+def test_graph_dump_txt_per_stage(tmp_path):
+    config = torchair_ge.CompilerConfig()
+    config.debug.graph_dump.type = "txt"
+    config.debug.graph_dump.path = str(tmp_path)
+    check_against_eager(lambda x: torch.relu(x @ x.t()) + 1, torch.randn(3, 5), config=config)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    stages = [f.split("_")[1] for f in files]
+    assert stages == ["prepare", "partition", "memory", "tasks"], files
+    final = (tmp_path / files[-1]).read_text()
+    assert 'type: "MatMulV2"' in final and 'type: "Relu"' in final
+    assert "_engine" in final and "_mem_offsets" in final
+    assert '"_fx_node"' in final  # each node names the FX node it came from
+
+
+def test_builder_api_runs_through_a_session():
+    builder = ge.GraphBuilder("handmade")
+    with ge.graph_context(builder):
+        x = builder.create_input(0, ge.DataType.DT_FLOAT, [2, 3])
+        w = ge.Const(torch.arange(6.0).reshape(3, 2))
+        y = ge.MatMulV2(x, w, ge.Const([0.5, -0.5]))
+        z = ge.Cast(ge.Relu(y), torch.float16)
+        assert z.dtype == ge.DataType.DT_FLOAT16 and z.shape == [2, 2]
+        builder.set_outputs([z, ge.op("Neg", x)])
+    graph = builder.build()
+    assert graph.node_types()[-1] == "NetOutput"
+    session, gid = default_session(), next_graph_id()
+    session.add_graph(gid, graph)
+    session.compile_graph(gid)
+    xin = torch.randn(2, 3)
+    z_out, neg = session.run_graph(gid, [xin])
+    torch.testing.assert_close(z_out, torch.relu(xin @ torch.arange(6.0).reshape(3, 2) + torch.tensor([0.5, -0.5])).half())
+    torch.testing.assert_close(neg, -xin)
+    summary = session.summary(gid)
+    assert summary["task_num"] == 4 and summary["engines"]["local"] == 4  # Data, two Consts, NetOutput
+    session.remove_graph(gid)
+
+
+def test_builder_errors_name_the_op():
+    builder = ge.GraphBuilder()
+    with ge.graph_context(builder):
+        x = builder.create_input(0, ge.DataType.DT_FLOAT, [2, 3])
+        try:
+            ge.Add(x, builder.create_input(1, ge.DataType.DT_FLOAT, [4]))
+        except _C.GeError as e:
+            assert "Add" in str(e) and "[2,3] and [4] do not broadcast" in str(e)
+        else:
+            raise AssertionError("expected a GeError")
+
+
+def test_op_functions_carry_the_prototype_docs():
+    assert "transpose_x1: bool = False" in ge.MatMulV2.__doc__
+    assert set(["Add", "Conv2D", "LayerNorm"]) <= set(_C.op_types())
