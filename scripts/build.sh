@@ -16,6 +16,9 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
 fi
 cmake --build "$BUILD" -j "$JOBS"
 
-if ! "$PY" -c 'import importlib.metadata as m; m.version("torchair_ge")' 2>/dev/null; then
-  "$PY" -m pip install -q --no-build-isolation --no-deps -e .
+# (Re)install when torchair_ge does not resolve to this checkout: first build, a clone in
+# another directory, or an install made before the package existed.
+here="$(pwd)/torchair_ge/__init__.py"
+if ! (cd / && "$PY" -c "import sys, torchair_ge; sys.exit(torchair_ge.__file__ != '$here')") 2>/dev/null; then
+  "$PY" -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
