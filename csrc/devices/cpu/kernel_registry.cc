@@ -22,6 +22,11 @@ class ClosureKernel final : public Kernel {
 
 }  // namespace
 
+std::vector<int64_t> ConstIntValues(const at::Tensor& constant) {
+  const at::Tensor values = constant.to(at::kLong).contiguous();
+  return std::vector<int64_t>(values.data_ptr<int64_t>(), values.data_ptr<int64_t>() + values.numel());
+}
+
 std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body) {
   return std::make_unique<ClosureKernel>(task, std::move(body));
 }

@@ -29,6 +29,9 @@ struct KernelArgs {
 
 using KernelCreator = std::function<Expected<std::unique_ptr<Kernel>>(KernelArgs&)>;
 
+// The values of a small integer constant input (axes, perm, concat dim), read at load time.
+std::vector<int64_t> ConstIntValues(const at::Tensor& constant);
+
 // Wraps a closure as a Kernel; ATen's exceptions become a Status naming the node.
 std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body);
 

@@ -77,7 +77,8 @@ Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
     if (!status.ok()) break;
   }
   Release(std::move(program));
-  return status.WithContext(fmt::format("running graph '{}'", m.graph_name));
+  if (!status.ok()) return status.WithContext(fmt::format("running graph '{}'", m.graph_name));
+  return status;
 }
 
 }  // namespace ge

@@ -14,16 +14,13 @@ Expected<std::unique_ptr<Kernel>> CreateReshapeCopy(KernelArgs& a) {
 }
 
 Expected<std::unique_ptr<Kernel>> CreateTranspose(KernelArgs& a) {
-  const at::Tensor perm_tensor = a.inputs[1].to(at::kLong);
-  std::vector<int64_t> perm(perm_tensor.data_ptr<int64_t>(), perm_tensor.data_ptr<int64_t>() + perm_tensor.numel());
-  at::Tensor src = a.inputs[0].permute(perm);
+  at::Tensor src = a.inputs[0].permute(ConstIntValues(a.inputs[1]));
   return MakeKernel(a.task, [src, y = a.outputs[0]]() mutable { y.copy_(src); });
 }
 
 Expected<std::unique_ptr<Kernel>> CreateConcatV2(KernelArgs& a) {
   std::vector<at::Tensor> parts(a.inputs.begin(), a.inputs.end() - 1);
-  const at::Tensor dim_tensor = a.inputs.back().to(at::kLong);
-  const int64_t dim = dim_tensor.data_ptr<int64_t>()[0];
+  const int64_t dim = ConstIntValues(a.inputs.back()).at(0);
   return MakeKernel(a.task, [parts, dim, y = a.outputs[0]]() mutable { at::cat_out(y, parts, dim); });
 }
 

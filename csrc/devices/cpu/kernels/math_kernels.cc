@@ -43,8 +43,7 @@ template <bool kMean>
 Expected<std::unique_ptr<Kernel>> CreateReduce(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(bool keep, a.Attr<bool>("keep_dims"));
   // The axes input is a constant (InferShape insists), bound at load like any other value.
-  const at::Tensor axes_tensor = a.inputs[1].to(at::kLong);
-  std::vector<int64_t> axes(axes_tensor.data_ptr<int64_t>(), axes_tensor.data_ptr<int64_t>() + axes_tensor.numel());
+  std::vector<int64_t> axes = ConstIntValues(a.inputs[1]);
   if (axes.empty())
     for (int64_t d = 0; d < a.inputs[0].dim(); ++d) axes.push_back(d);
   return MakeKernel(a.task, [axes, keep, x = a.inputs[0], y = a.outputs[0]]() mutable {

@@ -88,38 +88,31 @@ void Reduce(OpRegistry& r, const char* type, const char* doc) {
                        .Build());
 }
 
+// MatMulV2 and BatchMatMulV2 share inputs and differ in their transpose flags' names.
+void MatMul(OpRegistry& r, const char* type, const char* flag1, const char* flag2, InferShapeFn infer, const char* doc) {
+  (void)r.Register(OpDef(type)
+                       .TypeVar("T", dtypes::kNumeric)
+                       .TypeVar("T8", {DataType::kInt8})
+                       .Input("x1", "T")
+                       .Input("x2", "T")
+                       .OptionalInput("bias", "T")
+                       .OptionalInput("offset_w", "T8")
+                       .Output("y", "T")
+                       .Attr(flag1, AttrType::kBool, false)
+                       .Attr(flag2, AttrType::kBool, false)
+                       .Attr("offset_x", AttrType::kInt, int64_t{0})
+                       .Infer(std::move(infer))
+                       .Doc(doc)
+                       .Build());
+}
+
 }  // namespace
 
 void RegisterMathOps(OpRegistry& r) {
-  using namespace dtypes;
-  (void)r.Register(OpDef("MatMulV2")
-                       .TypeVar("T", kNumeric)
-                       .TypeVar("T8", {DataType::kInt8})
-                       .Input("x1", "T")
-                       .Input("x2", "T")
-                       .OptionalInput("bias", "T")
-                       .OptionalInput("offset_w", "T8")
-                       .Output("y", "T")
-                       .Attr("transpose_x1", AttrType::kBool, false)
-                       .Attr("transpose_x2", AttrType::kBool, false)
-                       .Attr("offset_x", AttrType::kInt, int64_t{0})
-                       .Infer(InferMatMulV2)
-                       .Doc("y = op(x1) @ op(x2) + bias for 2-D x1, x2; op transposes when the flag is set")
-                       .Build());
-  (void)r.Register(OpDef("BatchMatMulV2")
-                       .TypeVar("T", kNumeric)
-                       .TypeVar("T8", {DataType::kInt8})
-                       .Input("x1", "T")
-                       .Input("x2", "T")
-                       .OptionalInput("bias", "T")
-                       .OptionalInput("offset_w", "T8")
-                       .Output("y", "T")
-                       .Attr("adj_x1", AttrType::kBool, false)
-                       .Attr("adj_x2", AttrType::kBool, false)
-                       .Attr("offset_x", AttrType::kInt, int64_t{0})
-                       .Infer(InferBatchMatMulV2)
-                       .Doc("batched matrix product over the last two dims; leading dims broadcast")
-                       .Build());
+  MatMul(r, "MatMulV2", "transpose_x1", "transpose_x2", InferMatMulV2,
+         "y = op(x1) @ op(x2) + bias for 2-D x1, x2; op transposes when the flag is set");
+  MatMul(r, "BatchMatMulV2", "adj_x1", "adj_x2", InferBatchMatMulV2,
+         "batched matrix product over the last two dims; leading dims broadcast");
   Reduce(r, "ReduceSum", "sum over `axes` (empty axes: all)");
   Reduce(r, "ReduceMean", "mean over `axes` (empty axes: all)");
 }
