@@ -4,7 +4,7 @@ PY    ?= python3
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: all setup build demo test test-cpp test-python bench clean
+.PHONY: all setup build demo test test-cpp test-python clean
 
 all: build
 
@@ -25,9 +25,6 @@ test-cpp:
 
 test-python:
 	$(PY) -m pytest -q tests/python
-
-bench: build
-	$(PY) -m bench
 
 clean:
 	rm -rf $(BUILD) torchair_ge/_C*.so

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "devices/cpu/cpu_device.h"
-#include "ge/es/graph_builder.h"
+#include "ge/es/es_ops.h"  // typed builder functions, generated from the op registry
 #include "ge/session.h"
 
 namespace {
@@ -28,7 +28,7 @@ int main() {
   auto input = builder.CreateInput(0, ge::DataType::kFloat, {kBatch, kIn});
   auto weight = builder.CreateConst(ge::Tensor::FromVector(ge::DataType::kFloat, {kIn, kOut}, w), "weight");
   auto bias = builder.CreateConst(ge::Tensor::FromVector(ge::DataType::kFloat, {kOut}, b), "bias");
-  builder.SetOutputs({ge::es::Relu(ge::es::MatMul(input, weight) + bias)});
+  builder.SetOutputs({ge::es::Relu(ge::es::MatMulV2(input, weight) + bias)});
   auto graph = builder.Build();
   if (!graph.ok()) return Fail(graph.status());
 

@@ -1,7 +1,7 @@
 // EagerStyle builder: shapes known while building, sticky errors, operators, Build checks.
 #include <gtest/gtest.h>
 
-#include "ge/es/graph_builder.h"
+#include "ge/es/es_ops.h"
 
 namespace ge::es {
 namespace {
@@ -10,7 +10,7 @@ TEST(EsBuilderTest, OperatorsBuildInferredNodes) {
   GraphBuilder b("ops");
   auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
   auto w = b.CreateInput(1, DataType::kFloat, {8, 2});
-  auto y = Relu(MatMul(x, w) * 2.0 + 1.0) - x.builder()->CreateScalar(3, DataType::kFloat);
+  auto y = Relu(MatMulV2(x, w) * 2.0 + 1.0) - x.builder()->CreateScalar(3, DataType::kFloat);
   ASSERT_TRUE(b.status().ok()) << b.status().ToString();
   EXPECT_EQ(y.shape(), (Shape{4, 2}));
   EXPECT_EQ(y.value().node->type(), "Sub");
@@ -55,6 +55,29 @@ TEST(EsBuilderTest, DynamicInputsAndOptionalInputs) {
   ASSERT_TRUE(b.status().ok()) << b.status().ToString();
   EXPECT_EQ(mm.shape(), (Shape{2, 5}));
   EXPECT_FALSE(mm.value().node->input(2).valid());
+}
+
+TEST(EsBuilderTest, GeneratedTypedFunctionsFollowThePrototypes) {
+  GraphBuilder b;
+  auto x = b.CreateInput(0, DataType::kFloat, {1, 4, 9, 9});
+  auto w = b.CreateInput(1, DataType::kFloat, {8, 4, 3, 3});
+  // Required attrs come first; dilations/groups/bias keep their registry defaults.
+  auto conv = Conv2D(x, w, /*strides=*/{1, 1, 2, 2}, /*pads=*/{1, 1, 1, 1});
+  auto pooled = MaxPoolV3(conv, /*ksize=*/{1, 1, 2, 2}, /*strides=*/{1, 1, 2, 2});
+  auto flat = Flatten(Cast(pooled, DataType::kFloat16));
+  auto norm = LayerNorm(Cast(flat, DataType::kFloat), {}, {}, /*begin_norm_axis=*/1);
+  auto cat = ConcatV2({norm[0], norm[0]}, b.CreateVector({0}), /*N=*/2);
+  ASSERT_TRUE(b.status().ok()) << b.status().ToString();
+  EXPECT_EQ(conv.shape(), (Shape{1, 8, 5, 5}));
+  EXPECT_EQ(conv.value().node->GetAttrOr<int64_t>("groups", -1), 1);
+  EXPECT_EQ(pooled.shape(), (Shape{1, 8, 2, 2}));
+  EXPECT_EQ(flat.dtype(), DataType::kFloat16);
+  ASSERT_EQ(norm.size(), 3u);
+  EXPECT_EQ(norm[1].shape(), (Shape{1, 1}));
+  EXPECT_EQ(cat.shape(), (Shape{2, 32}));
+  auto bad = Conv2D(x, w, {1, 1}, {0, 0, 0, 0});
+  EXPECT_FALSE(bad.valid());
+  EXPECT_NE(b.status().message().find("'strides' needs 4 values"), std::string::npos) << b.status().message();
 }
 
 TEST(EsBuilderTest, ValuesOfAnotherBuilderAreRejected) {

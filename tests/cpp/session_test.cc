@@ -11,7 +11,7 @@
 
 #include "devices/cpu/aten_bridge.h"
 #include "devices/cpu/cpu_device.h"
-#include "ge/es/graph_builder.h"
+#include "ge/es/es_ops.h"
 #include "ge/session.h"
 
 namespace ge {
@@ -118,7 +118,7 @@ TEST_F(SessionTest, ConvolutionMatchesATen) {
   auto xin = b.CreateInput(0, DataType::kFloat, {2, 3, 11, 11});
   auto y = b.Op1("Conv2D", {xin, b.CreateConst(*cpu::ToGeTensor(w)), b.CreateConst(*cpu::ToGeTensor(bias))},
                  {{"strides", std::vector<int64_t>{1, 1, 2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-  b.SetOutputs({b.Op1("Relu", {y})});
+  b.SetOutputs({es::Relu(y)});
   Session s;
   ASSERT_TRUE(s.AddGraph(3, std::move(b.Build()).value()).ok());
   ASSERT_TRUE(s.CompileGraph(3).ok());

@@ -142,14 +142,4 @@ EsTensor operator*(const EsTensor& a, double s) {
 EsTensor operator+(const EsTensor& a, double s) {
   return a.builder() ? a + a.builder()->CreateScalar(s, a.dtype()) : EsTensor();
 }
-EsTensor Relu(const EsTensor& x) { return x.builder() ? x.builder()->Op1("Relu", {x}) : EsTensor(); }
-EsTensor Cast(const EsTensor& x, DataType dst) {
-  return x.builder() ? x.builder()->Op1("Cast", {x}, {{"dst_type", dst}}) : EsTensor();
-}
-EsTensor MatMul(const EsTensor& x1, const EsTensor& x2, const EsTensor& bias, bool t1, bool t2) {
-  if (!x1.builder()) return {};
-  OpInput b = bias.valid() ? OpInput(bias) : OpInput{};
-  return x1.builder()->Op1("MatMulV2", {x1, x2, b}, {{"transpose_x1", t1}, {"transpose_x2", t2}});
-}
-
 }  // namespace ge::es

@@ -64,7 +64,8 @@ class GraphBuilder {
   bool has_outputs_ = false;
 };
 
-// Operators and helpers for hand-written C++ graphs.
+// Operators for hand-written C++ graphs. One typed function per registered op (es::Conv2D,
+// es::MatMulV2, ...) is generated from the registry into "ge/es/es_ops.h" (target ge_es).
 EsTensor operator+(const EsTensor& a, const EsTensor& b);
 EsTensor operator-(const EsTensor& a, const EsTensor& b);
 EsTensor operator*(const EsTensor& a, const EsTensor& b);
@@ -72,9 +73,5 @@ EsTensor operator/(const EsTensor& a, const EsTensor& b);
 EsTensor operator-(const EsTensor& a);
 EsTensor operator*(const EsTensor& a, double scalar);
 EsTensor operator+(const EsTensor& a, double scalar);
-EsTensor Relu(const EsTensor& x);
-EsTensor Cast(const EsTensor& x, DataType dst_type);
-EsTensor MatMul(const EsTensor& x1, const EsTensor& x2, const EsTensor& bias = {}, bool transpose_x1 = false,
-                bool transpose_x2 = false);
 
 }  // namespace ge::es
