@@ -1,6 +1,7 @@
-// IR: graph edits keep user lists consistent; topological order; verification.
+// IR: graph edits keep user lists consistent; topological order; verification; logging levels.
 #include <gtest/gtest.h>
 
+#include "ge/base/logging.h"
 #include "ge/ir/graph.h"
 
 namespace ge {
@@ -90,6 +91,24 @@ TEST(StatusTest, ContextPrefixesMessages) {
   Expected<int> e = NotFound("nope");
   EXPECT_FALSE(e.ok());
   EXPECT_EQ(e.status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace ge
+
+namespace ge {
+namespace {
+
+TEST(LoggingTest, LevelsParseFromNumbersAndNames) {
+  EXPECT_EQ(ParseLogLevel("0", LogLevel::kError), LogLevel::kDebug);
+  EXPECT_EQ(ParseLogLevel("INFO", LogLevel::kError), LogLevel::kInfo);
+  EXPECT_EQ(ParseLogLevel("3", LogLevel::kDebug), LogLevel::kError);
+  EXPECT_EQ(ParseLogLevel("loud", LogLevel::kWarning), LogLevel::kWarning);
+  const LogLevel before = CurrentLogLevel();
+  SetLogLevel(LogLevel::kError);
+  EXPECT_FALSE(LogEnabled(LogLevel::kWarning));
+  EXPECT_TRUE(LogEnabled(LogLevel::kError));
+  SetLogLevel(before);
 }
 
 }  // namespace

@@ -98,3 +98,31 @@ def test_parameter_updates_are_seen_without_recompiling():
         compiled(x)
         model.weight.mul_(2)
         torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_concurrent_calls_from_python_threads():
+    # The engine releases the GIL and gives each concurrent run its own arena.
+    import threading
+    torch.manual_seed(0)
+    model = randomize_batchnorm(SmallResNet()).eval()
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    inputs = [torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(i)) for i in range(4)]
+    with torch.no_grad():
+        expected = [model(x) for x in inputs]
+        compiled(inputs[0])  # compile once before the threads start
+    errors = []
+
+    def worker(i):
+        try:
+            with torch.no_grad():
+                for _ in range(10):
+                    torch.testing.assert_close(compiled(inputs[i]), expected[i])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
