@@ -2,8 +2,6 @@
 import contextlib
 import threading
 
-from torchair_ge import _C
-
 _state = threading.local()
 
 
@@ -22,7 +20,3 @@ def current_builder():
     if not stack:
         raise RuntimeError("no graph is being built: use torchair_ge.ge.graph_context(GraphBuilder(...))")
     return stack[-1]
-
-
-def new_builder(name="graph"):
-    return _C.GraphBuilder(name)

@@ -2,7 +2,6 @@
 ge.MatMulV2(a, b, None, transpose_x2=True). Inputs follow the prototype's order (None for an
 absent optional input, a list for a dynamic one); attributes are keyword arguments."""
 import functools
-import numbers
 
 import torch
 
@@ -32,10 +31,6 @@ def Const(value, dtype=None, name=""):
 def Cast(x, dst_type):
     dst = torch_to_ge(dst_type)
     return x if x.dtype == dst else op("Cast", x, dst_type=dst)
-
-
-def is_scalar(value):
-    return isinstance(value, (numbers.Number, bool)) and not isinstance(value, torch.Tensor)
 
 
 @functools.lru_cache(maxsize=None)

@@ -2,7 +2,6 @@
 import torch
 
 from torchair_ge import ge
-from torchair_ge.ge.dtypes import torch_to_ge
 
 
 def to_dtype(value, dtype):
@@ -31,7 +30,3 @@ def pair(value):
         return [value, value]
     value = list(value)
     return value * 2 if len(value) == 1 else value
-
-
-def same_dtype(value, meta):
-    return value.dtype == torch_to_ge(meta.dtype)
