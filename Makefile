@@ -4,7 +4,7 @@ PY    ?= python3
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: all setup build demo test test-cpp test-python clean
+.PHONY: all setup build demo test test-cpp test-python bench clean
 
 all: build
 
@@ -25,6 +25,11 @@ test-cpp:
 
 test-python:
 	$(PY) -m pytest -q tests/python
+
+# Eager vs Inductor vs torchair_ge (vs ONNX Runtime) on the model zoo: bench/results/latest.{md,json,png}.
+bench: build
+	@PY=$(PY) bash scripts/setup_bench.sh
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD) torchair_ge/_C*.so

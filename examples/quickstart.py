@@ -13,8 +13,9 @@ import torch
 
 import torchair_ge
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from models import MLP, SmallResNet, randomize_batchnorm  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.models.mlp import MLP  # noqa: E402  (the benchmark zoo's models)
+from bench.models.resnet import small_resnet  # noqa: E402
 
 
 def median_ms(fn, x, repeats=30):
@@ -49,12 +50,12 @@ def main():
         os.remove(os.path.join(dump_dir, f))
 
     print(f"torchair_ge {torchair_ge.__version__} on torch {torch.__version__}, {torch.get_num_threads()} threads\n")
-    run("MLP (batch 64)", MLP().eval(), torch.randn(64, 64), torchair_ge.CompilerConfig())
+    run("MLP (4x256, batch 64)", MLP(width=256, in_features=64).eval(), torch.randn(64, 64), torchair_ge.CompilerConfig())
 
     config = torchair_ge.CompilerConfig()
     config.debug.graph_dump.type = "txt"
     config.debug.graph_dump.path = dump_dir
-    run("ResNet-style CNN (2x3x64x64)", randomize_batchnorm(SmallResNet()).eval(), torch.randn(2, 3, 64, 64), config)
+    run("ResNet-style CNN (2x3x64x64)", small_resnet(), torch.randn(2, 3, 64, 64), config)
 
     dumps = sorted(os.listdir(dump_dir))
     print(f"\nGraph dumps of the CNN in {dump_dir}: {', '.join(dumps)}")

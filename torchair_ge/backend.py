@@ -14,10 +14,12 @@ logger = logging.getLogger("torchair_ge")
 
 
 class GeCompiler:
-    """Compiles one ATen-level FX graph into an engine graph and returns it as a callable."""
+    """Compiles one ATen-level FX graph into an engine graph and returns it as a callable.
+    `reports` holds one dict per compiled graph (sizes, memory, compile time)."""
 
     def __init__(self, config):
         self.config = config
+        self.reports = []
 
     def __call__(self, gm, example_inputs):
         start = time.perf_counter()
@@ -27,9 +29,21 @@ class GeCompiler:
         session.add_graph(graph_id, converted.graph, self.config.ge_options())
         session.compile_graph(graph_id)
         compiled = ConcreteGraph(session, graph_id, converted)
+        summary = compiled.summary
+        report = {
+            "graph_id": graph_id,
+            "fx_nodes": converted.fx_nodes,
+            "ir_nodes_before": summary["stages"][0]["nodes"],
+            "ir_nodes_after": summary["stages"][-1]["nodes"],
+            "tasks": summary["task_num"],
+            "arena_bytes": summary["feature_memory_size"],
+            "arena_lower_bound": summary["arena_lower_bound"],
+            "const_bytes": summary["const_memory_size"],
+            "compile_ms": (time.perf_counter() - start) * 1e3,
+        }
+        self.reports.append(report)
         logger.info("compiled graph %d: %d FX nodes -> %d tasks, arena %d bytes, %.1f ms", graph_id,
-                    converted.fx_nodes, compiled.summary["task_num"], compiled.summary["feature_memory_size"],
-                    (time.perf_counter() - start) * 1e3)
+                    report["fx_nodes"], report["tasks"], report["arena_bytes"], report["compile_ms"])
         return compiled
 
 
@@ -48,8 +62,10 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
     compiler = get_compiler(compiler_config)
     decompositions = default_decompositions()
     decompositions.update(custom_decompositions or {})
-    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, inference_compiler=compiler,
-                        decompositions=decompositions)
+    backend = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, inference_compiler=compiler,
+                           decompositions=decompositions)
+    backend.compiler = compiler  # backend.compiler.reports: what each compiled graph became
+    return backend
 
 
 def default_backend(gm, example_inputs):

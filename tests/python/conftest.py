@@ -1,14 +1,9 @@
-import os
-import sys
-
 import pytest
 import torch
 import torch._dynamo
 from torch._dynamo.utils import counters
 
 import torchair_ge
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 
 
 @pytest.fixture(autouse=True)

@@ -6,26 +6,27 @@ from torch._dynamo.utils import counters
 
 import torchair_ge
 from conftest import check_against_eager
-from models import MLP, SmallResNet, randomize_batchnorm
+from bench.models.mlp import MLP
+from bench.models.resnet import small_resnet
 
 
 @pytest.mark.parametrize("batch", [1, 64])
 def test_mlp_matches_eager(batch):
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(width=256, in_features=64).eval()
     check_against_eager(model, torch.randn(batch, 64))
 
 
 @pytest.mark.parametrize("batch,size", [(1, 64), (4, 48), (2, 37)])
 def test_cnn_matches_eager(batch, size):
     torch.manual_seed(0)
-    model = randomize_batchnorm(SmallResNet()).eval()
+    model = small_resnet()
     check_against_eager(model, torch.randn(batch, 3, size, size))
 
 
 def test_cnn_is_one_engine_graph():
     torch.manual_seed(0)
-    model = randomize_batchnorm(SmallResNet()).eval()
+    model = small_resnet()
     compiled_graphs = []
     inner = torchair_ge.get_compiler()
 
@@ -53,7 +54,7 @@ def test_cnn_is_one_engine_graph():
 
 def test_repeated_runs_reuse_the_compiled_graph_and_stay_correct():
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(width=256, in_features=64).eval()
     compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
     with torch.no_grad():
         for seed in range(5):
@@ -66,7 +67,7 @@ def test_forward_in_grad_mode_matches_eager():
     # Without no_grad, AOT autograd hands over the training forward (which also returns what
     # backward saves); the MLP's forward is fully supported.
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(width=256, in_features=64).eval()
     x = torch.randn(4, 64)
     compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
     torch.testing.assert_close(compiled(x), model(x))
@@ -74,7 +75,7 @@ def test_forward_in_grad_mode_matches_eager():
 
 def test_cnn_training_forward_is_refused_clearly():
     # Backward needs max-pool argmax indices, which the IR's MaxPoolV3 does not produce yet.
-    model = randomize_batchnorm(SmallResNet()).eval()
+    model = small_resnet()
     compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
     with pytest.raises(Exception, match="max-pool indices"):
         compiled(torch.randn(1, 3, 32, 32))
@@ -82,7 +83,7 @@ def test_cnn_training_forward_is_refused_clearly():
 
 def test_named_backend():
     torch.manual_seed(0)
-    model = MLP().eval()
+    model = MLP(width=256, in_features=64).eval()
     x = torch.randn(3, 64)
     compiled = torch.compile(model, backend="torchair_ge", dynamic=False)
     with torch.no_grad():
@@ -104,7 +105,7 @@ def test_concurrent_calls_from_python_threads():
     # The engine releases the GIL and gives each concurrent run its own arena.
     import threading
     torch.manual_seed(0)
-    model = randomize_batchnorm(SmallResNet()).eval()
+    model = small_resnet()
     compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
     inputs = [torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(i)) for i in range(4)]
     with torch.no_grad():

@@ -3,7 +3,12 @@ class ConversionError(RuntimeError):
 
 
 class UnsupportedOpError(ConversionError):
-    """No converter is registered for an ATen op."""
+    """ATen ops with no converter. `missing_ops` lists every one in the graph (as strings such
+    as "aten.cumsum.default"), so a single compile names all that a model needs."""
+
+    def __init__(self, message, missing_ops=()):
+        super().__init__(message)
+        self.missing_ops = list(missing_ops)
 
 
 class DynamicShapeError(ConversionError):

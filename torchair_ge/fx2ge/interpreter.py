@@ -77,7 +77,20 @@ class FxToGe:
         self.env = {}
         self.placeholders = []
 
+    def check_supported(self):
+        """Raises one UnsupportedOpError naming every op without a converter, with a source line each."""
+        missing = {}
+        for node in self.gm.graph.nodes:
+            if node.op == "call_function" and node.target is not operator.getitem and lookup_converter(node.target) is None:
+                missing.setdefault(str(node.target), node)
+        if missing:
+            lines = "\n".join(f"  {op}  (first at {_describe(node)})" for op, node in missing.items())
+            raise UnsupportedOpError(
+                f"no converter for {len(missing)} ATen op(s):\n{lines}\nsee docs/converters.md to add one with "
+                "@register_fx_node_ge_converter", missing_ops=missing)
+
     def run(self):
+        self.check_supported()
         outputs = None
         # Compilers run under the tracer's FakeTensorMode; constants must be real tensors.
         with unset_fake_temporarily(), graph_context(self.builder):
@@ -122,9 +135,6 @@ class FxToGe:
                                       "does not compute for this op")
             return value
         converter = lookup_converter(node.target)
-        if converter is None:
-            raise UnsupportedOpError(f"no converter for {node.target} ({_describe(node)}); see docs/converters.md "
-                                     "to add one with @register_fx_node_ge_converter")
         args = map_aggregate(node.args, self._lookup)
         kwargs = map_aggregate(node.kwargs, self._lookup)
         meta = node.meta.get("val")

@@ -1,20 +1,7 @@
-"""Small models shared by the quick start, the tests and (later) the benchmarks."""
+"""ResNet-18-style CNN: conv/bn/relu stem, max-pool, 4 stages of 2 basic blocks, global
+average pool, linear."""
 import torch
 from torch import nn
-
-
-class MLP(nn.Module):
-    def __init__(self, width=256, depth=4, classes=10):
-        super().__init__()
-        layers, dim = [], 64
-        for _ in range(depth):
-            layers += [nn.Linear(dim, width), nn.ReLU()]
-            dim = width
-        layers.append(nn.Linear(dim, classes))
-        self.net = nn.Sequential(*layers)
-
-    def forward(self, x):
-        return torch.softmax(self.net(x), dim=-1)
 
 
 class BasicBlock(nn.Module):
@@ -34,17 +21,16 @@ class BasicBlock(nn.Module):
         return torch.relu(y + (x if self.down is None else self.down(x)))
 
 
-class SmallResNet(nn.Module):
-    """ResNet-style: conv/bn/relu stem, max-pool, residual blocks, global average pool, linear."""
-
-    def __init__(self, classes=10, widths=(16, 32, 64)):
+class ResNet(nn.Module):
+    def __init__(self, widths=(64, 128, 256, 512), blocks_per_stage=2, classes=1000):
         super().__init__()
         self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 7, 2, 3, bias=False), nn.BatchNorm2d(widths[0]), nn.ReLU(),
                                   nn.MaxPool2d(3, 2, 1))
         blocks, cin = [], widths[0]
         for i, w in enumerate(widths):
-            blocks += [BasicBlock(cin, w, 1 if i == 0 else 2), BasicBlock(w, w, 1)]
-            cin = w
+            for b in range(blocks_per_stage):
+                blocks.append(BasicBlock(cin, w, 2 if (i > 0 and b == 0) else 1))
+                cin = w
         self.blocks = nn.Sequential(*blocks)
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.fc = nn.Linear(cin, classes)
@@ -57,10 +43,21 @@ class SmallResNet(nn.Module):
 def randomize_batchnorm(model, seed=0):
     """Non-trivial running statistics so that batch-norm numerics are really exercised."""
     g = torch.Generator().manual_seed(seed)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.1)
-            m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-            m.weight.data.copy_(torch.rand(m.num_features, generator=g) + 0.5)
-            m.bias.data.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(torch.randn(m.num_features, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+                m.weight.copy_(torch.rand(m.num_features, generator=g) + 0.5)
+                m.bias.copy_(torch.randn(m.num_features, generator=g) * 0.1)
     return model
+
+
+def small_resnet(classes=10):
+    """A narrow 3-stage variant for quick tests and the quick start."""
+    return randomize_batchnorm(ResNet(widths=(16, 32, 64), classes=classes)).eval()
+
+
+def build(batch=1, size=112):
+    torch.manual_seed(0)
+    return randomize_batchnorm(ResNet()).eval(), (torch.randn(batch, 3, size, size),)

@@ -1,0 +1,139 @@
+"""Writes the results: a Markdown table, a JSON file and a PNG chart."""
+import json
+import math
+import os
+
+
+def _fmt(value, digits=3):
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def geomean(values):
+    values = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def ratios(results, system, baseline):
+    out = []
+    for model in results["models"]:
+        rows = {r["system"]: r for r in model["systems"]}
+        a, b = rows.get(system), rows.get(baseline)
+        if a and b and a.get("median_ms") and b.get("median_ms"):
+            out.append(a["median_ms"] / b["median_ms"])
+    return out
+
+
+def markdown(results):
+    env = results["environment"]
+    lines = [f"# Benchmark results", "",
+             f"{env['date']} · torch {env['torch']} · {env['threads']} threads · {env['cpu']} · "
+             f"mode {'quick' if results['quick'] else 'full'}", "",
+             "Latency is the median (p90) per call over interleaved rounds; ratios below 1 mean faster "
+             "than the baseline. Compile is the first call (compile + one run) with fresh caches (cold) "
+             "and again after a reset (warm). Memory is the peak RSS growth while running, over the "
+             "loaded model. Graph: FX nodes → IR nodes → kernels per run (torchair_ge); kernels: "
+             "generated kernels (Inductor).", "",
+             "| model | system | status | median ms | p90 ms | vs eager | vs inductor | compile cold s | warm s "
+             "| mem MB | graph | kernels | max abs err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for model in results["models"]:
+        rows = {r["system"]: r for r in model["systems"]}
+        for r in model["systems"]:
+            ok = r.get("median_ms") is not None
+            vs = lambda base: _fmt(r["median_ms"] / rows[base]["median_ms"]) if ok and rows.get(base, {}).get("median_ms") else "—"  # noqa: E731
+            graph = "—"
+            if r.get("info", {}).get("fx_nodes") is not None:
+                i = r["info"]
+                graph = f"{i['fx_nodes']} → {i['ir_nodes_after']} → {i['kernels']}"
+            lines.append("| " + " | ".join([
+                model["name"], r["system"], r["status"] if r["status"] == "ok" else f"{r['status']}: {r.get('reason', '')}",
+                _fmt(r.get("median_ms")), _fmt(r.get("p90_ms")), vs("eager"), vs("inductor"),
+                _fmt(r.get("cold_compile_s")), _fmt(r.get("warm_compile_s")),
+                _fmt(r.get("peak_mem_mb")), graph, _fmt(r.get("info", {}).get("kernels")), _fmt(r.get("max_abs_err")),
+            ]) + " |")
+    lines += ["", "## Summary", ""]
+    for system in ("torchair_ge", "inductor", "onnxruntime"):
+        for base in ("eager", "inductor"):
+            if system == base:
+                continue
+            rs = ratios(results, system, base)
+            if rs:
+                lines.append(f"- {system} / {base}: geometric mean latency ratio {_fmt(geomean(rs))} over {len(rs)} models")
+    overhead = results.get("overhead")
+    if overhead:
+        lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",
+                  f"- engine alone: **{overhead['us_per_task_engine']:.3f} µs per task**; through torch.compile: "
+                  f"{overhead['us_per_task_torch_compile']:.3f} µs per task; eager: {overhead['us_per_op_eager']:.3f} µs per op",
+                  "", "| ops | tasks | eager µs | engine µs | torch.compile µs |", "|---|---|---|---|---|"]
+        for r in overhead["rows"]:
+            lines.append(f"| {r['ops']} | {r['tasks']} | {r['eager_us']:.1f} | {r['engine_us']:.1f} | {r['torch_compile_us']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def chart(results, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    models = [m["name"] for m in results["models"]]
+    systems = [s for s in ("inductor", "torchair_ge", "onnxruntime")
+               if any(r["system"] == s for m in results["models"] for r in m["systems"])]
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(models)), 4))
+    width = 0.8 / max(1, len(systems))
+    for k, system in enumerate(systems):
+        values = []
+        for m in results["models"]:
+            rows = {r["system"]: r for r in m["systems"]}
+            r, e = rows.get(system), rows.get("eager")
+            values.append(r["median_ms"] / e["median_ms"] if r and e and r.get("median_ms") and e.get("median_ms") else 0)
+        xs = [i + k * width for i in range(len(models))]
+        ax.bar(xs, values, width, label=system)
+        for x, v in zip(xs, values):
+            if not v:
+                ax.text(x, 0.02, "n/s", ha="center", va="bottom", fontsize=7, rotation=90)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks([i + width * (len(systems) - 1) / 2 for i in range(len(models))])
+    ax.set_xticklabels(models, rotation=30, ha="right")
+    ax.set_ylabel("latency / eager (lower is faster)")
+    ax.set_xlabel("n/s: not supported by that system yet (see the table)")
+    ax.set_title("Median latency relative to eager PyTorch")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+DOC_BEGIN, DOC_END = "<!-- bench:begin", "<!-- bench:end -->"
+
+
+def update_doc(results, doc_path):
+    """Replaces the table between the bench markers of docs/performance.md with this run's."""
+    text = open(doc_path).read()
+    start, end = text.find(DOC_BEGIN), text.find(DOC_END)
+    if start < 0 or end < 0:
+        return False
+    start = text.index("\n", start) + 1
+    body = markdown(results).split("\n", 2)[2]  # without the title line
+    with open(doc_path, "w") as f:
+        f.write(text[:start] + body.rstrip() + "\n" + text[end:])
+    return True
+
+
+def write(results, out_dir, stem="latest"):
+    os.makedirs(out_dir, exist_ok=True)
+    paths = {"markdown": os.path.join(out_dir, f"{stem}.md"), "json": os.path.join(out_dir, f"{stem}.json"),
+             "chart": os.path.join(out_dir, f"{stem}.png")}
+    with open(paths["markdown"], "w") as f:
+        f.write(markdown(results))
+    with open(paths["json"], "w") as f:
+        json.dump(results, f, indent=1)
+    if not chart(results, paths["chart"]):
+        paths.pop("chart")
+    return paths

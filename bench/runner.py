@@ -1,0 +1,96 @@
+"""Runs the zoo through every system and collects the results."""
+import datetime
+import os
+import platform
+import tempfile
+
+import torch
+import torch._dynamo
+
+from bench import measure, models as zoo
+from bench.systems import Unsupported, all_systems
+
+QUICK_MODELS = ["mlp", "tiny_chain"]
+
+
+def _compare(output, reference):
+    out = output[0] if isinstance(output, (tuple, list)) else output
+    ref = reference[0] if isinstance(reference, (tuple, list)) else reference
+    out = out.detach().float()
+    ref = ref.detach().float()
+    if out.shape != ref.shape:
+        return float("inf"), False
+    err = (out - ref).abs().max().item() if out.numel() else 0.0
+    ok = torch.allclose(out, ref, rtol=1e-3, atol=1e-3)
+    return err, ok
+
+
+def run_model(entry, systems, quick, log):
+    result = {"name": entry.name, "description": entry.description, "systems": []}
+    reference_model, reference_inputs = entry.build()
+    with torch.no_grad() if entry.no_grad else torch.enable_grad():
+        reference = reference_model(*reference_inputs)
+    runners = {}
+    for system in systems:
+        row = {"system": system.name}
+        reason = system.unavailable()
+        if reason:
+            row.update(status="skipped", reason=reason)
+            result["systems"].append(row)
+            continue
+        try:
+            prepared = system.prepare(entry)
+            err, ok = _compare(prepared.run(), reference)
+            row.update(cold_compile_s=prepared.cold_compile_s, warm_compile_s=prepared.warm_compile_s,
+                       info=prepared.info, max_abs_err=err)
+            if ok:
+                row["status"] = "ok"
+                runners[system.name] = prepared.run
+            else:
+                row.update(status="wrong", reason=f"output differs from eager (max abs err {err:.3g})")
+        except Unsupported as e:
+            row.update(status="not supported", reason=e.reason, missing_ops=e.missing_ops)
+        except Exception as e:  # noqa: BLE001 - one system's failure must not stop the run
+            row.update(status="error", reason=f"{type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        log(f"  {entry.name:<12} {system.name:<12} {row['status']}" + (f" ({row.get('reason')})" if row.get("reason") else ""))
+        result["systems"].append(row)
+
+    rounds = 3 if quick else 25
+    samples = measure.interleaved_latency(runners, rounds, batch_target_s=0.005 if quick else 0.05)
+    for row in result["systems"]:
+        if row["system"] in runners:
+            row.update(measure.summarize(samples[row["system"]]))
+            row["peak_mem_mb"] = measure.peak_rss_growth(runners[row["system"]], 3 if quick else 10) / 2**20
+    torch._dynamo.reset()
+    return result
+
+
+def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print):
+    threads = threads or os.cpu_count()
+    torch.set_num_threads(threads)
+    # Cold compiles: Inductor starts from an empty on-disk cache.
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_inductor_cache_")
+    entries = zoo.get(models or (QUICK_MODELS if quick else None))
+    chosen = all_systems(threads, systems)
+    if quick and systems is None:
+        chosen = [s for s in chosen if s.name != "onnxruntime"]  # export is slow; the full run covers it
+    results = {
+        "quick": quick,
+        "environment": {
+            "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+            "torch": torch.__version__,
+            "threads": threads,
+            "cpu": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+        },
+        "models": [],
+    }
+    for entry in entries:
+        log(f"{entry.name}: {entry.description}")
+        results["models"].append(run_model(entry, chosen, quick, log))
+    if overhead:
+        from bench.overhead import host_overhead
+        log("host overhead per task ...")
+        results["overhead"] = host_overhead(lengths=(16, 64) if quick else (16, 64, 256, 1024),
+                                            repeats=20 if quick else 200)
+    return results

@@ -1,0 +1,184 @@
+"""The systems compared: eager PyTorch, Inductor, torchair_ge, ONNX Runtime. Each `prepare`
+builds its own fresh model from the zoo entry (state such as KV caches is never shared),
+compiles it, and returns a Prepared with a zero-argument `run`."""
+import io
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch._dynamo
+
+import torchair_ge
+
+
+class Unsupported(Exception):
+    """The system cannot run this model; `missing_ops` names what is lacking when known."""
+
+    def __init__(self, reason, missing_ops=()):
+        super().__init__(reason)
+        self.reason = reason
+        self.missing_ops = list(missing_ops)
+
+
+@dataclass
+class Prepared:
+    run: object                      # () -> output tensor(s)
+    cold_compile_s: float = 0.0      # first call with fresh caches (compile + first run)
+    warm_compile_s: float = 0.0      # first call of a second compile (caches warm)
+    info: dict = field(default_factory=dict)
+
+
+def _grad_context(entry):
+    return torch.no_grad() if entry.no_grad else torch.enable_grad()
+
+
+def _first_call_s(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _callable(entry, compiled, inputs):
+    def run():
+        with _grad_context(entry):
+            return compiled(*inputs)
+    return run
+
+
+class Eager:
+    name = "eager"
+
+    def unavailable(self):
+        return None
+
+    def prepare(self, entry):
+        model, inputs = entry.build()
+        return Prepared(_callable(entry, model, inputs))
+
+
+class Inductor:
+    name = "inductor"
+
+    def unavailable(self):
+        return None
+
+    def prepare(self, entry):
+        from torch._inductor import metrics
+        model, inputs = entry.build()
+        torch._dynamo.reset()
+        metrics.reset()
+        run = _callable(entry, torch.compile(model), inputs)
+        cold = _first_call_s(run)
+        kernels = metrics.generated_kernel_count
+        torch._dynamo.reset()
+        run = _callable(entry, torch.compile(model), inputs)
+        warm = _first_call_s(run)
+        return Prepared(run, cold, warm, {"kernels": kernels})
+
+
+class TorchairGe:
+    name = "torchair_ge"
+
+    def unavailable(self):
+        return None
+
+    def _compile(self, entry, model, inputs):
+        backend = torchair_ge.get_npu_backend()
+        run = _callable(entry, torch.compile(model, backend=backend, dynamic=False), inputs)
+        try:
+            seconds = _first_call_s(run)
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            inner = getattr(e, "inner_exception", e)
+            missing = getattr(inner, "missing_ops", [])
+            reason = f"missing converters: {', '.join(missing)}" if missing else str(inner).splitlines()[0][:200]
+            raise Unsupported(reason, missing) from None
+        return run, seconds, backend.compiler.reports
+
+    def prepare(self, entry):
+        model, inputs = entry.build()
+        torch._dynamo.reset()
+        run, cold, reports = self._compile(entry, model, inputs)
+        torch._dynamo.reset()
+        run, warm, reports = self._compile(entry, model, inputs)
+        info = {
+            "graphs": len(reports),
+            "fx_nodes": sum(r["fx_nodes"] for r in reports),
+            "ir_nodes_before": sum(r["ir_nodes_before"] for r in reports),
+            "ir_nodes_after": sum(r["ir_nodes_after"] for r in reports),
+            "kernels": sum(r["tasks"] for r in reports),
+            "arena_bytes": sum(r["arena_bytes"] for r in reports),
+            "arena_lower_bound": sum(r["arena_lower_bound"] for r in reports),
+        }
+        return Prepared(run, cold, warm, info)
+
+
+class OnnxRuntime:
+    name = "onnxruntime"
+
+    def __init__(self, threads):
+        self.threads = threads
+
+    def unavailable(self):
+        try:
+            import onnxruntime  # noqa: F401
+            import onnxscript  # noqa: F401
+        except ImportError as e:
+            return f"{e.name} is not installed (make bench installs it)"
+        return None
+
+    def _session(self, path):
+        import onnxruntime as ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.log_severity_level = 3
+        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+    def prepare(self, entry):
+        model, inputs = entry.build()
+        path = os.path.join(tempfile.mkdtemp(prefix="bench_onnx_"), f"{entry.name}.onnx")
+        start = time.perf_counter()
+        try:
+            for name in ("torch.onnx", "onnxscript"):
+                logging.getLogger(name).setLevel(logging.ERROR)
+            with torch.no_grad(), _quiet():
+                torch.onnx.export(model, inputs, path, dynamo=True, verbose=False)
+            session = self._session(path)
+        except Exception as e:  # noqa: BLE001 - a model that does not export is reported, not fatal
+            raise Unsupported(f"torch.onnx.export failed: {str(e).splitlines()[0][:160]}") from None
+        feeds = {i.name: t.numpy() for i, t in zip(session.get_inputs(), inputs)}
+        if len(feeds) != len(inputs):
+            raise Unsupported("the exported graph's inputs do not match the model's")
+        outputs = [o.name for o in session.get_outputs()]
+
+        def run():
+            results = session.run(outputs, feeds)
+            return torch.from_numpy(results[0]) if len(results) == 1 else tuple(torch.from_numpy(r) for r in results)
+
+        cold = time.perf_counter() - start + _first_call_s(run)
+        start = time.perf_counter()
+        session = self._session(path)
+        warm = time.perf_counter() - start + _first_call_s(run)
+        return Prepared(run, cold, warm, {})
+
+
+class _quiet:
+    """Silences stdout/stderr chatter of exporters."""
+
+    def __enter__(self):
+        import contextlib
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+        self._stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+        return self
+
+    def __exit__(self, *exc):
+        self._stack.close()
+        return False
+
+
+def all_systems(threads, names=None):
+    systems = [Eager(), Inductor(), TorchairGe(), OnnxRuntime(threads)]
+    return [s for s in systems if names is None or s.name in names]

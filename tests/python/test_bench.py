@@ -1,0 +1,52 @@
+"""The benchmark never rots: the quick run checks correctness (never timings), and every zoo
+model either matches eager under torchair_ge or is reported with its missing ops named."""
+import json
+
+import pytest
+import torch
+
+from bench import models as zoo
+from bench import report, runner
+from bench.systems import TorchairGe, Unsupported
+
+
+def test_quick_run_is_correct_and_writes_reports(tmp_path):
+    results = runner.run(quick=True, systems=["eager", "inductor", "torchair_ge"], log=lambda *_: None)
+    assert [m["name"] for m in results["models"]] == runner.QUICK_MODELS
+    for model in results["models"]:
+        for row in model["systems"]:
+            assert row["status"] == "ok", (model["name"], row)
+            assert row["max_abs_err"] <= 1e-3 and row["median_ms"] > 0
+    ge_rows = [r for m in results["models"] for r in m["systems"] if r["system"] == "torchair_ge"]
+    assert all(r["info"]["graphs"] == 1 and r["info"]["kernels"] > 0 for r in ge_rows)
+    overhead = results["overhead"]
+    assert overhead["us_per_task_engine"] > 0 and [r["ops"] for r in overhead["rows"]] == [16, 64]
+    paths = report.write(results, str(tmp_path), "quick")
+    table = open(paths["markdown"]).read()
+    assert "| tiny_chain | torchair_ge | ok |" in table and "geometric mean" in table
+    assert json.load(open(paths["json"]))["quick"] is True
+
+
+@pytest.mark.parametrize("entry", zoo.get(), ids=lambda e: e.name)
+def test_every_zoo_model_runs_or_names_its_missing_ops(entry):
+    model, inputs = entry.build()
+    with torch.no_grad():
+        expected = model(*inputs)
+    try:
+        prepared = TorchairGe().prepare(entry)
+    except Unsupported as e:
+        assert e.missing_ops, f"{entry.name}: unsupported without naming the missing ops: {e.reason}"
+        assert all(op.startswith("aten.") for op in e.missing_ops)
+        return
+    torch.testing.assert_close(prepared.run(), expected, rtol=1e-3, atol=1e-3)
+
+
+def test_full_runs_refresh_the_table_in_the_performance_doc(tmp_path):
+    results = {"quick": False, "environment": {"date": "d", "torch": "t", "threads": 2, "cpu": "c"},
+               "models": [{"name": "m", "systems": [{"system": "eager", "status": "ok", "median_ms": 2.0, "p90_ms": 3.0}]}]}
+    doc = tmp_path / "performance.md"
+    doc.write_text("intro\n<!-- bench:begin x -->\nold table\n<!-- bench:end -->\nafter\n")
+    assert report.update_doc(results, str(doc))
+    text = doc.read_text()
+    assert "old table" not in text and "| m | eager | ok | 2 | 3 |" in text
+    assert text.startswith("intro\n") and text.endswith("<!-- bench:end -->\nafter\n")
