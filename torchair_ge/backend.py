@@ -39,11 +39,18 @@ class GeCompiler:
             "arena_bytes": summary["feature_memory_size"],
             "arena_lower_bound": summary["arena_lower_bound"],
             "const_bytes": summary["const_memory_size"],
+            "native_nodes": summary["engines"].get("native", 0),
+            "fallback_nodes": summary["engines"].get("host_fallback", 0),
+            "fallback_ops": dict(converted.fallback_ops),
             "compile_ms": (time.perf_counter() - start) * 1e3,
         }
         self.reports.append(report)
         logger.info("compiled graph %d: %d FX nodes -> %d tasks, arena %d bytes, %.1f ms", graph_id,
                     report["fx_nodes"], report["tasks"], report["arena_bytes"], report["compile_ms"])
+        if converted.fallback_ops:
+            logger.info("graph %d: %d of %d kernel nodes run on the host-fallback engine: %s", graph_id,
+                        report["fallback_nodes"], report["tasks"],
+                        ", ".join(f"{op} x{n}" for op, n in sorted(converted.fallback_ops.items())))
         return compiled
 
 

@@ -69,18 +69,19 @@ void BindBuilder(py::module_& m) {
       .def(
           "op",
           [](es::GraphBuilder& b, const std::string& type, const py::list& inputs, const py::dict& attrs,
-             const std::string& name) {
+             const std::string& name, int num_outputs) {
             const OpProto* proto = OpRegistry::Global().Find(type);
             if (!proto) throw GeError(fmt::format("op type '{}' is not registered", type));
             std::vector<es::OpInput> ins;
             for (auto item : inputs) ins.push_back(ToOpInput(item));
             AttrMap attr_map;
             for (auto [k, v] : attrs) attr_map[k.cast<std::string>()] = ToAttr(*proto, k.cast<std::string>(), v);
-            auto outs = b.Op(type, ins, std::move(attr_map), name);
+            auto outs = b.Op(type, ins, std::move(attr_map), name, num_outputs);
             ThrowIfError(b.status());
             return outs;
           },
-          py::arg("type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("name") = "")
+          py::arg("type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("name") = "",
+          py::arg("num_outputs") = -1)
       .def("set_outputs", [](es::GraphBuilder& b, const std::vector<es::EsTensor>& outs) {
         b.SetOutputs(outs);
         ThrowIfError(b.status());

@@ -157,6 +157,18 @@ std::vector<OpCase> Cases() {
                    {}});
   cases.push_back({"Flatten", [](GraphBuilder& b) { return b.Op("Flatten", {In(b, {2, 3, 4, 5})}, {{"axis", int64_t{2}}}); }, {TensorDesc(F32, {6, 20})}});
   cases.push_back({"Flatten", [](GraphBuilder& b) { return b.Op("Flatten", {In(b, {2, 3})}, {{"axis", int64_t{5}}}); }, {}});
+  auto torch_op = [](std::vector<int64_t> ranks) {
+    return [ranks](GraphBuilder& b) {
+      AttrMap attrs = {{"op", std::string("aten::cumsum")},
+                       {"args", std::vector<std::string>{"t:0", "i:0", "none"}},
+                       {"output_dtypes", std::vector<int64_t>{static_cast<int64_t>(DataType::kFloat)}},
+                       {"output_shapes", std::vector<int64_t>{2, 3}},
+                       {"output_ranks", ranks}};
+      return b.Op("TorchOp", {std::vector<EsTensor>{In(b, {2, 3})}}, attrs, "", 1);
+    };
+  };
+  cases.push_back({"TorchOp", torch_op({2}), {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"TorchOp", torch_op({3}), {}});  // ranks ask for more dims than output_shapes holds
   return cases;
 }
 

@@ -129,6 +129,43 @@ TEST_F(SessionTest, ConvolutionMatchesATen) {
   EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-6));
 }
 
+TEST_F(SessionTest, TorchOpRunsThroughTheDispatcherOnTheFallbackEngine) {
+  es::GraphBuilder b;
+  auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+  AttrMap attrs = {{"op", std::string("aten::cumsum")},
+                   {"args", std::vector<std::string>{"t:0", "i:1", "dt:11"}},  // dtype=DT_DOUBLE
+                   {"output_dtypes", std::vector<int64_t>{static_cast<int64_t>(DataType::kDouble)}},
+                   {"output_shapes", std::vector<int64_t>{2, 3}},
+                   {"output_ranks", std::vector<int64_t>{2}}};
+  auto sums = b.Op("TorchOp", {std::vector<es::EsTensor>{es::Relu(x)}}, attrs, "cumsum", 1);
+  b.SetOutputs({sums.at(0)});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  EXPECT_EQ(s.GetCompiledGraphSummary(1)->engine_counts.at("host_fallback"), 1);
+  std::vector<float> in = {1, -2, 3, 4, 5, -6};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s.RunGraph(1, {FloatInput(in, {2, 3})}, &out).ok());
+  const std::vector<double> want = {1, 1, 4, 4, 9, 9};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_DOUBLE_EQ(out[0].data_as<double>()[i], want[i]);
+}
+
+TEST_F(SessionTest, TorchOpWithABadSpecFailsAtLoadNamingTheArgument) {
+  es::GraphBuilder b;
+  auto x = b.CreateInput(0, DataType::kFloat, {2});
+  AttrMap attrs = {{"op", std::string("aten::cumsum")},
+                   {"args", std::vector<std::string>{"t:0", "i:zero", "none"}},
+                   {"output_dtypes", std::vector<int64_t>{static_cast<int64_t>(DataType::kFloat)}},
+                   {"output_shapes", std::vector<int64_t>{2}},
+                   {"output_ranks", std::vector<int64_t>{1}}};
+  b.SetOutputs({b.Op("TorchOp", {std::vector<es::EsTensor>{x}}, attrs, "bad", 1).at(0)});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  Status st = s.CompileGraph(1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("argument 'dim'"), std::string::npos) << st.message();
+}
+
 TEST_F(SessionTest, OutputsMayBeInputsConstantsAndDuplicates) {
   es::GraphBuilder b;
   auto x = b.CreateInput(0, DataType::kFloat, {2});

@@ -44,19 +44,17 @@ def test_outputs_that_are_inputs_come_back_as_the_same_tensor():
     torch.testing.assert_close(out[1], y * 2)
 
 
-def test_unsupported_ops_are_all_named_with_source_lines():
-    def uses_cumsum_and_abs(x):
-        y = torch.cumsum(x, 0) + 1
-        return torch.abs(y) * torch.abs(x)
+def test_ops_that_cannot_fall_back_are_named_with_reason_and_source_line():
+    def complex_math(x):
+        return torch.view_as_real(torch.view_as_complex(x) * 2)
 
     with pytest.raises(Exception) as info:
-        compile_with_ge(uses_cumsum_and_abs)(torch.randn(4))
+        compile_with_ge(complex_math)(torch.randn(4, 2))
     message = str(info.value)
-    assert "no converter for 2 ATen op(s)" in message
-    assert "aten.cumsum.default  (first at node 'cumsum'" in message and "test_errors.py" in message
-    assert "aten.abs.default" in message
-    inner = info.value.inner_exception  # Dynamo's BackendCompilerFailed keeps ours
-    assert sorted(inner.missing_ops) == ["aten.abs.default", "aten.cumsum.default"]
+    assert "cannot run on the host-fallback engine" in message
+    assert "aten.view_as_complex.default: torch dtype torch.complex64 is not supported" in message
+    assert "test_errors.py" in message and "complex_math" in message
+    assert info.value.inner_exception.missing_ops == ["aten.view_as_complex.default"]
 
 
 def test_dynamic_shapes_are_refused_with_a_hint():

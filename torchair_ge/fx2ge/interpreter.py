@@ -10,6 +10,7 @@ from torch.fx.node import map_aggregate
 from torchair_ge import _C
 from torchair_ge.fx2ge import converters  # noqa: F401  (registers the built-in converters)
 from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProduced, UnsupportedOpError
+from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
 from torchair_ge.fx2ge.registry import lookup_converter
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge.ge.graph import graph_context
@@ -29,6 +30,7 @@ class ConvertedGraph:
     num_inputs: int
     outputs: list = field(default_factory=list)  # OutputSpec per FX output
     fx_nodes: int = 0
+    fallback_ops: dict = field(default_factory=dict)  # ATen op -> nodes run by the host-fallback engine
 
 
 def _where(node):
@@ -76,18 +78,24 @@ class FxToGe:
         self.builder = _C.GraphBuilder(name)
         self.env = {}
         self.placeholders = []
+        self.fallback_ops = {}
 
     def check_supported(self):
-        """Raises one UnsupportedOpError naming every op without a converter, with a source line each."""
+        """Raises one UnsupportedOpError naming every op that has no converter and cannot fall
+        back to the host, with the reason and a source line each."""
         missing = {}
         for node in self.gm.graph.nodes:
-            if node.op == "call_function" and node.target is not operator.getitem and lookup_converter(node.target) is None:
-                missing.setdefault(str(node.target), node)
+            if node.op != "call_function" or node.target is operator.getitem or lookup_converter(node.target):
+                continue
+            reason = fallback_blocker(node.target, node.meta.get("val"))
+            if reason:
+                missing.setdefault(str(node.target), (node, reason))
         if missing:
-            lines = "\n".join(f"  {op}  (first at {_describe(node)})" for op, node in missing.items())
+            lines = "\n".join(f"  {op}: {reason}  (first at {_describe(node)})" for op, (node, reason) in missing.items())
             raise UnsupportedOpError(
-                f"no converter for {len(missing)} ATen op(s):\n{lines}\nsee docs/converters.md to add one with "
-                "@register_fx_node_ge_converter", missing_ops=missing)
+                f"{len(missing)} ATen op(s) have no converter and cannot run on the host-fallback engine:\n"
+                f"{lines}\nsee docs/converters.md to add a converter with @register_fx_node_ge_converter",
+                missing_ops=missing)
 
     def run(self):
         self.check_supported()
@@ -106,7 +114,8 @@ class FxToGe:
                     raise ConversionError(f"{_describe(node)}: {e}") from e
         engine_outputs, specs = outputs
         self.builder.set_outputs(engine_outputs)
-        return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes))
+        return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes),
+                              self.fallback_ops)
 
     def _placeholder(self, node):
         val = node.meta.get("val")
@@ -139,7 +148,14 @@ class FxToGe:
         kwargs = map_aggregate(node.kwargs, self._lookup)
         meta = node.meta.get("val")
         try:
-            result = converter(*args, **kwargs, meta_outputs=meta)
+            if converter is None:
+                result = fallback_node(node.target, args, kwargs, meta, node.name)
+                self.fallback_ops[str(node.target)] = self.fallback_ops.get(str(node.target), 0) + 1
+            else:
+                result = converter(*args, **kwargs, meta_outputs=meta)
+        except CannotFallBack as e:
+            raise UnsupportedOpError(f"{_describe(node)} has no converter and cannot fall back: {e}",
+                                     missing_ops=[str(node.target)]) from e
         except (ConversionError, _C.GeError, TypeError, ValueError, NotImplementedError) as e:
             raise ConversionError(f"{_describe(node)}: {e}") from e
         if isinstance(result, (tuple, list)):

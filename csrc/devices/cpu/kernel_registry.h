@@ -52,5 +52,6 @@ void RegisterElementwiseKernels(CpuKernelRegistry& registry);
 void RegisterMathKernels(CpuKernelRegistry& registry);
 void RegisterNnKernels(CpuKernelRegistry& registry);
 void RegisterArrayKernels(CpuKernelRegistry& registry);
+void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
 
 }  // namespace ge::cpu

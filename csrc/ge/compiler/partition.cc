@@ -8,10 +8,12 @@ Status PartitionGraph(Graph& graph, const KernelFactory& kernels, const std::str
   for (Node* node : graph.nodes()) {
     if (IsLocalOp(node->type())) {
       node->SetAttr(kAttrEngine, std::string(kEngineLocal));
-    } else if (kernels.Supports(node->type())) {
-      node->SetAttr(kAttrEngine, std::string(kEngineNative));
-    } else {
+    } else if (!kernels.Supports(node->type())) {
       return Unimplemented("{}: device '{}' has no kernel for op type {}", node->ToString(), device_name, node->type());
+    } else if (node->type() == kOpTorch) {
+      node->SetAttr(kAttrEngine, std::string(kEngineHostFallback));
+    } else {
+      node->SetAttr(kAttrEngine, std::string(kEngineNative));
     }
   }
   return {};

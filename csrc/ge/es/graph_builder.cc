@@ -56,7 +56,7 @@ EsTensor GraphBuilder::CreateScalar(double value, DataType dtype) {
 }
 
 std::vector<EsTensor> GraphBuilder::Op(const std::string& type, const std::vector<OpInput>& inputs, AttrMap attrs,
-                                       const std::string& name) {
+                                       const std::string& name, int num_outputs) {
   if (!status_.ok()) return {};
   const OpProto* proto = OpRegistry::Global().Find(type);
   if (!proto) {
@@ -92,7 +92,11 @@ std::vector<EsTensor> GraphBuilder::Op(const std::string& type, const std::vecto
       flat.push_back(Value{});  // absent optional; Verify rejects a missing required input
     }
   }
-  Node* node = graph_->AddNode(type, name, flat, static_cast<int>(proto->outputs.size()));
+  if (proto->HasDynamicOutput() != (num_outputs >= 0)) {
+    Fail(InvalidArgument("{}: num_outputs must be given exactly for ops with a dynamic output", type));
+    return {};
+  }
+  Node* node = graph_->AddNode(type, name, flat, proto->HasDynamicOutput() ? num_outputs : static_cast<int>(proto->outputs.size()));
   node->mutable_attrs() = std::move(attrs);
   Status st = OpRegistry::Global().VerifyAndInfer(*node);
   if (!st.ok()) {

@@ -45,8 +45,9 @@ class GraphBuilder {
   EsTensor CreateScalar(double value, DataType dtype);
 
   // Adds an op of a registered type. `inputs` follow the prototype's input order.
+  // `num_outputs` is required for (and only for) ops with a dynamic output.
   std::vector<EsTensor> Op(const std::string& type, const std::vector<OpInput>& inputs, AttrMap attrs = {},
-                           const std::string& name = "");
+                           const std::string& name = "", int num_outputs = -1);
   // Single-output convenience form of Op().
   EsTensor Op1(const std::string& type, const std::vector<OpInput>& inputs, AttrMap attrs = {}, const std::string& name = "");
 

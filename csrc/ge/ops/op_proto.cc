@@ -61,6 +61,11 @@ OpDef& OpDef::Output(std::string name, std::string type_var) {
   return *this;
 }
 
+OpDef& OpDef::DynamicOutput(std::string name, std::string type_var) {
+  proto_.outputs.push_back({std::move(name), std::move(type_var), true});
+  return *this;
+}
+
 OpDef& OpDef::Attr(std::string name, AttrType type, std::optional<AttrValue> default_value) {
   proto_.attrs.push_back({std::move(name), type, std::move(default_value)});
   return *this;

@@ -30,6 +30,7 @@ struct InputDef {
 struct OutputDef {
   std::string name;
   std::string type_var;
+  bool dynamic = false;  // a dynamic output is the op's only output and expands to any count
 };
 
 struct AttrDef {
@@ -53,6 +54,9 @@ struct OpProto {
   const TypeVar* FindTypeVar(const std::string& name) const;
   const AttrDef* FindAttr(const std::string& name) const;
   int DynamicInputIndex() const;  // position of the dynamic input in `inputs`, or -1
+  bool HasDynamicOutput() const { return outputs.size() == 1 && outputs[0].dynamic; }
+  // The declaration of node output `index` (the dynamic output covers them all).
+  const OutputDef& OutputDefFor(int index) const { return outputs[HasDynamicOutput() ? 0 : static_cast<size_t>(index)]; }
   // Flat node-input range [begin, end) of declared input `def_index` for a node with
   // `num_node_inputs` inputs (a dynamic input expands to however many are left).
   std::pair<int, int> InputRange(int def_index, int num_node_inputs) const;
@@ -67,6 +71,7 @@ class OpDef {
   OpDef& OptionalInput(std::string name, std::string type_var) { return AddInput(std::move(name), InputKind::kOptional, std::move(type_var)); }
   OpDef& DynamicInput(std::string name, std::string type_var) { return AddInput(std::move(name), InputKind::kDynamic, std::move(type_var)); }
   OpDef& Output(std::string name, std::string type_var);
+  OpDef& DynamicOutput(std::string name, std::string type_var);
   OpDef& Attr(std::string name, AttrType type, std::optional<AttrValue> default_value = std::nullopt);
   OpDef& Infer(InferShapeFn fn);
   OpDef& Doc(std::string doc);

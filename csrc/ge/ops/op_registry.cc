@@ -13,6 +13,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterElementwiseOps(*r);
     RegisterMathOps(*r);
     RegisterNnOps(*r);
+    RegisterFallbackOps(*r);
     return r;
   }();
   return *registry;
@@ -27,9 +28,11 @@ Status OpRegistry::Register(OpProto proto) {
              in.name, in.type_var);
   }
   GE_CHECK(dynamic <= 1, "op {}: at most one dynamic input is supported", proto.type);
-  for (const auto& out : proto.outputs)
+  for (const auto& out : proto.outputs) {
     GE_CHECK(proto.FindTypeVar(out.type_var), "op {}: output '{}' names unknown type variable '{}'", proto.type,
              out.name, out.type_var);
+    GE_CHECK(!out.dynamic || proto.outputs.size() == 1, "op {}: a dynamic output must be the only output", proto.type);
+  }
   std::lock_guard<std::mutex> lock(mu_);
   std::string type = proto.type;
   GE_CHECK(protos_.emplace(type, std::move(proto)).second, "op {} is already registered", type);
@@ -112,8 +115,8 @@ Status OpRegistry::Verify(const Node& node) const {
   }
   for (const auto& [name, value] : node.attrs())
     GE_CHECK(name.rfind('_', 0) == 0 || proto->FindAttr(name), "{}: unknown attribute '{}'", where, name);
-  GE_CHECK(node.num_outputs() == static_cast<int>(proto->outputs.size()), "{}: has {} outputs, the prototype {}",
-           where, node.num_outputs(), proto->outputs.size());
+  GE_CHECK(proto->HasDynamicOutput() || node.num_outputs() == static_cast<int>(proto->outputs.size()),
+           "{}: has {} outputs, the prototype {}", where, node.num_outputs(), proto->outputs.size());
   return {};
 }
 
@@ -128,19 +131,20 @@ Status OpRegistry::VerifyAndInfer(Node& node) const {
     for (int i = begin; i < end; ++i)
       if (Value v = node.input(i); v.valid()) bound.emplace(proto.inputs[d].type_var, v.node->output_desc(v.index).dtype);
   }
-  for (size_t o = 0; o < proto.outputs.size(); ++o) {
-    auto it = bound.find(proto.outputs[o].type_var);
-    if (it != bound.end()) node.output_desc(static_cast<int>(o)).dtype = it->second;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    auto it = bound.find(proto.OutputDefFor(o).type_var);
+    if (it != bound.end()) node.output_desc(o).dtype = it->second;
   }
   if (proto.infer_shape) {
     InferContext ctx(node, proto);
     GE_RETURN_IF_ERROR(proto.infer_shape(ctx));
   }
-  for (size_t o = 0; o < proto.outputs.size(); ++o) {
-    const TypeVar& tv = *proto.FindTypeVar(proto.outputs[o].type_var);
-    const DataType dtype = node.output_desc(static_cast<int>(o)).dtype;
-    GE_CHECK(Allowed(tv, dtype), "{}: inferred output '{}' dtype {} is not allowed ({})", node.ToString(),
-             proto.outputs[o].name, DataTypeName(dtype), AllowedNames(tv));
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    const OutputDef& def = proto.OutputDefFor(o);
+    const TypeVar& tv = *proto.FindTypeVar(def.type_var);
+    const DataType dtype = node.output_desc(o).dtype;
+    GE_CHECK(Allowed(tv, dtype), "{}: inferred output '{}' dtype {} is not allowed ({})", node.ToString(), def.name,
+             DataTypeName(dtype), AllowedNames(tv));
   }
   return {};
 }

@@ -39,5 +39,6 @@ void RegisterArrayOps(OpRegistry& registry);
 void RegisterElementwiseOps(OpRegistry& registry);
 void RegisterMathOps(OpRegistry& registry);
 void RegisterNnOps(OpRegistry& registry);
+void RegisterFallbackOps(OpRegistry& registry);
 
 }  // namespace ge

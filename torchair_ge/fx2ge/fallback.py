@@ -1,0 +1,135 @@
+"""The host-fallback path: an ATen op with no converter becomes one TorchOp node, which the
+engine runs through the torch dispatcher inside the same graph (no graph break). Its output
+descs come from the FX metas; its arguments are encoded, in schema order, as strings the
+device kernel parses once at load."""
+import torch
+
+from torchair_ge import _C
+from torchair_ge.ge.dtypes import torch_to_ge
+from torchair_ge.ge.graph import current_builder
+
+_MEMORY_FORMATS = {torch.contiguous_format: 0, torch.preserve_format: 1, torch.channels_last: 2,
+                   torch.channels_last_3d: 3}
+
+
+class CannotFallBack(Exception):
+    """Why an op cannot run on the host-fallback engine."""
+
+
+def _base_type(arg):
+    """The schema type without Optional[...]: 'Tensor', 'List[int]', 'number' (Scalar), 'float', ...
+    (dtype, layout and memory format arguments read 'int'; their values say what they are)."""
+    text = str(arg.type)
+    while text.startswith("Optional[") and text.endswith("]"):
+        text = text[len("Optional["):-1]
+    return text
+
+
+class _Encoder:
+    def __init__(self):
+        self.tensors = []  # distinct IR values, in first-use order
+
+    def tensor_index(self, value):
+        for i, t in enumerate(self.tensors):
+            if t.node_name == value.node_name and t.index == value.index:
+                return i
+        self.tensors.append(value)
+        return len(self.tensors) - 1
+
+    def encode(self, arg, value):
+        kind = _base_type(arg)
+        if value is None:
+            return "none"
+        if isinstance(value, _C.EsTensor):
+            return f"t:{self.tensor_index(value)}"
+        if isinstance(value, (list, tuple)):
+            if kind == "List[Optional[Tensor]]":
+                return "otl:" + ",".join("-1" if v is None else str(self.tensor_index(v)) for v in value)
+            if kind == "List[Tensor]":
+                return "tl:" + ",".join(str(self.tensor_index(v)) for v in value)
+            if kind == "List[float]":
+                return "fs:" + ",".join(repr(float(v)) for v in value)
+            if kind == "List[bool]":
+                return "bs:" + ",".join("1" if v else "0" for v in value)
+            if kind == "List[int]":
+                return "is:" + ",".join(str(int(v)) for v in value)
+            raise CannotFallBack(f"argument '{arg.name}' has list type {arg.type}")
+        if isinstance(value, torch.dtype):
+            return f"dt:{int(torch_to_ge(value))}"
+        if isinstance(value, torch.device):
+            return f"dev:{value}"
+        if isinstance(value, torch.layout):
+            if value != torch.strided:
+                raise CannotFallBack(f"layout {value} is not supported")
+            return "layout:0"
+        if isinstance(value, torch.memory_format):
+            return f"mf:{_MEMORY_FORMATS[value]}"
+        if isinstance(value, str):
+            return f"s:{value}"
+        if isinstance(value, bool) or kind == "bool":
+            return "b:1" if value else "b:0"
+        if kind == "float" or (kind == "number" and isinstance(value, float)):
+            return f"f:{float(value)!r}"
+        if isinstance(value, int):
+            return f"i:{value}"
+        raise CannotFallBack(f"argument '{arg.name}' of type {arg.type} holds {type(value).__name__}")
+
+
+def _argument_values(op, args, kwargs):
+    schema = op._schema
+    values = []
+    for i, arg in enumerate(schema.arguments):
+        if not arg.kwarg_only and i < len(args):
+            values.append(args[i])
+        elif arg.name in kwargs:
+            values.append(kwargs[arg.name])
+        elif arg.has_default_value():
+            values.append(arg.default_value)
+        else:
+            raise CannotFallBack(f"argument '{arg.name}' is missing")
+    return values
+
+
+def _output_metas(meta):
+    metas = list(meta) if isinstance(meta, (tuple, list)) else [meta]
+    for m in metas:
+        if not isinstance(m, torch.Tensor):
+            raise CannotFallBack(f"it returns {type(m).__name__}, not only tensors")
+        if any(not isinstance(d, int) for d in m.shape):
+            raise CannotFallBack("its output shape is symbolic")
+    return metas
+
+
+def fallback_blocker(op, meta):
+    """Why `op` cannot run on the host-fallback engine, or None when it can."""
+    if not isinstance(op, torch._ops.OpOverload):
+        return f"{op} is not an operator overload"
+    if op._schema.is_mutable:
+        return "it mutates its inputs"
+    if any("Generator" in str(a.type) for a in op._schema.arguments):
+        return "it draws random numbers"
+    try:
+        for m in _output_metas(meta):
+            torch_to_ge(m.dtype)
+    except (CannotFallBack, TypeError) as e:
+        return str(e)
+    return None
+
+
+def fallback_node(op, args, kwargs, meta, name):
+    """Adds a TorchOp running `op`; returns its output(s) shaped like `meta`."""
+    reason = fallback_blocker(op, meta)
+    if reason:
+        raise CannotFallBack(reason)
+    encoder = _Encoder()
+    specs = [encoder.encode(a, v) for a, v in zip(op._schema.arguments, _argument_values(op, args, kwargs))]
+    metas = _output_metas(meta)
+    dtypes = [int(torch_to_ge(m.dtype)) for m in metas]
+    outputs = current_builder().op(
+        "TorchOp", [encoder.tensors],
+        {"op": op.name(), "args": specs, "output_dtypes": dtypes,
+         "output_shapes": [int(d) for m in metas for d in m.shape], "output_ranks": [m.dim() for m in metas]},
+        name, len(metas))
+    if isinstance(meta, (tuple, list)):
+        return tuple(outputs) if isinstance(meta, tuple) else list(outputs)
+    return outputs[0]
