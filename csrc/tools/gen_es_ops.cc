@@ -6,6 +6,7 @@
 // return an EsTensor, others a std::vector<EsTensor>.
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ std::string CppLiteral(const ge::AttrValue& value) {
       value);
 }
 
+// Prototype names that are C++ keywords ("else" of SelectV2) get a trailing underscore.
+std::string Param(const std::string& name) {
+  static const std::set<std::string> kKeywords = {"else", "if", "default", "new", "delete", "class", "template",
+                                                  "operator", "switch", "case", "return", "this", "union"};
+  return kKeywords.count(name) ? name + "_" : name;
+}
+
 std::string EmitOp(const ge::OpProto& p) {
   std::vector<std::string> params, inputs, attrs;
   std::vector<std::string> optional_inputs, defaulted_attrs;
@@ -56,20 +64,21 @@ std::string EmitOp(const ge::OpProto& p) {
   for (const auto& in : p.inputs) {
     const bool dynamic = in.kind == ge::InputKind::kDynamic;
     const std::string type = dynamic ? "const std::vector<EsTensor>& " : "const EsTensor& ";
+    const std::string name = Param(in.name);
     if (in.kind == ge::InputKind::kOptional) {
-      optional_inputs.push_back(type + in.name + " = {}");
-      inputs.push_back(in.name + ".valid() ? OpInput(" + in.name + ") : OpInput{}");
+      optional_inputs.push_back(type + name + " = {}");
+      inputs.push_back(name + ".valid() ? OpInput(" + name + ") : OpInput{}");
     } else {
-      params.push_back(type + in.name);
-      inputs.push_back(in.name);
-      if (builder_of.empty()) builder_of = dynamic ? in.name + ".empty() ? nullptr : " + in.name + "[0].builder()" : in.name + ".builder()";
+      params.push_back(type + name);
+      inputs.push_back(name);
+      if (builder_of.empty()) builder_of = dynamic ? name + ".empty() ? nullptr : " + name + "[0].builder()" : name + ".builder()";
     }
   }
   for (const auto& a : p.attrs) {
-    const std::string decl = std::string(CppType(a.type)) + " " + a.name;
+    const std::string decl = std::string(CppType(a.type)) + " " + Param(a.name);
     if (a.default_value) defaulted_attrs.push_back(decl + " = " + CppLiteral(*a.default_value));
     else params.push_back(decl);
-    attrs.push_back("{\"" + a.name + "\", " + a.name + "}");
+    attrs.push_back("{\"" + a.name + "\", " + Param(a.name) + "}");
   }
   params.insert(params.end(), optional_inputs.begin(), optional_inputs.end());
   params.insert(params.end(), defaulted_attrs.begin(), defaulted_attrs.end());

@@ -157,6 +157,66 @@ std::vector<OpCase> Cases() {
                    {}});
   cases.push_back({"Flatten", [](GraphBuilder& b) { return b.Op("Flatten", {In(b, {2, 3, 4, 5})}, {{"axis", int64_t{2}}}); }, {TensorDesc(F32, {6, 20})}});
   cases.push_back({"Flatten", [](GraphBuilder& b) { return b.Op("Flatten", {In(b, {2, 3})}, {{"axis", int64_t{5}}}); }, {}});
+  constexpr DataType B8 = DataType::kBool;
+  for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {3, 1}), In(b, {4})}); }, {TensorDesc(B8, {3, 4})}});
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {3}), In(b, {3}, DataType::kInt64)}); }, {}});
+  }
+  for (const char* op : {"LogicalAnd", "LogicalOr"}) {
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 1}, B8), In(b, {3}, B8)}); }, {TensorDesc(B8, {2, 3})}});
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2}), In(b, {2})}); }, {}});  // not bool
+  }
+  cases.push_back({"LogicalNot", [](GraphBuilder& b) { return b.Op("LogicalNot", {In(b, {5}, B8)}); }, {TensorDesc(B8, {5})}});
+  cases.push_back({"LogicalNot", [](GraphBuilder& b) { return b.Op("LogicalNot", {In(b, {5})}); }, {}});
+  cases.push_back({"MaskedFill",
+                   [](GraphBuilder& b) { return b.Op("MaskedFill", {In(b, {2, 3}), In(b, {3}, B8), b.CreateScalar(-1, F32)}); },
+                   {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"MaskedFill",
+                   [](GraphBuilder& b) { return b.Op("MaskedFill", {In(b, {3}), In(b, {2, 3}, B8), b.CreateScalar(-1, F32)}); },
+                   {}});  // the mask may not grow x
+  cases.push_back({"SelectV2",
+                   [](GraphBuilder& b) { return b.Op("SelectV2", {In(b, {2, 1}, B8), In(b, {3}), In(b, {1})}); },
+                   {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"SelectV2", [](GraphBuilder& b) { return b.Op("SelectV2", {In(b, {2}, B8), In(b, {3}), In(b, {3})}); }, {}});
+  cases.push_back({"BroadcastTo",
+                   [](GraphBuilder& b) { return b.Op("BroadcastTo", {In(b, {3, 1}), b.CreateVector({2, 3, 4})}); },
+                   {TensorDesc(F32, {2, 3, 4})}});
+  cases.push_back({"BroadcastTo", [](GraphBuilder& b) { return b.Op("BroadcastTo", {In(b, {3, 2}), b.CreateVector({3, 4})}); }, {}});
+  cases.push_back({"GatherV2",
+                   [](GraphBuilder& b) {
+                     return b.Op("GatherV2", {In(b, {10, 4}), In(b, {2, 3}, DataType::kInt64), b.CreateScalar(0, DataType::kInt64)});
+                   },
+                   {TensorDesc(F32, {2, 3, 4})}});
+  cases.push_back({"GatherV2",
+                   [](GraphBuilder& b) {
+                     return b.Op("GatherV2", {In(b, {10, 4}), b.CreateScalar(1, DataType::kInt64), b.CreateVector({-1})});
+                   },
+                   {TensorDesc(F32, {10})}});  // a 0-d index drops the axis
+  cases.push_back({"GatherV2",
+                   [](GraphBuilder& b) { return b.Op("GatherV2", {In(b, {10, 4}), In(b, {2}, DataType::kInt64), b.CreateVector({2})}); },
+                   {}});
+  cases.push_back({"StridedSliceV2",
+                   [](GraphBuilder& b) {
+                     return b.Op("StridedSliceV2", {In(b, {10, 8}), b.CreateVector({1, -3}), b.CreateVector({9, 1000}),
+                                                    b.CreateVector({0, 1}), b.CreateVector({3, 1})});
+                   },
+                   {TensorDesc(F32, {3, 3})}});
+  cases.push_back({"StridedSliceV2",
+                   [](GraphBuilder& b) {
+                     return b.Op("StridedSliceV2", {In(b, {10}), b.CreateVector({0}), b.CreateVector({5}), b.CreateVector({0}),
+                                                    b.CreateVector({-1})});
+                   },
+                   {}});
+  cases.push_back({"Pack",
+                   [](GraphBuilder& b) {
+                     return b.Op("Pack", {std::vector<EsTensor>{In(b, {2, 3}), In(b, {2, 3})}}, {{"axis", int64_t{-1}}, {"N", int64_t{2}}});
+                   },
+                   {TensorDesc(F32, {2, 3, 2})}});
+  cases.push_back({"Pack",
+                   [](GraphBuilder& b) {
+                     return b.Op("Pack", {std::vector<EsTensor>{In(b, {2, 3}), In(b, {3, 2})}}, {{"N", int64_t{2}}});
+                   },
+                   {}});
   auto torch_op = [](std::vector<int64_t> ranks) {
     return [ranks](GraphBuilder& b) {
       AttrMap attrs = {{"op", std::string("aten::cumsum")},

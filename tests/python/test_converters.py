@@ -198,3 +198,77 @@ def test_integer_reductions_and_casts():
 def test_layer_norm_statistics_outputs():
     x, w, b = rand(3, 8), rand(8, seed=1), rand(8, seed=2)
     check_against_eager(lambda x: torch.ops.aten.native_layer_norm(x, [8], w, b, 1e-5), x)
+
+
+COMPARISONS = {
+    "eq": torch.eq, "ne": torch.ne, "lt": torch.lt, "le": torch.le, "gt": torch.gt, "ge": torch.ge,
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64], ids=str)
+@pytest.mark.parametrize("op", sorted(COMPARISONS))
+def test_comparisons(op, dtype):
+    fn = COMPARISONS[op]
+    a, b = rand(3, 4, dtype=dtype), rand(4, dtype=dtype, seed=1)
+    b[0] = a[0, 0]  # some equal elements
+    check_against_eager(fn, a, b)
+    check_against_eager(lambda x: fn(x, 0.5), a)          # scalar other, promoted as torch does
+    check_against_eager(lambda x, y: fn(x, y), a, rand(3, 4, dtype=torch.float32, seed=2))  # mixed dtypes
+
+
+def test_logical_ops_masked_fill_where():
+    a, b = rand(3, 5), rand(3, 5, seed=1)
+    check_against_eager(lambda x, y: torch.logical_and(x > 0, y > 0) | torch.logical_not(x < y), a, b)
+    check_against_eager(lambda x: torch.logical_or(x, x * 0) ^ torch.logical_not(x), a)  # non-bool inputs
+    check_against_eager(lambda x: ~(x > 0), a)
+    check_against_eager(lambda x: ~x, rand(3, 5, dtype=torch.int64))  # integer inversion: host fallback
+    check_against_eager(lambda x: x.masked_fill(x > 0.5, -1.0), a)
+    check_against_eager(lambda x: x.masked_fill(torch.tensor([True, False, True, False, True]), float("-inf")), a)
+    check_against_eager(lambda x, y: x.masked_fill(y > 0, y.sum()), a, b)  # tensor value
+    check_against_eager(lambda x, y: torch.where(x > y, x, y * 2), a, b)
+    check_against_eager(lambda x: torch.where(x > 0, x, 0.0), a)
+    check_against_eager(lambda x: torch.where(x[:, :1] > 0, x, torch.zeros(5)), a)
+
+
+INDEXING = {
+    "select": lambda x: x[:, 2] * 1,
+    "select_negative": lambda x: x.select(0, -1) + 1,
+    "slice": lambda x: x[1:3, ::2] * 2,
+    "slice_negative": lambda x: x[-2:, -3:-1] + 1,
+    "slice_open": lambda x: x[:, 1:] - 1,
+    "expand": lambda x: x[:, :1].expand(4, 6) + 0,
+    "expand_new_dims": lambda x: x[0].expand(2, 3, 6) * 1,
+    "stack": lambda x: torch.stack([x, x * 2, x + 1], dim=1),
+    "stack_last": lambda x: torch.stack([x[0], x[1]], dim=-1),
+    "index_select": lambda x: torch.index_select(x, 1, torch.tensor([5, 0, 2])),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
+@pytest.mark.parametrize("op", sorted(INDEXING))
+def test_indexing(op, dtype):
+    check_against_eager(INDEXING[op], rand(4, 6, dtype=dtype))
+
+
+def test_embedding_and_arange():
+    weight = rand(20, 8)
+    ids = torch.tensor([[0, 5, 19], [3, 3, 7]])
+    check_against_eager(lambda w, i: torch.nn.functional.embedding(i, w), weight, ids)
+    check_against_eager(lambda w, i: torch.nn.functional.embedding(i.int(), w) * 2, weight, ids)
+    check_against_eager(lambda x: x + torch.arange(6), rand(4, 6))
+    check_against_eager(lambda x: x + torch.arange(2, 14, 2, dtype=torch.float32), rand(4, 6))
+    check_against_eager(lambda x: x * torch.arange(0.5, 3.5, 0.5), rand(4, 6))
+
+
+@pytest.mark.parametrize("causal,mask", [(False, None), (True, None), (False, "float"), (False, "bool")])
+def test_scaled_dot_product_attention(causal, mask):
+    q, k, v = rand(2, 4, 8, 16), rand(2, 4, 10 if not causal else 8, 16, seed=1), rand(2, 4, 10 if not causal else 8, 16, seed=2)
+    attn_mask = None
+    if mask == "float":
+        attn_mask = rand(8, 10, seed=3)
+    elif mask == "bool":
+        attn_mask = rand(8, 10, seed=3) > -0.5
+    check_against_eager(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=attn_mask, is_causal=causal), q, k, v, rtol=1e-5, atol=1e-5)
+    check_against_eager(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3), q, k, v,
+                        rtol=1e-5, atol=1e-5)

@@ -148,11 +148,11 @@ class FxToGe:
         kwargs = map_aggregate(node.kwargs, self._lookup)
         meta = node.meta.get("val")
         try:
-            if converter is None:
+            # A converter returns NotImplemented for cases it leaves to the host-fallback engine.
+            result = NotImplemented if converter is None else converter(*args, **kwargs, meta_outputs=meta)
+            if result is NotImplemented:
                 result = fallback_node(node.target, args, kwargs, meta, node.name)
                 self.fallback_ops[str(node.target)] = self.fallback_ops.get(str(node.target), 0) + 1
-            else:
-                result = converter(*args, **kwargs, meta_outputs=meta)
         except CannotFallBack as e:
             raise UnsupportedOpError(f"{_describe(node)} has no converter and cannot fall back: {e}",
                                      missing_ops=[str(node.target)]) from e

@@ -38,6 +38,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterMathKernels(*r);
     RegisterNnKernels(*r);
     RegisterArrayKernels(*r);
+    RegisterIndexingKernels(*r);
     RegisterTorchOpKernel(*r);
     return r;
   }();

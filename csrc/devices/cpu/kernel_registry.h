@@ -52,6 +52,7 @@ void RegisterElementwiseKernels(CpuKernelRegistry& registry);
 void RegisterMathKernels(CpuKernelRegistry& registry);
 void RegisterNnKernels(CpuKernelRegistry& registry);
 void RegisterArrayKernels(CpuKernelRegistry& registry);
+void RegisterIndexingKernels(CpuKernelRegistry& registry);
 void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
 
 }  // namespace ge::cpu

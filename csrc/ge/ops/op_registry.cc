@@ -13,6 +13,8 @@ OpRegistry& OpRegistry::Global() {
     RegisterElementwiseOps(*r);
     RegisterMathOps(*r);
     RegisterNnOps(*r);
+    RegisterIndexingOps(*r);
+    RegisterLogicalOps(*r);
     RegisterFallbackOps(*r);
     return r;
   }();

@@ -39,6 +39,8 @@ void RegisterArrayOps(OpRegistry& registry);
 void RegisterElementwiseOps(OpRegistry& registry);
 void RegisterMathOps(OpRegistry& registry);
 void RegisterNnOps(OpRegistry& registry);
+void RegisterIndexingOps(OpRegistry& registry);
+void RegisterLogicalOps(OpRegistry& registry);
 void RegisterFallbackOps(OpRegistry& registry);
 
 }  // namespace ge

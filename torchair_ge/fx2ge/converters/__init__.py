@@ -1,8 +1,11 @@
 """Built-in converters, one module per op family. Importing this package registers them."""
 from torchair_ge.fx2ge.converters import (  # noqa: F401
     activation,
+    attention,
+    comparison,
     conv_pool,
     elementwise,
+    indexing,
     matmul,
     norm,
     reduce,

@@ -16,6 +16,16 @@ def promote(meta_outputs, *values):
     return [to_dtype(v, meta_outputs.dtype) for v in values]
 
 
+def common_dtype(a, b):
+    """torch's promoted dtype of two operands (IR values or Python scalars). An IR value is
+    probed by an empty tensor of its rank, so 0-d values count as scalars, as in torch."""
+    def probe(v):
+        if isinstance(v, ge.Tensor):
+            return torch.empty([0] * len(v.shape) if len(v.shape) else (), dtype=ge.ge_to_torch(v.dtype))
+        return v
+    return torch.result_type(probe(a), probe(b))
+
+
 def int_vector(values):
     return ge.Const([int(v) for v in values], torch.int64)
 

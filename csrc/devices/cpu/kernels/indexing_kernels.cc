@@ -1,0 +1,95 @@
+// Indexing with constant parameters (views prepared at load, one copy per run), gathers,
+// stacking, comparisons, logical ops and selection.
+#include <ATen/ops/eq.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/gt.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/logical_and.h>
+#include <ATen/ops/logical_not.h>
+#include <ATen/ops/logical_or.h>
+#include <ATen/ops/lt.h>
+#include <ATen/ops/ne.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/where.h>
+
+#include "devices/cpu/kernel_registry.h"
+
+namespace ge::cpu {
+namespace {
+
+using BinaryOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&);
+
+void Binary(CpuKernelRegistry& r, const char* type, BinaryOut fn) {
+  r.Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [fn, x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { fn(y, x1, x2); });
+  });
+}
+
+// y receives a view of x prepared once (broadcast, slice).
+std::unique_ptr<Kernel> CopyFromView(const TaskDef& task, at::Tensor view, at::Tensor y) {
+  return MakeKernel(task, [view, y]() mutable { y.copy_(view); });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateStridedSliceV2(KernelArgs& a) {
+  const auto begin = ConstIntValues(a.inputs[1]), end = ConstIntValues(a.inputs[2]);
+  const auto axes = ConstIntValues(a.inputs[3]), strides = ConstIntValues(a.inputs[4]);
+  at::Tensor view = a.inputs[0];
+  for (size_t i = 0; i < axes.size(); ++i) view = view.slice(axes[i], begin[i], end[i], strides[i]);
+  return CopyFromView(a.task, view, a.outputs[0]);
+}
+
+Expected<std::unique_ptr<Kernel>> CreateGatherV2(KernelArgs& a) {
+  const at::Tensor& x = a.inputs[0];
+  int64_t axis = ConstIntValues(a.inputs[2]).at(0);
+  if (axis < 0) axis += x.dim();
+  // index_select on the flattened indices into the output viewed with one gathered dim.
+  std::vector<int64_t> flat_shape(x.sizes().begin(), x.sizes().end());
+  flat_shape[static_cast<size_t>(axis)] = a.inputs[1].numel();
+  at::Tensor y = a.outputs[0].view(flat_shape);
+  at::Tensor indices = a.inputs[1].reshape({-1});
+  return MakeKernel(a.task, [x, axis, indices, y]() mutable { at::index_select_out(y, x, axis, indices); });
+}
+
+Expected<std::unique_ptr<Kernel>> CreatePack(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(int64_t axis, a.Attr<int64_t>("axis"));
+  std::vector<at::Tensor> parts(a.inputs.begin(), a.inputs.end());
+  return MakeKernel(a.task, [parts, axis, y = a.outputs[0]]() mutable { at::stack_out(y, parts, axis); });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateMaskedFill(KernelArgs& a) {
+  return MakeKernel(a.task, [x = a.inputs[0], mask = a.inputs[1], value = a.inputs[2], y = a.outputs[0]]() mutable {
+    y.copy_(x);
+    y.masked_fill_(mask, value);
+  });
+}
+
+}  // namespace
+
+void RegisterIndexingKernels(CpuKernelRegistry& r) {
+  r.Register("BroadcastTo", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return CopyFromView(a.task, a.inputs[0].expand(a.outputs[0].sizes()), a.outputs[0]);
+  });
+  r.Register("StridedSliceV2", CreateStridedSliceV2);
+  r.Register("GatherV2", CreateGatherV2);
+  r.Register("Pack", CreatePack);
+  r.Register("MaskedFill", CreateMaskedFill);
+  r.Register("SelectV2", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [c = a.inputs[0], t = a.inputs[1], e = a.inputs[2], y = a.outputs[0]]() mutable {
+      at::where_out(y, c, t, e);
+    });
+  });
+  r.Register("LogicalNot", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [x = a.inputs[0], y = a.outputs[0]]() mutable { at::logical_not_out(y, x); });
+  });
+  Binary(r, "LogicalAnd", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::logical_and_out(y, a, b); });
+  Binary(r, "LogicalOr", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::logical_or_out(y, a, b); });
+  Binary(r, "Equal", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::eq_out(y, a, b); });
+  Binary(r, "NotEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::ne_out(y, a, b); });
+  Binary(r, "Less", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::lt_out(y, a, b); });
+  Binary(r, "LessEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::le_out(y, a, b); });
+  Binary(r, "Greater", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::gt_out(y, a, b); });
+  Binary(r, "GreaterEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::ge_out(y, a, b); });
+}
+
+}  // namespace ge::cpu

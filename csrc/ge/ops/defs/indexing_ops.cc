@@ -1,0 +1,131 @@
+// Indexing and data movement with constant parameters: BroadcastTo, GatherV2, StridedSliceV2, Pack.
+#include <algorithm>
+
+#include "ge/ops/infer_util.h"
+#include "ge/ops/op_registry.h"
+
+namespace ge {
+namespace {
+
+Expected<std::vector<int64_t>> ConstValues(InferContext& ctx, int input, const char* what) {
+  const Tensor* t = ctx.ConstInput(input);
+  if (!t) return ctx.Error("{} must be a constant", what);
+  auto values = t->ToInt64Vector();
+  if (!values.ok()) return ctx.Error("{}: {}", what, values.status().message());
+  return values;
+}
+
+Status InferBroadcastTo(InferContext& ctx) {
+  GE_ASSIGN_OR_RETURN(Shape target, ConstValues(ctx, 1, "shape"));
+  const Shape& x = ctx.Input(0).shape;
+  if (target.size() < x.size()) return ctx.Error("cannot broadcast {} to fewer dims {}", ShapeToString(x), ShapeToString(target));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int64_t xd = x[x.size() - 1 - i], td = target[target.size() - 1 - i];
+    if (td < 0) return ctx.Error("shape {} has a negative dim", ShapeToString(target));
+    if (xd != td && xd != 1) return ctx.Error("cannot broadcast {} to {}", ShapeToString(x), ShapeToString(target));
+  }
+  ctx.Output(0).SetShape(target);
+  return {};
+}
+
+Status InferGatherV2(InferContext& ctx) {
+  const Shape& x = ctx.Input(0).shape;
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> axis_values, ConstValues(ctx, 2, "axis"));
+  if (axis_values.size() != 1) return ctx.Error("axis must hold one value");
+  auto axis = NormalizeAxis(axis_values[0], static_cast<int64_t>(x.size()));
+  if (!axis.ok() || x.empty()) return ctx.Error("axis {} is out of range for {}", axis_values[0], ShapeToString(x));
+  if (ctx.Attr<int64_t>("batch_dims") != 0) return ctx.Error("batch_dims other than 0 are not supported");
+  Shape out(x.begin(), x.begin() + *axis);
+  const Shape& indices = ctx.Input(1).shape;
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), x.begin() + *axis + 1, x.end());
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
+Status InferStridedSliceV2(InferContext& ctx) {
+  const Shape& x = ctx.Input(0).shape;
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> begin, ConstValues(ctx, 1, "begin"));
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> end, ConstValues(ctx, 2, "end"));
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ConstValues(ctx, 3, "axes"));
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> strides, ConstValues(ctx, 4, "strides"));
+  if (begin.size() != axes.size() || end.size() != axes.size() || strides.size() != axes.size())
+    return ctx.Error("begin, end, axes and strides must have one entry per sliced axis");
+  Shape out = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto axis = NormalizeAxis(axes[i], static_cast<int64_t>(x.size()));
+    if (!axis.ok()) return ctx.Error("axes: {}", axis.status().message());
+    if (strides[i] <= 0) return ctx.Error("stride {} on axis {}: only positive strides are supported", strides[i], *axis);
+    const int64_t dim = x[static_cast<size_t>(*axis)];
+    auto clamp = [dim](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
+    const int64_t b = clamp(begin[i]), e = clamp(end[i]);
+    out[static_cast<size_t>(*axis)] = e > b ? (e - b + strides[i] - 1) / strides[i] : 0;
+  }
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
+Status InferPack(InferContext& ctx) {
+  const int n = ctx.NumDynamic();
+  if (n < 1 || ctx.Attr<int64_t>("N") != n) return ctx.Error("attr N = {} but {} inputs are given", ctx.Attr<int64_t>("N"), n);
+  const Shape& first = ctx.Dynamic(0).shape;
+  for (int k = 1; k < n; ++k)
+    if (ctx.Dynamic(k).shape != first)
+      return ctx.Error("input {} has shape {}, input 0 {}", k, ShapeToString(ctx.Dynamic(k).shape), ShapeToString(first));
+  auto axis = NormalizeAxis(ctx.Attr<int64_t>("axis"), static_cast<int64_t>(first.size()) + 1);
+  if (!axis.ok()) return ctx.Error("axis: {}", axis.status().message());
+  Shape out = first;
+  out.insert(out.begin() + *axis, n);
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
+}  // namespace
+
+void RegisterIndexingOps(OpRegistry& r) {
+  using namespace dtypes;
+  (void)r.Register(OpDef("BroadcastTo")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("x", "T")
+                       .Input("shape", "TIndex")
+                       .Output("y", "T")
+                       .Infer(InferBroadcastTo)
+                       .Doc("x broadcast (numpy rules) to the constant `shape`")
+                       .Build());
+  (void)r.Register(OpDef("GatherV2")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndices", kIndex)
+                       .TypeVar("TAxis", kIndex)
+                       .Input("x", "T")
+                       .Input("indices", "TIndices")
+                       .Input("axis", "TAxis")
+                       .Output("y", "T")
+                       .Attr("batch_dims", AttrType::kInt, int64_t{0})
+                       .Infer(InferGatherV2)
+                       .Doc("slices of x along `axis` picked by `indices`: y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]")
+                       .Build());
+  (void)r.Register(OpDef("StridedSliceV2")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("x", "T")
+                       .Input("begin", "TIndex")
+                       .Input("end", "TIndex")
+                       .Input("axes", "TIndex")
+                       .Input("strides", "TIndex")
+                       .Output("y", "T")
+                       .Infer(InferStridedSliceV2)
+                       .Doc("x[begin:end:stride] on each of `axes` (constants; python slice clamping, positive strides)")
+                       .Build());
+  (void)r.Register(OpDef("Pack")
+                       .TypeVar("T", kAll)
+                       .DynamicInput("x", "T")
+                       .Output("y", "T")
+                       .Attr("axis", AttrType::kInt, int64_t{0})
+                       .Attr("N", AttrType::kInt)
+                       .Infer(InferPack)
+                       .Doc("stacks the N same-shaped inputs along a new dim `axis`")
+                       .Build());
+}
+
+}  // namespace ge

@@ -1,0 +1,59 @@
+"""Indexing with static parameters: select/slice/expand/stack/embedding/index_select, and
+arange (static shapes make it a constant)."""
+import sys
+
+import torch
+
+from torchair_ge import ge
+from torchair_ge.fx2ge.converters.common import int_vector, normalize_dim, to_dtype
+from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
+
+aten = torch.ops.aten
+
+
+@register_fx_node_ge_converter(aten.select.int)
+def convert_select(self, dim, index, *, meta_outputs=None):
+    rank = len(self.shape)
+    dim = normalize_dim(dim, rank)
+    index = index + self.shape[dim] if index < 0 else index
+    return ge.GatherV2(self, ge.Const(index, torch.int64), int_vector([dim]))
+
+
+@register_fx_node_ge_converter(aten.slice.Tensor)
+def convert_slice(self, dim=0, start=None, end=None, step=1, *, meta_outputs=None):
+    dim = normalize_dim(dim, len(self.shape))
+    start = 0 if start is None else start
+    end = sys.maxsize if end is None else end
+    size = self.shape[dim]
+    end = min(end, size) if end >= 0 else end  # python's huge "to the end" sentinel would overflow int64 math
+    return ge.StridedSliceV2(self, int_vector([start]), int_vector([end]), int_vector([dim]), int_vector([step]))
+
+
+@register_fx_node_ge_converter(aten.expand.default)
+def convert_expand(self, size, *, implicit=False, meta_outputs=None):
+    return ge.BroadcastTo(self, int_vector(meta_outputs.shape))
+
+
+@register_fx_node_ge_converter(aten.stack.default)
+def convert_stack(tensors, dim=0, *, meta_outputs=None):
+    parts = [to_dtype(t, meta_outputs.dtype) for t in tensors]
+    return ge.Pack(parts, axis=normalize_dim(dim, len(meta_outputs.shape)), N=len(parts))
+
+
+@register_fx_node_ge_converter(aten.embedding.default)
+def convert_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, meta_outputs=None):
+    # padding_idx and scale_grad_by_freq only change gradients.
+    return ge.GatherV2(weight, indices, int_vector([0]))
+
+
+@register_fx_node_ge_converter(aten.index_select.default)
+def convert_index_select(self, dim, index, *, meta_outputs=None):
+    return ge.GatherV2(self, index, int_vector([normalize_dim(dim, len(self.shape))]))
+
+
+@register_fx_node_ge_converter(aten.arange.default)
+@register_fx_node_ge_converter(aten.arange.start)
+@register_fx_node_ge_converter(aten.arange.start_step)
+def convert_arange(*args, dtype=None, layout=None, device=None, pin_memory=None, meta_outputs=None):
+    # All arguments are static numbers here, so the values are known at compile time.
+    return ge.Const(torch.arange(*args, dtype=meta_outputs.dtype))
