@@ -4,7 +4,7 @@ PY    ?= python3
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: all setup build demo test test-cpp test-python bench clean
+.PHONY: all setup build demo test test-full test-cpp test-python bench clean
 
 all: build
 
@@ -19,6 +19,13 @@ demo: build
 
 test: build
 	$(MAKE) --no-print-directory test-cpp test-python
+
+# Everything `make test` runs, with the OpInfo sweep over every sample (not a subset), which
+# also rewrites docs/supported_ops.md.
+test-full: build
+	$(MAKE) --no-print-directory test-cpp
+	TORCHAIR_GE_FULL_SWEEP=1 $(PY) -m pytest -q tests/python
+	$(PY) tests/opinfo_sweep.py
 
 test-cpp:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

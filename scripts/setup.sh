@@ -18,7 +18,8 @@ fi
 # torch is pinned: an unpinned torch pulls the CUDA build.
 "$PY" - <<'PYEOF' || need_pip=1
 import importlib.metadata as md, sys
-want = {"torch": "2.13.0", "numpy": None, "pytest": None, "cmake": None, "ninja": None, "setuptools": None}
+want = {"torch": "2.13.0", "numpy": None, "pytest": None, "cmake": None, "ninja": None, "setuptools": None,
+        "expecttest": None}  # expecttest: torch's OpInfo database imports it
 for name, ver in want.items():
     try:
         have = md.version(name)
@@ -29,5 +30,5 @@ for name, ver in want.items():
 PYEOF
 if [ "${need_pip:-0}" = 1 ]; then
   echo "setup: installing Python packages"
-  "$PY" -m pip install -q torch==2.13.0 numpy pytest cmake ninja "setuptools>=64" wheel
+  "$PY" -m pip install -q torch==2.13.0 numpy pytest cmake ninja "setuptools>=64" wheel expecttest
 fi

@@ -11,7 +11,7 @@ from torchair_ge import _C
 from torchair_ge.fx2ge import converters  # noqa: F401  (registers the built-in converters)
 from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProduced, UnsupportedOpError
 from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
-from torchair_ge.fx2ge.registry import lookup_converter
+from torchair_ge.fx2ge.registry import lookup_converter, unproduced_outputs
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge.ge.graph import graph_context
 
@@ -144,6 +144,9 @@ class FxToGe:
                                       "does not compute for this op")
             return value
         converter = lookup_converter(node.target)
+        read = {user.args[1] for user in node.users if user.target is operator.getitem}
+        if read & unproduced_outputs(node.target):
+            converter = None  # the graph needs an output the converter does not compute
         args = map_aggregate(node.args, self._lookup)
         kwargs = map_aggregate(node.kwargs, self._lookup)
         meta = node.meta.get("val")

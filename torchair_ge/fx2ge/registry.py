@@ -6,30 +6,43 @@ the output dtype (torch's type promotion) and shape. It returns an IR value, or 
 multi-output ops."""
 import torch
 
-_CONVERTERS = {}
+_CONVERTERS = {}   # op -> converter
+_UNPRODUCED = {}   # op -> indices of outputs the converter leaves as NotProduced
 
 
-def register_fx_node_ge_converter(aten_op):
+def register_fx_node_ge_converter(aten_op, *, unproduced_outputs=()):
     """Decorator: `@register_fx_node_ge_converter(torch.ops.aten.add.Tensor)`.
 
     Registering an OpOverloadPacket (torch.ops.aten.add) covers all its overloads that have no
     converter of their own. A later registration replaces an earlier one, so users can override
-    the built-in converters."""
+    the built-in converters. `unproduced_outputs` lists outputs the converter does not compute
+    (it returns NotProduced for them): a node whose graph reads one of them runs on the
+    host-fallback engine instead."""
     if not isinstance(aten_op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         raise TypeError(f"register_fx_node_ge_converter takes a torch op overload, got {aten_op!r}")
 
     def register(fn):
         _CONVERTERS[aten_op] = fn
+        _UNPRODUCED[aten_op] = frozenset(unproduced_outputs)
         return fn
 
     return register
 
 
+def _lookup(table, target):
+    if target in table:
+        return table[target]
+    if isinstance(target, torch._ops.OpOverload):
+        return table.get(target.overloadpacket)
+    return None
+
+
 def lookup_converter(target):
-    fn = _CONVERTERS.get(target)
-    if fn is None and isinstance(target, torch._ops.OpOverload):
-        fn = _CONVERTERS.get(target.overloadpacket)
-    return fn
+    return _lookup(_CONVERTERS, target)
+
+
+def unproduced_outputs(target):
+    return _lookup(_UNPRODUCED, target) or frozenset()
 
 
 def registered_ops():

@@ -28,7 +28,7 @@ def attention(query, key, value, attn_mask, is_causal, scale, dtype):
     return ge.BatchMatMulV2(ge.SoftmaxV2(scores, axes=[-1]), value)
 
 
-@register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu.default)
+@register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu.default, unproduced_outputs=(1,))
 def convert_sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None,
                            meta_outputs=None):
     if dropout_p:

@@ -3,7 +3,7 @@ masked_fill and where."""
 import torch
 
 from torchair_ge import ge
-from torchair_ge.fx2ge.converters.common import common_dtype, to_dtype
+from torchair_ge.fx2ge.converters.common import common_dtype, int_vector, to_dtype
 from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 
 aten = torch.ops.aten
@@ -52,6 +52,8 @@ def convert_bitwise_not(self, *, meta_outputs=None):
 @register_fx_node_ge_converter(aten.masked_fill.Scalar)
 @register_fx_node_ge_converter(aten.masked_fill.Tensor)
 def convert_masked_fill(self, mask, value, *, meta_outputs=None):
+    if list(self.shape) != list(meta_outputs.shape):  # a larger mask broadcasts the result
+        self = ge.BroadcastTo(self, int_vector(meta_outputs.shape))
     return ge.MaskedFill(self, _as_bool(mask), to_dtype(value, meta_outputs.dtype))
 
 

@@ -9,6 +9,11 @@ from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 aten = torch.ops.aten
 
 
+def _float(meta):
+    """The IR's conv/pool ops are floating point; other dtypes run on the host-fallback engine."""
+    return meta.dtype.is_floating_point
+
+
 def _batched(x):
     """(x as 4-D, function restoring the original rank)."""
     if len(x.shape) == 4:
@@ -22,10 +27,8 @@ def _batched(x):
 @register_fx_node_ge_converter(aten.convolution.default)
 def convert_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *,
                         meta_outputs=None):
-    if transposed:
-        raise NotImplementedError("transposed convolution is not supported yet")
-    if len(weight.shape) != 4:
-        raise NotImplementedError(f"only 2-D convolution is supported yet (weight shape {list(weight.shape)})")
+    if transposed or len(weight.shape) != 4 or not _float(meta_outputs):
+        return NotImplemented  # transposed, 1-D/3-D or integer convolution: host fallback
     x, restore = _batched(input)
     sh, sw = pair(stride)
     ph, pw = pair(padding)
@@ -42,16 +45,17 @@ def _pool_window(kernel_size, stride, padding):
     return dict(ksize=[1, 1, kh, kw], strides=[1, 1, sh, sw], pads=[ph, ph, pw, pw])
 
 
-@register_fx_node_ge_converter(aten.max_pool2d_with_indices.default)
+@register_fx_node_ge_converter(aten.max_pool2d_with_indices.default, unproduced_outputs=(1,))
 def convert_max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *,
                                     meta_outputs=None):
-    return convert_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode), NotProduced("max-pool indices")
+    values = convert_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode, meta_outputs=meta_outputs[0])
+    return NotImplemented if values is NotImplemented else (values, NotProduced("max-pool indices"))
 
 
 @register_fx_node_ge_converter(aten.max_pool2d.default)
 def convert_max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, meta_outputs=None):
-    if pair(dilation) != [1, 1]:
-        raise NotImplementedError(f"max pooling with dilation {dilation} is not supported yet")
+    if pair(dilation) != [1, 1] or not _float(meta_outputs):
+        return NotImplemented  # MaxPoolV3 has no dilation and is floating point only
     x, restore = _batched(self)
     return restore(ge.MaxPoolV3(x, ceil_mode=ceil_mode, **_pool_window(kernel_size, stride, padding)))
 
@@ -59,6 +63,8 @@ def convert_max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil
 @register_fx_node_ge_converter(aten.avg_pool2d.default)
 def convert_avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                        divisor_override=None, *, meta_outputs=None):
+    if not _float(meta_outputs):
+        return NotImplemented
     x, restore = _batched(self)
     return restore(ge.AvgPoolV2(x, ceil_mode=ceil_mode, exclusive=not count_include_pad,
                                 divisor_override=divisor_override or 0,
@@ -68,5 +74,7 @@ def convert_avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False,
 @register_fx_node_ge_converter(aten._adaptive_avg_pool2d.default)
 @register_fx_node_ge_converter(aten.adaptive_avg_pool2d.default)
 def convert_adaptive_avg_pool2d(self, output_size, *, meta_outputs=None):
+    if not _float(meta_outputs):
+        return NotImplemented
     x, restore = _batched(self)
     return restore(ge.AdaptiveAvgPool2d(x, output_size=list(meta_outputs.shape[-2:])))

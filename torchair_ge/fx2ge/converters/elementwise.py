@@ -50,7 +50,7 @@ def convert_div(self, other, *, meta_outputs=None):
 @register_fx_node_ge_converter(aten.div.Tensor_mode)
 def convert_div_mode(self, other, *, rounding_mode=None, meta_outputs=None):
     if rounding_mode is not None:
-        raise NotImplementedError(f"div with rounding_mode={rounding_mode!r} is not supported yet")
+        return NotImplemented  # floor/trunc division runs on the host-fallback engine
     return ge.RealDiv(*promote(meta_outputs, self, other))
 
 

@@ -48,6 +48,8 @@ def convert_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False,
 
 @register_fx_node_ge_converter(aten.index_select.default)
 def convert_index_select(self, dim, index, *, meta_outputs=None):
+    if not self.shape:
+        return NotImplemented  # 0-d input: torch treats it as 1-element 1-D; left to the fallback
     return ge.GatherV2(self, index, int_vector([normalize_dim(dim, len(self.shape))]))
 
 

@@ -28,6 +28,8 @@ def convert_permute(self, dims, *, meta_outputs=None):
 @register_fx_node_ge_converter(aten.transpose.int)
 def convert_transpose(self, dim0, dim1, *, meta_outputs=None):
     rank = len(self.shape)
+    if rank < 2:
+        return ge.Identity(self)
     perm = list(range(rank))
     a, b = normalize_dim(dim0, rank), normalize_dim(dim1, rank)
     perm[a], perm[b] = perm[b], perm[a]
@@ -45,6 +47,8 @@ def convert_t(self, *, meta_outputs=None):
 def convert_cat(tensors, dim=0, *, meta_outputs=None):
     # torch.cat skips legacy empty 1-D inputs and promotes dtypes; do both.
     parts = [to_dtype(t, meta_outputs.dtype) for t in tensors if list(t.shape) != [0]]
+    if not parts:  # only legacy empty inputs: the result is empty too
+        return ge.Const(torch.empty(tuple(meta_outputs.shape), dtype=meta_outputs.dtype))
     rank = len(meta_outputs.shape)
     return ge.ConcatV2(parts, int_vector([normalize_dim(dim, rank)]), N=len(parts))
 

@@ -1,0 +1,21 @@
+"""The OpInfo sweep (tests/opinfo_sweep.py) over the ops this project converts: a fixed
+subset of samples per op here; `make test-full` runs every sample and rewrites
+docs/supported_ops.md."""
+import os
+
+from tests import opinfo_sweep
+
+FULL = os.environ.get("TORCHAIR_GE_FULL_SWEEP") == "1"
+
+
+def test_opinfo_samples_match_eager():
+    rows = opinfo_sweep.sweep(quick=not FULL)
+    total = sum(run for _, _, run, _, _ in rows)
+    passed = sum(ok for _, _, _, ok, _ in rows)
+    failures = [f"{name} {dtype} {sample}: {reason}" for name, dtype, _, _, fails in rows for sample, reason in fails]
+    assert total > 300, f"only {total} samples ran"
+    assert all(reason for *_, reason in (f.rpartition(": ") for f in failures)), "every failure has a reason"
+    assert passed >= 0.95 * total, f"{passed}/{total} pass; failures:\n" + "\n".join(failures)
+    covered = {name.split(".")[0] if not name.startswith("nn.") else name for name, *_ in rows}
+    missing = [op for op in opinfo_sweep.CONVERTED_OPS if op not in covered and op.split(".")[0] not in covered]
+    assert not missing, f"no OpInfo entry ran for {missing}"
