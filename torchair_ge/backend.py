@@ -1,5 +1,9 @@
 """The Dynamo entry: get_npu_backend() -> a torch.compile backend built on AOT autograd."""
+import collections
+import csv
 import logging
+import operator
+import os
 import time
 
 from torch._dynamo.backends.common import aot_autograd
@@ -45,6 +49,9 @@ class GeCompiler:
             "compile_ms": (time.perf_counter() - start) * 1e3,
         }
         self.reports.append(report)
+        if self.config.debug.fx_summary.type == "csv":
+            write_fx_summary(gm, converted, os.path.join(self.config.debug.fx_summary.path,
+                                                          f"fx_summary_graph_{graph_id}.csv"))
         logger.info("compiled graph %d: %d FX nodes -> %d tasks, arena %d bytes, %.1f ms", graph_id,
                     report["fx_nodes"], report["tasks"], report["arena_bytes"], report["compile_ms"])
         if converted.fallback_ops:
@@ -52,6 +59,22 @@ class GeCompiler:
                         report["fallback_nodes"], report["tasks"],
                         ", ".join(f"{op} x{n}" for op, n in sorted(converted.fallback_ops.items())))
         return compiled
+
+
+def write_fx_summary(gm, converted, path):
+    """One row per ATen op of the FX graph: how it runs (native / host_fallback) and how often."""
+    counts = collections.Counter()
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is not operator.getitem:
+            counts[str(node.target)] += 1
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["op", "engine", "count", "fallback_count"])
+        for op, count in sorted(counts.items()):
+            fallback = converted.fallback_ops.get(op, 0)
+            engine = "host_fallback" if fallback == count else "native" if not fallback else "mixed"
+            writer.writerow([op, engine, count, fallback])
 
 
 def get_compiler(compiler_config=None):

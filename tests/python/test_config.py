@@ -19,7 +19,7 @@ def test_defaults_and_engine_options():
 
 def test_unknown_option_names_the_allowed_ones():
     config = torchair_ge.CompilerConfig()
-    with pytest.raises(ValueError, match=r"unknown option 'debug.graph_dmp'; allowed: graph_dump"):
+    with pytest.raises(ValueError, match=r"unknown option 'debug.graph_dmp'; allowed: fx_summary, graph_dump"):
         config.debug.graph_dmp = 1
     with pytest.raises(ValueError, match=r"unknown option 'modee'"):
         config.modee = "x"

@@ -57,3 +57,15 @@ def test_fallback_and_native_nodes_share_one_graph_with_integer_and_bool_outputs
         return torch.where(mask, x, torch.zeros_like(x)) * 3, mask, torch.argmax(x, dim=1)
 
     check_against_eager(f, torch.randn(5, 7))
+
+
+def test_fx_summary_csv_lists_native_and_fallback_ops(tmp_path):
+    import csv
+    config = torchair_ge.CompilerConfig()
+    config.debug.fx_summary.type = "csv"
+    config.debug.fx_summary.path = str(tmp_path)
+    check_against_eager(lambda x: torch.special.i0(x) + torch.relu(x) + torch.relu(x * 2), torch.randn(4), config=config)
+    (summary,) = tmp_path.iterdir()
+    rows = {r["op"]: r for r in csv.DictReader(open(summary))}
+    assert rows["aten.i0.default"]["engine"] == "host_fallback" and rows["aten.i0.default"]["count"] == "1"
+    assert rows["aten.relu.default"]["engine"] == "native" and rows["aten.relu.default"]["count"] == "2"

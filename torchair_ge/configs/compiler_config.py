@@ -7,8 +7,14 @@ class GraphDumpConfig(OptionGroup):
     path = Text("./", "directory for graph dumps")
 
 
+class FxSummaryConfig(OptionGroup):
+    type = Choice(None, (None, "csv"), "write a per-op coverage table of each compiled FX graph")
+    path = Text("./", "directory for the summaries")
+
+
 class DebugConfig(OptionGroup):
     graph_dump = GraphDumpConfig
+    fx_summary = FxSummaryConfig
 
 
 class GeConfig(OptionGroup):
