@@ -29,6 +29,7 @@ class GeCompiler:
         start = time.perf_counter()
         graph_id = next_graph_id()
         converted = convert_fx_graph(gm, name=f"graph_{graph_id}")
+        ir_ops = collections.Counter(converted.graph.node_types())
         session = default_session()
         session.add_graph(graph_id, converted.graph, self.config.ge_options())
         session.compile_graph(graph_id)
@@ -46,6 +47,8 @@ class GeCompiler:
             "native_nodes": summary["engines"].get("native", 0),
             "fallback_nodes": summary["engines"].get("host_fallback", 0),
             "fallback_ops": dict(converted.fallback_ops),
+            "ir_ops": dict(ir_ops),
+            "mutated_inputs": list(converted.mutated_inputs),
             "compile_ms": (time.perf_counter() - start) * 1e3,
         }
         self.reports.append(report)
@@ -92,8 +95,10 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
     compiler = get_compiler(compiler_config)
     decompositions = default_decompositions()
     decompositions.update(custom_decompositions or {})
+    # keep_inference_input_mutations: mutations of inputs (KV caches, buffers) stay in the graph
+    # as copy_ nodes, so the engine writes the caller's tensors itself (see fx2ge/inplace.py).
     backend = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, inference_compiler=compiler,
-                           decompositions=decompositions)
+                           decompositions=decompositions, keep_inference_input_mutations=True)
     backend.compiler = compiler  # backend.compiler.reports: what each compiled graph became
     return backend
 

@@ -18,13 +18,22 @@ class ConcreteGraph:
         self._graph_id = graph_id
         self._num_inputs = converted.num_inputs
         self._outputs = converted.outputs
+        self._mutated = converted.mutated_inputs
         self.summary = session.summary(graph_id)
 
     def __call__(self, args):
+        # The engine reads inputs densely; a strided input the graph writes to is updated
+        # through a dense copy that is written back afterwards.
+        strided = [i for i in self._mutated if isinstance(args[i], torch.Tensor) and not args[i].is_contiguous()]
+        run_args = list(args)
+        for i in strided:
+            run_args[i] = args[i].contiguous()
         try:
-            results = self._session.run_graph(self._graph_id, args)
+            results = self._session.run_graph(self._graph_id, run_args)
         except TypeError:
             raise TypeError(self._describe_bad_inputs(args)) from None
+        for i in strided:
+            args[i].copy_(run_args[i])
         outputs = []
         for spec in self._outputs:
             if spec.kind == "graph":

@@ -217,6 +217,20 @@ std::vector<OpCase> Cases() {
                      return b.Op("Pack", {std::vector<EsTensor>{In(b, {2, 3}), In(b, {3, 2})}}, {{"N", int64_t{2}}});
                    },
                    {}});
+  cases.push_back({"Assign", [](GraphBuilder& b) { return b.Op("Assign", {In(b, {2, 3}), In(b, {3})}); }, {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"Assign", [](GraphBuilder& b) { return b.Op("Assign", {In(b, {3}), In(b, {2, 3})}); }, {}});
+  cases.push_back({"InplaceIndexCopy",
+                   [](GraphBuilder& b) {
+                     return b.Op("InplaceIndexCopy", {In(b, {1, 4, 16, 8}), In(b, {1}, DataType::kInt64), In(b, {1, 4, 1, 8})},
+                                 {{"dim", int64_t{2}}});
+                   },
+                   {TensorDesc(F32, {1, 4, 16, 8})}});
+  cases.push_back({"InplaceIndexCopy",
+                   [](GraphBuilder& b) {
+                     return b.Op("InplaceIndexCopy", {In(b, {1, 4, 16, 8}), In(b, {2}, DataType::kInt64), In(b, {1, 4, 1, 8})},
+                                 {{"dim", int64_t{2}}});
+                   },
+                   {}});
   auto torch_op = [](std::vector<int64_t> ranks) {
     return [ranks](GraphBuilder& b) {
       AttrMap attrs = {{"op", std::string("aten::cumsum")},

@@ -166,6 +166,44 @@ TEST_F(SessionTest, TorchOpWithABadSpecFailsAtLoadNamingTheArgument) {
   EXPECT_NE(st.message().find("argument 'dim'"), std::string::npos) << st.message();
 }
 
+TEST_F(SessionTest, InplaceUpdatesWriteTheCallersMemoryAfterItsReaders) {
+  // cache[pos] = row, in the caller's tensor; `before` reads the old cache and must run first.
+  es::GraphBuilder b;
+  auto cache = b.CreateInput(0, DataType::kFloat, {4, 2});
+  auto pos = b.CreateInput(1, DataType::kInt64, {1});
+  auto row = b.CreateInput(2, DataType::kFloat, {1, 2});
+  auto updated = es::InplaceIndexCopy(cache, pos, row, /*dim=*/0);
+  auto after = es::ReduceSum(updated, b.CreateVector({}));   // sees the new row
+  auto before = es::ReduceSum(cache, b.CreateVector({}));    // sees the old cache
+  b.SetOutputs({before, after});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  std::vector<float> cache_data = {1, 1, 1, 1, 1, 1, 1, 1};
+  std::vector<int64_t> pos_data = {2};
+  std::vector<float> row_data = {5, 7};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s.RunGraph(1, {FloatInput(cache_data, {4, 2}),
+                             Tensor(TensorDesc(DataType::kInt64, {1}), pos_data.data(), nullptr),
+                             FloatInput(row_data, {1, 2})}, &out).ok());
+  EXPECT_FLOAT_EQ(out[0].data_as<float>()[0], 8);   // old contents
+  EXPECT_FLOAT_EQ(out[1].data_as<float>()[0], 18);  // 6 ones + 5 + 7
+  EXPECT_EQ(cache_data, (std::vector<float>{1, 1, 1, 1, 5, 7, 1, 1}));  // written in place
+  EXPECT_EQ(s.GetCompiledGraphSummary(1)->feature_memory_size, 0) << "no arena copy of the cache";
+}
+
+TEST_F(SessionTest, InplaceUpdateConflictsAreRefused) {
+  es::GraphBuilder b;
+  auto x = b.CreateInput(0, DataType::kFloat, {3});
+  auto updated = es::Assign(x, es::Relu(x));
+  b.SetOutputs({es::Add(x, updated)});  // needs the old and the new x at once
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  Status st = s.CompileGraph(1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("depends on that update"), std::string::npos) << st.message();
+}
+
 TEST_F(SessionTest, OutputsMayBeInputsConstantsAndDuplicates) {
   es::GraphBuilder b;
   auto x = b.CreateInput(0, DataType::kFloat, {2});

@@ -11,8 +11,10 @@ from torchair_ge import _C
 from torchair_ge.fx2ge import converters  # noqa: F401  (registers the built-in converters)
 from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProduced, UnsupportedOpError
 from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
+from torchair_ge.fx2ge.inplace import plan_inplace_updates
 from torchair_ge.fx2ge.registry import lookup_converter, unproduced_outputs
 from torchair_ge.ge.dtypes import torch_to_ge
+from torchair_ge import ge as ge_ops
 from torchair_ge.ge.graph import graph_context
 
 
@@ -31,6 +33,7 @@ class ConvertedGraph:
     outputs: list = field(default_factory=list)  # OutputSpec per FX output
     fx_nodes: int = 0
     fallback_ops: dict = field(default_factory=dict)  # ATen op -> nodes run by the host-fallback engine
+    mutated_inputs: list = field(default_factory=list)  # input numbers the graph writes in place
 
 
 def _where(node):
@@ -79,6 +82,7 @@ class FxToGe:
         self.env = {}
         self.placeholders = []
         self.fallback_ops = {}
+        self.inplace, self.absorbed_copies = plan_inplace_updates(gm)
 
     def check_supported(self):
         """Raises one UnsupportedOpError naming every op that has no converter and cannot fall
@@ -114,8 +118,10 @@ class FxToGe:
                     raise ConversionError(f"{_describe(node)}: {e}") from e
         engine_outputs, specs = outputs
         self.builder.set_outputs(engine_outputs)
+        mutated = sorted({self.placeholders.index(n.args[0]) for n in self.gm.graph.nodes
+                          if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"})
         return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes),
-                              self.fallback_ops)
+                              self.fallback_ops, mutated)
 
     def _placeholder(self, node):
         val = node.meta.get("val")
@@ -143,6 +149,11 @@ class FxToGe:
                 raise ConversionError(f"{_describe(node)} reads output {index} ({value.what}), which torchair_ge "
                                       "does not compute for this op")
             return value
+        if node in self.absorbed_copies:  # the in-place update already wrote the input
+            return self.env[node.args[1]]
+        if node in self.inplace:
+            _, dim, index, source = (self._lookup(a) for a in node.args)
+            return ge_ops.InplaceIndexCopy(self.env[self.inplace[node]], index, source, dim=dim, node_name=node.name)
         converter = lookup_converter(node.target)
         read = {user.args[1] for user in node.users if user.target is operator.getitem}
         if read & unproduced_outputs(node.target):

@@ -2,6 +2,8 @@
 
 #include <ATen/ops/empty.h>
 
+#include <map>
+
 #include "devices/cpu/aten_bridge.h"
 #include "devices/cpu/kernel_registry.h"
 
@@ -16,13 +18,23 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
 
   program->values_.resize(model->values.size());
   program->io_storages_.resize(model->values.size());
+  std::map<int32_t, size_t> first_value_of_input;  // values updated in place share their input's storage
   for (size_t id = 0; id < model->values.size(); ++id) {
     const ValueInfo& v = model->values[id];
     Expected<at::Tensor> t = InvalidArgument("unplaced value");
     switch (v.placement) {
       case Placement::kArena: t = WrapMemory(arena + v.offset, v.desc); break;
       case Placement::kConstant: t = WrapMemory(v.constant.data(), v.desc); break;
-      case Placement::kInput:
+      case Placement::kInput: {
+        auto [it, first] = first_value_of_input.emplace(v.io_index, id);
+        if (!first) {
+          program->io_storages_[id] = program->io_storages_[it->second];
+          t = program->values_[it->second];
+          break;
+        }
+        t = MakeRebindableTensor(v.desc, &program->io_storages_[id]);
+        break;
+      }
       case Placement::kOutput: t = MakeRebindableTensor(v.desc, &program->io_storages_[id]); break;
     }
     if (!t.ok()) return t.status().WithContext(fmt::format("binding output of '{}'", v.producer));

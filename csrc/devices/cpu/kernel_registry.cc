@@ -39,6 +39,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterNnKernels(*r);
     RegisterArrayKernels(*r);
     RegisterIndexingKernels(*r);
+    RegisterInplaceKernels(*r);
     RegisterTorchOpKernel(*r);
     return r;
   }();

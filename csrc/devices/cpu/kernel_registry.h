@@ -53,6 +53,7 @@ void RegisterMathKernels(CpuKernelRegistry& registry);
 void RegisterNnKernels(CpuKernelRegistry& registry);
 void RegisterArrayKernels(CpuKernelRegistry& registry);
 void RegisterIndexingKernels(CpuKernelRegistry& registry);
+void RegisterInplaceKernels(CpuKernelRegistry& registry);
 void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
 
 }  // namespace ge::cpu

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ge/compiler/memory_planner.h"
+#include "ge/ops/op_registry.h"
 
 namespace ge {
 namespace {
@@ -26,13 +27,24 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
   for (size_t s = 0; s < schedule.size(); ++s) step_of[schedule[s]] = static_cast<int32_t>(s);
 
   for (Node* node : schedule) {
+    const OpProto* proto = OpRegistry::Global().Find(node->type());
     auto& ids = layout.value_ids[node];
     for (int o = 0; o < node->num_outputs(); ++o) {
       ids.push_back(static_cast<int32_t>(layout.values.size()));
       ValueInfo info;
       info.desc = node->output_desc(o);
       info.producer = node->name();
-      if (node->type() == kOpData) {
+      const int inplace_input = proto ? proto->InplaceInputOf(o) : -1;
+      if (inplace_input >= 0) {
+        // The output is the updated input's memory; today only graph inputs are updated in place.
+        const Value ref = node->input(proto->InputRange(inplace_input, node->num_inputs()).first);
+        const ValueInfo& target = layout.values[static_cast<size_t>(layout.value_ids[ref.node][static_cast<size_t>(ref.index)])];
+        GE_CHECK(target.placement == Placement::kInput,
+                 "{} updates {} in place, but only graph inputs can be updated in place yet", node->ToString(),
+                 ref.node->ToString());
+        info.placement = Placement::kInput;
+        info.io_index = target.io_index;
+      } else if (node->type() == kOpData) {
         info.placement = Placement::kInput;
         info.io_index = static_cast<int32_t>(node->GetAttrOr<int64_t>("index", 0));
       } else if (node->type() == kOpConst) {

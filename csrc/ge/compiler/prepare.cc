@@ -1,11 +1,13 @@
 #include "ge/compiler/prepare.h"
 
+#include "ge/compiler/inplace_order.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge {
 
 Status PrepareGraph(Graph& graph) {
   GE_RETURN_IF_ERROR(graph.Verify());
+  GE_RETURN_IF_ERROR(OrderInplaceUpdates(graph));
   GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
   for (Node* node : order) {
     if (node->type() == kOpData) {

@@ -76,6 +76,11 @@ OpDef& OpDef::Infer(InferShapeFn fn) {
   return *this;
 }
 
+OpDef& OpDef::Inplace(int output, int input) {
+  proto_.inplace.emplace_back(output, input);
+  return *this;
+}
+
 OpDef& OpDef::Doc(std::string doc) {
   proto_.doc = std::move(doc);
   return *this;

@@ -50,6 +50,15 @@ struct OpProto {
   std::vector<AttrDef> attrs;
   InferShapeFn infer_shape;  // sets output shapes (and dtypes not fixed by a type var)
   std::string doc;
+  // In-place ops: {output, input} pairs whose output is the input's memory, updated by the kernel.
+  std::vector<std::pair<int, int>> inplace;
+
+  // The prototype input whose memory output `index` updates, or -1.
+  int InplaceInputOf(int output) const {
+    for (const auto& [out, in] : inplace)
+      if (out == output) return in;
+    return -1;
+  }
 
   const TypeVar* FindTypeVar(const std::string& name) const;
   const AttrDef* FindAttr(const std::string& name) const;
@@ -74,6 +83,8 @@ class OpDef {
   OpDef& DynamicOutput(std::string name, std::string type_var);
   OpDef& Attr(std::string name, AttrType type, std::optional<AttrValue> default_value = std::nullopt);
   OpDef& Infer(InferShapeFn fn);
+  // Output `output` is input `input`'s memory, updated in place.
+  OpDef& Inplace(int output, int input);
   OpDef& Doc(std::string doc);
   // Hands the prototype over; the OpDef is spent afterwards.
   OpProto Build() { return std::move(proto_); }

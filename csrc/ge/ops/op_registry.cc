@@ -15,6 +15,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterNnOps(*r);
     RegisterIndexingOps(*r);
     RegisterLogicalOps(*r);
+    RegisterInplaceOps(*r);
     RegisterFallbackOps(*r);
     return r;
   }();

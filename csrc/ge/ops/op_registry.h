@@ -41,6 +41,7 @@ void RegisterMathOps(OpRegistry& registry);
 void RegisterNnOps(OpRegistry& registry);
 void RegisterIndexingOps(OpRegistry& registry);
 void RegisterLogicalOps(OpRegistry& registry);
+void RegisterInplaceOps(OpRegistry& registry);
 void RegisterFallbackOps(OpRegistry& registry);
 
 }  // namespace ge

@@ -60,6 +60,14 @@ def convert_copy(self, *, memory_format=None, meta_outputs=None):
     return ge.Identity(self)
 
 
+@register_fx_node_ge_converter(aten.copy_.default)
+def convert_copy_(self, src, non_blocking=False, *, meta_outputs=None):
+    # After functionalization copy_ only writes back inputs the model mutates.
+    if self.node_type != "Data":
+        raise NotImplementedError("copy_ into a tensor computed inside the graph is not supported")
+    return ge.Assign(self, to_dtype(src, meta_outputs.dtype))
+
+
 @register_fx_node_ge_converter(aten._to_copy.default)
 def convert_to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
                     memory_format=None, meta_outputs=None):
