@@ -30,6 +30,11 @@ CONVERTED_OPS = [
     "select", "narrow", "index_select", "nn.functional.embedding", "clone", "contiguous", "to",
     "mean", "sum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "bitwise_not",
     "masked_fill", "where",
+    "abs", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "expm1", "log1p", "sin", "cos", "tan", "atan",
+    "erf", "nn.functional.hardsigmoid", "nn.functional.hardswish", "nn.functional.mish", "nn.functional.leaky_relu",
+    "nn.functional.elu", "nn.functional.softplus", "nn.functional.hardtanh", "nn.functional.relu6", "clamp",
+    "clamp_min", "clamp_max", "floor_divide", "remainder", "amax", "amin", "prod", "argmax", "argmin", "max", "min",
+    "log_softmax", "cumsum",
 ]
 DTYPES = [torch.float32, torch.int64]
 QUICK_SAMPLES = 6

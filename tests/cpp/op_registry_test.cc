@@ -217,7 +217,79 @@ std::vector<OpCase> Cases() {
                      return b.Op("Pack", {std::vector<EsTensor>{In(b, {2, 3}), In(b, {3, 2})}}, {{"N", int64_t{2}}});
                    },
                    {}});
+  // math_extra_ops.cc: numeric unary ops reject bool, float-only ones reject integers.
+  for (const char* op : {"Abs", "Sign", "Floor", "Ceil", "Round", "Trunc"}) {
+    cases.push_back(unary(op));
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2}, DataType::kBool)}); }, {}});
+  }
+  for (const char* op : {"Reciprocal", "Expm1", "Log1p", "Sin", "Cos", "Tan", "Atan", "Erf", "HardSigmoid",
+                         "HardSwish", "Mish", "LeakyRelu", "Elu", "Softplus"}) {
+    cases.push_back(unary(op));
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2}, DataType::kInt64)}); }, {}});
+  }
+  for (const char* op : {"FloorDiv", "FloorMod"}) {
+    cases.push_back(binary(op));
+    cases.push_back(binary_bad(op));
+  }
+  cases.push_back({"ClipByValue",
+                   [](GraphBuilder& b) { return b.Op("ClipByValue", {In(b, {2, 3}), b.CreateScalar(-1, F32), In(b, {3})}); },
+                   {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"ClipByValue",
+                   [](GraphBuilder& b) { return b.Op("ClipByValue", {In(b, {3}), In(b, {2, 3}), b.CreateScalar(1, F32)}); },
+                   {}});
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceProd"}) {
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3, 4}), b.CreateVector({1})}, {{"keep_dims", true}}); },
+                     {TensorDesc(F32, {2, 1, 4})}});
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3}), b.CreateVector({3})}); }, {}});
+  }
+  for (const char* op : {"ArgMaxV2", "ArgMin"}) {
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3, 4}), b.CreateVector({-1})}); },
+                     {TensorDesc(DataType::kInt64, {2, 3})}});
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3}), b.CreateVector({2})}); }, {}});
+  }
+  cases.push_back({"LogSoftmaxV2", [](GraphBuilder& b) { return b.Op("LogSoftmaxV2", {In(b, {2, 5})}); }, {TensorDesc(F32, {2, 5})}});
+  cases.push_back({"LogSoftmaxV2", [](GraphBuilder& b) { return b.Op("LogSoftmaxV2", {In(b, {2, 5})}, {{"axes", IntList{3}}}); }, {}});
+  cases.push_back({"Cumsum", [](GraphBuilder& b) { return b.Op("Cumsum", {In(b, {2, 5})}, {{"axis", int64_t{1}}}); }, {TensorDesc(F32, {2, 5})}});
+  cases.push_back({"Cumsum",
+                   [](GraphBuilder& b) { return b.Op("Cumsum", {In(b, {2, 5})}, {{"axis", int64_t{1}}, {"reverse", true}}); },
+                   {}});
   cases.push_back({"Assign", [](GraphBuilder& b) { return b.Op("Assign", {In(b, {2, 3}), In(b, {3})}); }, {TensorDesc(F32, {2, 3})}});
+  // math_extra_ops.cc: numeric unary ops reject bool, float-only ones reject integers.
+  for (const char* op : {"Abs", "Sign", "Floor", "Ceil", "Round", "Trunc"}) {
+    cases.push_back(unary(op));
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2}, DataType::kBool)}); }, {}});
+  }
+  for (const char* op : {"Reciprocal", "Expm1", "Log1p", "Sin", "Cos", "Tan", "Atan", "Erf", "HardSigmoid",
+                         "HardSwish", "Mish", "LeakyRelu", "Elu", "Softplus"}) {
+    cases.push_back(unary(op));
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2}, DataType::kInt64)}); }, {}});
+  }
+  for (const char* op : {"FloorDiv", "FloorMod"}) {
+    cases.push_back(binary(op));
+    cases.push_back(binary_bad(op));
+  }
+  cases.push_back({"ClipByValue",
+                   [](GraphBuilder& b) { return b.Op("ClipByValue", {In(b, {2, 3}), b.CreateScalar(-1, F32), In(b, {3})}); },
+                   {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"ClipByValue",
+                   [](GraphBuilder& b) { return b.Op("ClipByValue", {In(b, {3}), In(b, {2, 3}), b.CreateScalar(1, F32)}); },
+                   {}});
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceProd"}) {
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3, 4}), b.CreateVector({1})}, {{"keep_dims", true}}); },
+                     {TensorDesc(F32, {2, 1, 4})}});
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3}), b.CreateVector({3})}); }, {}});
+  }
+  for (const char* op : {"ArgMaxV2", "ArgMin"}) {
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3, 4}), b.CreateVector({-1})}); },
+                     {TensorDesc(DataType::kInt64, {2, 3})}});
+    cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2, 3}), b.CreateVector({2})}); }, {}});
+  }
+  cases.push_back({"LogSoftmaxV2", [](GraphBuilder& b) { return b.Op("LogSoftmaxV2", {In(b, {2, 5})}); }, {TensorDesc(F32, {2, 5})}});
+  cases.push_back({"LogSoftmaxV2", [](GraphBuilder& b) { return b.Op("LogSoftmaxV2", {In(b, {2, 5})}, {{"axes", IntList{3}}}); }, {}});
+  cases.push_back({"Cumsum", [](GraphBuilder& b) { return b.Op("Cumsum", {In(b, {2, 5})}, {{"axis", int64_t{1}}}); }, {TensorDesc(F32, {2, 5})}});
+  cases.push_back({"Cumsum",
+                   [](GraphBuilder& b) { return b.Op("Cumsum", {In(b, {2, 5})}, {{"axis", int64_t{1}}, {"reverse", true}}); },
+                   {}});
   cases.push_back({"Assign", [](GraphBuilder& b) { return b.Op("Assign", {In(b, {3}), In(b, {2, 3})}); }, {}});
   cases.push_back({"InplaceIndexCopy",
                    [](GraphBuilder& b) {

@@ -2,29 +2,31 @@
 import torch
 import torch.nn.functional as F
 
+import torchair_ge
 from torchair_ge import ge, register_fx_node_ge_converter
 from torchair_ge.fx2ge import registry
 from conftest import check_against_eager
 
 
 def test_user_converter_from_the_docs():
-    previous = registry.lookup_converter(torch.ops.aten.clamp.default)
+    op = torch.ops.aten.hypot.default
+    assert registry.lookup_converter(op) is None
 
-    @register_fx_node_ge_converter(torch.ops.aten.clamp.default)
-    def convert_clamp(self, min=None, max=None, *, meta_outputs=None):
-        x = ge.Cast(self, meta_outputs.dtype)
-        if min is not None:
-            x = ge.Maximum(x, ge.Const(min, meta_outputs.dtype))
-        if max is not None:
-            x = ge.Minimum(x, ge.Const(max, meta_outputs.dtype))
-        return x
+    @register_fx_node_ge_converter(op)
+    def convert_hypot(self, other, *, meta_outputs=None):
+        x, y = ge.Cast(self, meta_outputs.dtype), ge.Cast(other, meta_outputs.dtype)
+        return ge.Sqrt(ge.Add(ge.Mul(x, x), ge.Mul(y, y)))
 
     try:
-        check_against_eager(lambda x: torch.clamp(x, -0.5, 0.25) * 2, torch.randn(5, 7))
-        check_against_eager(lambda x: torch.clamp(x, min=0.1), torch.randn(5, 7))
+        backend = torchair_ge.get_npu_backend()
+        compiled = torch.compile(lambda a, b: torch.hypot(a, b) * 2, backend=backend, dynamic=False)
+        a, b = torch.randn(5, 7), torch.randn(7)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(a, b), torch.hypot(a, b) * 2)
+        assert backend.compiler.reports[0]["fallback_nodes"] == 0  # ours, not the fallback
     finally:
-        registry._CONVERTERS.pop(torch.ops.aten.clamp.default)
-        assert registry.lookup_converter(torch.ops.aten.clamp.default) is previous
+        registry._CONVERTERS.pop(op)
+        registry._UNPRODUCED.pop(op)
 
 
 def test_override_of_a_builtin_converter_is_used():

@@ -40,6 +40,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterArrayKernels(*r);
     RegisterIndexingKernels(*r);
     RegisterInplaceKernels(*r);
+    RegisterMathExtraKernels(*r);
     RegisterTorchOpKernel(*r);
     return r;
   }();

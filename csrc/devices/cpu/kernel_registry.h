@@ -54,6 +54,7 @@ void RegisterNnKernels(CpuKernelRegistry& registry);
 void RegisterArrayKernels(CpuKernelRegistry& registry);
 void RegisterIndexingKernels(CpuKernelRegistry& registry);
 void RegisterInplaceKernels(CpuKernelRegistry& registry);
+void RegisterMathExtraKernels(CpuKernelRegistry& registry);
 void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
 
 }  // namespace ge::cpu

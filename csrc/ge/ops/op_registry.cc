@@ -16,6 +16,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterIndexingOps(*r);
     RegisterLogicalOps(*r);
     RegisterInplaceOps(*r);
+    RegisterMathExtraOps(*r);
     RegisterFallbackOps(*r);
     return r;
   }();

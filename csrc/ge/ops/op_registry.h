@@ -42,6 +42,7 @@ void RegisterNnOps(OpRegistry& registry);
 void RegisterIndexingOps(OpRegistry& registry);
 void RegisterLogicalOps(OpRegistry& registry);
 void RegisterInplaceOps(OpRegistry& registry);
+void RegisterMathExtraOps(OpRegistry& registry);
 void RegisterFallbackOps(OpRegistry& registry);
 
 }  // namespace ge

@@ -6,6 +6,7 @@ from torchair_ge.fx2ge.converters import (  # noqa: F401
     conv_pool,
     elementwise,
     indexing,
+    math_extra,
     matmul,
     norm,
     reduce,

@@ -49,8 +49,12 @@ def convert_div(self, other, *, meta_outputs=None):
 
 @register_fx_node_ge_converter(aten.div.Tensor_mode)
 def convert_div_mode(self, other, *, rounding_mode=None, meta_outputs=None):
+    if rounding_mode == "floor":
+        return ge.FloorDiv(*promote(meta_outputs, self, other))
+    if rounding_mode == "trunc" and meta_outputs.dtype.is_floating_point:
+        return ge.Trunc(ge.RealDiv(*promote(meta_outputs, self, other)))
     if rounding_mode is not None:
-        return NotImplemented  # floor/trunc division runs on the host-fallback engine
+        return NotImplemented  # integer truncating division runs on the host-fallback engine
     return ge.RealDiv(*promote(meta_outputs, self, other))
 
 

@@ -75,9 +75,11 @@ Status InferReduce(InferContext& ctx) {
   return {};
 }
 
-void Reduce(OpRegistry& r, const char* type, const char* doc) {
+}  // namespace
+
+void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
   (void)r.Register(OpDef(type)
-                       .TypeVar("T", dtypes::kNumeric)
+                       .TypeVar("T", allowed)
                        .TypeVar("TIndex", dtypes::kIndex)
                        .Input("x", "T")
                        .Input("axes", "TIndex")
@@ -87,6 +89,8 @@ void Reduce(OpRegistry& r, const char* type, const char* doc) {
                        .Doc(doc)
                        .Build());
 }
+
+namespace {
 
 // MatMulV2 and BatchMatMulV2 share inputs and differ in their transpose flags' names.
 void MatMul(OpRegistry& r, const char* type, const char* flag1, const char* flag2, InferShapeFn infer, const char* doc) {
@@ -113,8 +117,8 @@ void RegisterMathOps(OpRegistry& r) {
          "y = op(x1) @ op(x2) + bias for 2-D x1, x2; op transposes when the flag is set");
   MatMul(r, "BatchMatMulV2", "adj_x1", "adj_x2", InferBatchMatMulV2,
          "batched matrix product over the last two dims; leading dims broadcast");
-  Reduce(r, "ReduceSum", "sum over `axes` (empty axes: all)");
-  Reduce(r, "ReduceMean", "mean over `axes` (empty axes: all)");
+  RegisterReduce(r, "ReduceSum", dtypes::kNumeric, "sum over `axes` (empty axes: all)");
+  RegisterReduce(r, "ReduceMean", dtypes::kNumeric, "mean over `axes` (empty axes: all)");
 }
 
 }  // namespace ge
