@@ -35,6 +35,10 @@ CONVERTED_OPS = [
     "nn.functional.elu", "nn.functional.softplus", "nn.functional.hardtanh", "nn.functional.relu6", "clamp",
     "clamp_min", "clamp_max", "floor_divide", "remainder", "amax", "amin", "prod", "argmax", "argmin", "max", "min",
     "log_softmax", "cumsum",
+    "zeros_like", "ones_like", "full_like", "new_zeros", "new_ones", "new_full", "split", "split_with_sizes",
+    "chunk", "unbind", "nn.functional.glu", "triu", "tril", "flip", "roll", "repeat", "nn.functional.pad",
+    "logical_xor", "isnan", "isinf", "lerp", "addcmul", "addcdiv", "baddbmm", "exp2", "nn.functional.max_pool1d",
+    "nn.functional.avg_pool1d",
 ]
 DTYPES = [torch.float32, torch.int64]
 QUICK_SAMPLES = 6

@@ -3,6 +3,7 @@ from torchair_ge.fx2ge.converters import (  # noqa: F401
     activation,
     attention,
     comparison,
+    composite,
     conv_pool,
     elementwise,
     indexing,
