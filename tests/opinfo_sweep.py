@@ -39,6 +39,8 @@ CONVERTED_OPS = [
     "chunk", "unbind", "nn.functional.glu", "triu", "tril", "flip", "roll", "repeat", "nn.functional.pad",
     "logical_xor", "isnan", "isinf", "lerp", "addcmul", "addcdiv", "baddbmm", "exp2", "nn.functional.max_pool1d",
     "nn.functional.avg_pool1d",
+    "gather", "scatter", "scatter_add", "topk", "sort", "bitwise_and", "bitwise_or", "bitwise_xor", "any", "all",
+    "logsumexp", "var", "std", "nn.functional.group_norm",
 ]
 DTYPES = [torch.float32, torch.int64]
 QUICK_SAMPLES = 6

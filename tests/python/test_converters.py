@@ -272,3 +272,24 @@ def test_scaled_dot_product_attention(causal, mask):
         q, k, v, attn_mask=attn_mask, is_causal=causal), q, k, v, rtol=1e-5, atol=1e-5)
     check_against_eager(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3), q, k, v,
                         rtol=1e-5, atol=1e-5)
+
+
+def test_selection_ops_and_statistics():
+    x = rand(4, 6)
+    idx = torch.tensor([[0, 1, 0], [3, 2, 1], [1, 1, 1], [2, 0, 3]])
+    check_against_eager(lambda t: torch.gather(t, 0, idx[:, :3].T.contiguous()), x)
+    check_against_eager(lambda t: torch.zeros(4, 6).scatter_add(0, idx, t[:, :3]), x)
+    check_against_eager(lambda t: t.scatter(1, idx[:, :2], 5.0), x)
+    check_against_eager(lambda t: torch.topk(t, 3, dim=1), x)
+    check_against_eager(lambda t: torch.topk(t, 2, dim=0, largest=False), x)
+    check_against_eager(lambda t: torch.sort(t, dim=1, descending=True), x)
+    check_against_eager(lambda t: torch.sort(t, stable=True, dim=0), x)
+    check_against_eager(lambda a, b: (a & b) | (a ^ 3), rand(5, dtype=torch.int64), rand(5, dtype=torch.int64, seed=1))
+    check_against_eager(lambda t: (torch.any(t > 1, dim=1), torch.all(t > -3), t.gt(0).any()), x)
+    check_against_eager(lambda t: (torch.logsumexp(t, 1), t.var(0), t.std(1, correction=0, keepdim=True)), x)
+
+
+def test_group_norm_including_an_empty_batch():
+    w, b = rand(6, seed=1), rand(6, seed=2)
+    check_against_eager(lambda t: torch.nn.functional.group_norm(t, 3, w, b), rand(2, 6, 5))
+    check_against_eager(lambda t: torch.nn.functional.group_norm(t, 2), rand(0, 6, 4))  # once divided by zero

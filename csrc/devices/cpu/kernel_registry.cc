@@ -41,6 +41,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterIndexingKernels(*r);
     RegisterInplaceKernels(*r);
     RegisterMathExtraKernels(*r);
+    RegisterSelectionKernels(*r);
     RegisterTorchOpKernel(*r);
     return r;
   }();

@@ -55,6 +55,7 @@ void RegisterArrayKernels(CpuKernelRegistry& registry);
 void RegisterIndexingKernels(CpuKernelRegistry& registry);
 void RegisterInplaceKernels(CpuKernelRegistry& registry);
 void RegisterMathExtraKernels(CpuKernelRegistry& registry);
+void RegisterSelectionKernels(CpuKernelRegistry& registry);
 void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
 
 }  // namespace ge::cpu

@@ -17,6 +17,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterLogicalOps(*r);
     RegisterInplaceOps(*r);
     RegisterMathExtraOps(*r);
+    RegisterSelectionOps(*r);
     RegisterFallbackOps(*r);
     return r;
   }();

@@ -43,6 +43,11 @@ void RegisterIndexingOps(OpRegistry& registry);
 void RegisterLogicalOps(OpRegistry& registry);
 void RegisterInplaceOps(OpRegistry& registry);
 void RegisterMathExtraOps(OpRegistry& registry);
+void RegisterSelectionOps(OpRegistry& registry);
 void RegisterFallbackOps(OpRegistry& registry);
+
+// The reduction prototype (x, const axes; keep_dims) shared by the Reduce* ops.
+void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc,
+                    const std::vector<AttrDef>& extra_attrs = {});
 
 }  // namespace ge

@@ -11,5 +11,6 @@ from torchair_ge.fx2ge.converters import (  # noqa: F401
     matmul,
     norm,
     reduce,
+    selection,
     shape,
 )

@@ -59,9 +59,6 @@ Status InferAxisAttr(InferContext& ctx, const char* attr) {
 
 }  // namespace
 
-// The reduction prototype of ReduceSum/ReduceMean (math_ops.cc), shared with these.
-void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc);
-
 void RegisterMathExtraOps(OpRegistry& r) {
   using namespace dtypes;
   for (const auto& u : kUnary)

@@ -77,8 +77,11 @@ Status InferReduce(InferContext& ctx) {
 
 }  // namespace
 
-void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
-  (void)r.Register(OpDef(type)
+void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc,
+                    const std::vector<AttrDef>& extra_attrs) {
+  OpDef def(type);
+  for (const auto& attr : extra_attrs) def.Attr(attr.name, attr.type, attr.default_value);
+  (void)r.Register(def
                        .TypeVar("T", allowed)
                        .TypeVar("TIndex", dtypes::kIndex)
                        .Input("x", "T")
