@@ -35,7 +35,8 @@ def markdown(results):
              "Latency is the median (p90) per call over interleaved rounds; ratios below 1 mean faster "
              "than the baseline. Compile is the first call (compile + one run) with fresh caches (cold) "
              "and again after a reset (warm). Memory is the peak RSS growth while running, over the "
-             "loaded model. Graph: FX nodes → IR nodes → kernels per run (torchair_ge); kernels: "
+             "loaded model. Graph: FX nodes → IR nodes → kernels per run, with how many run on the host-fallback "
+             "engine (torchair_ge); kernels: "
              "generated kernels (Inductor).", "",
              "| model | system | status | median ms | p90 ms | vs eager | vs inductor | compile cold s | warm s "
              "| mem MB | graph | kernels | max abs err |",
@@ -49,6 +50,8 @@ def markdown(results):
             if r.get("info", {}).get("fx_nodes") is not None:
                 i = r["info"]
                 graph = f"{i['fx_nodes']} → {i['ir_nodes_after']} → {i['kernels']}"
+                if i.get("fallback_nodes"):
+                    graph += f" ({i['fallback_nodes']} fallback)"
             lines.append("| " + " | ".join([
                 model["name"], r["system"], r["status"] if r["status"] == "ok" else f"{r['status']}: {r.get('reason', '')}",
                 _fmt(r.get("median_ms")), _fmt(r.get("p90_ms")), vs("eager"), vs("inductor"),

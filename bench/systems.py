@@ -109,6 +109,9 @@ class TorchairGe:
             "ir_nodes_before": sum(r["ir_nodes_before"] for r in reports),
             "ir_nodes_after": sum(r["ir_nodes_after"] for r in reports),
             "kernels": sum(r["tasks"] for r in reports),
+            "native_nodes": sum(r["native_nodes"] for r in reports),
+            "fallback_nodes": sum(r["fallback_nodes"] for r in reports),
+            "fallback_ops": {op: n for r in reports for op, n in r["fallback_ops"].items()},
             "arena_bytes": sum(r["arena_bytes"] for r in reports),
             "arena_lower_bound": sum(r["arena_lower_bound"] for r in reports),
         }

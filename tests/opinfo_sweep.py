@@ -41,6 +41,7 @@ CONVERTED_OPS = [
     "nn.functional.avg_pool1d",
     "gather", "scatter", "scatter_add", "topk", "sort", "bitwise_and", "bitwise_or", "bitwise_xor", "any", "all",
     "logsumexp", "var", "std", "nn.functional.group_norm",
+    "nn.functional.conv1d", "nn.functional.conv_transpose2d", "log2", "nan_to_num", "linalg.vector_norm",
 ]
 DTYPES = [torch.float32, torch.int64]
 QUICK_SAMPLES = 6

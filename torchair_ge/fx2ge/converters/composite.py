@@ -222,6 +222,38 @@ def convert_baddbmm(self, batch1, batch2, *, beta=1, alpha=1, meta_outputs=None)
     return ge.Add(product, self if beta == 1 else ge.Mul(self, to_dtype(beta, meta_outputs.dtype)))
 
 
+@register_fx_node_ge_converter(aten.nan_to_num.default)
+def convert_nan_to_num(self, nan=None, posinf=None, neginf=None, *, meta_outputs=None):
+    dtype = meta_outputs.dtype
+    if not dtype.is_floating_point:
+        return ge.Identity(self)
+    info = torch.finfo(dtype)
+    x = ge.SelectV2(ge.NotEqual(self, self), to_dtype(0.0 if nan is None else nan, dtype), self)
+    x = ge.SelectV2(ge.Equal(x, to_dtype(math.inf, dtype)), to_dtype(info.max if posinf is None else posinf, dtype), x)
+    return ge.SelectV2(ge.Equal(x, to_dtype(-math.inf, dtype)), to_dtype(info.min if neginf is None else neginf, dtype), x)
+
+
+@register_fx_node_ge_converter(aten.linalg_vector_norm.default)
+def convert_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, meta_outputs=None):
+    if not meta_outputs.dtype.is_floating_point:
+        return NotImplemented
+    x = to_dtype(self, meta_outputs.dtype)
+    axes = int_vector([] if dim is None else [dim] if isinstance(dim, int) else list(dim))
+    magnitude = ge.Abs(x)
+    if ord == math.inf:
+        return ge.ReduceMax(magnitude, axes, keep_dims=keepdim)
+    if ord == -math.inf:
+        return ge.ReduceMin(magnitude, axes, keep_dims=keepdim)
+    if ord == 0:
+        return ge.ReduceSum(ge.Cast(ge.NotEqual(x, to_dtype(0, meta_outputs.dtype)), meta_outputs.dtype), axes, keep_dims=keepdim)
+    if ord == 1:
+        return ge.ReduceSum(magnitude, axes, keep_dims=keepdim)
+    if ord == 2:
+        return ge.Sqrt(ge.ReduceSum(ge.Mul(x, x), axes, keep_dims=keepdim))
+    powered = ge.ReduceSum(ge.Pow(magnitude, to_dtype(float(ord), meta_outputs.dtype)), axes, keep_dims=keepdim)
+    return ge.Pow(powered, to_dtype(1.0 / ord, meta_outputs.dtype))
+
+
 @register_fx_node_ge_converter(aten.exp2.default)
 def convert_exp2(self, *, meta_outputs=None):
     return ge.Pow(to_dtype(2, meta_outputs.dtype), to_dtype(self, meta_outputs.dtype))

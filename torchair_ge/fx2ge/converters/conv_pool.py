@@ -27,15 +27,29 @@ def _batched(x):
 @register_fx_node_ge_converter(aten.convolution.default)
 def convert_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *,
                         meta_outputs=None):
-    if transposed or len(weight.shape) != 4 or not _float(meta_outputs):
-        return NotImplemented  # transposed, 1-D/3-D or integer convolution: host fallback
+    if not _float(meta_outputs) or len(weight.shape) not in (3, 4) or (transposed and len(weight.shape) != 4):
+        return NotImplemented  # 3-D, transposed 1-D or integer convolution: host fallback
+    if len(weight.shape) == 3:  # 1-D: a 2-D convolution over a height of 1
+        return _conv1d(input, weight, bias, stride, padding, dilation, groups, meta_outputs)
     x, restore = _batched(input)
     sh, sw = pair(stride)
     ph, pw = pair(padding)
     dh, dw = pair(dilation)
-    y = ge.Conv2D(x, weight, bias, strides=[1, 1, sh, sw], pads=[ph, ph, pw, pw], dilations=[1, 1, dh, dw],
-                  groups=groups)
-    return restore(y)
+    attrs = dict(strides=[1, 1, sh, sw], pads=[ph, ph, pw, pw], dilations=[1, 1, dh, dw], groups=groups)
+    if transposed:
+        oh, ow = pair(output_padding)
+        return restore(ge.Conv2DTranspose(x, weight, bias, output_padding=[0, 0, oh, ow], **attrs))
+    return restore(ge.Conv2D(x, weight, bias, **attrs))
+
+
+def _conv1d(input, weight, bias, stride, padding, dilation, groups, meta):
+    batched = len(input.shape) == 3
+    n, c, length = (input.shape if batched else [1, *input.shape])
+    x = ge.Reshape(input, int_vector([n, c, 1, length]))
+    w = ge.Reshape(weight, int_vector([weight.shape[0], weight.shape[1], 1, weight.shape[2]]))
+    (s,), (p,), (d,) = [v if isinstance(v, (list, tuple)) else [v] for v in (stride, padding, dilation)]
+    y = ge.Conv2D(x, w, bias, strides=[1, 1, 1, s], pads=[0, 0, p, p], dilations=[1, 1, 1, d], groups=groups)
+    return ge.Reshape(y, int_vector(meta.shape))
 
 
 def _pool_window(kernel_size, stride, padding):

@@ -24,7 +24,7 @@ for _op, _ir, _float_only in [
     (aten.abs.default, "Abs", False), (aten.sign.default, "Sign", False), (aten.floor.default, "Floor", False),
     (aten.ceil.default, "Ceil", False), (aten.round.default, "Round", False), (aten.trunc.default, "Trunc", False),
     (aten.reciprocal.default, "Reciprocal", True), (aten.expm1.default, "Expm1", True),
-    (aten.log1p.default, "Log1p", True), (aten.sin.default, "Sin", True), (aten.cos.default, "Cos", True),
+    (aten.log1p.default, "Log1p", True), (aten.log2.default, "Log2", True), (aten.sin.default, "Sin", True), (aten.cos.default, "Cos", True),
     (aten.tan.default, "Tan", True), (aten.atan.default, "Atan", True), (aten.erf.default, "Erf", True),
     (aten.hardsigmoid.default, "HardSigmoid", True), (aten.hardswish.default, "HardSwish", True),
     (aten.mish.default, "Mish", True),

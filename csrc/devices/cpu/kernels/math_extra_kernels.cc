@@ -20,6 +20,7 @@
 #include <ATen/ops/hardswish.h>
 #include <ATen/ops/leaky_relu.h>
 #include <ATen/ops/log1p.h>
+#include <ATen/ops/log2.h>
 #include <ATen/ops/mish.h>
 #include <ATen/ops/prod.h>
 #include <ATen/ops/reciprocal.h>
@@ -59,6 +60,7 @@ at::Tensor& TruncOut(at::Tensor& y, const at::Tensor& x) { return at::trunc_out(
 at::Tensor& ReciprocalOut(at::Tensor& y, const at::Tensor& x) { return at::reciprocal_out(y, x); }
 at::Tensor& Expm1Out(at::Tensor& y, const at::Tensor& x) { return at::expm1_out(y, x); }
 at::Tensor& Log1pOut(at::Tensor& y, const at::Tensor& x) { return at::log1p_out(y, x); }
+at::Tensor& Log2Out(at::Tensor& y, const at::Tensor& x) { return at::log2_out(y, x); }
 at::Tensor& SinOut(at::Tensor& y, const at::Tensor& x) { return at::sin_out(y, x); }
 at::Tensor& CosOut(at::Tensor& y, const at::Tensor& x) { return at::cos_out(y, x); }
 at::Tensor& TanOut(at::Tensor& y, const at::Tensor& x) { return at::tan_out(y, x); }
@@ -122,6 +124,7 @@ void RegisterMathExtraKernels(CpuKernelRegistry& r) {
   r.Register("Reciprocal", Unary<ReciprocalOut>);
   r.Register("Expm1", Unary<Expm1Out>);
   r.Register("Log1p", Unary<Log1pOut>);
+  r.Register("Log2", Unary<Log2Out>);
   r.Register("Sin", Unary<SinOut>);
   r.Register("Cos", Unary<CosOut>);
   r.Register("Tan", Unary<TanOut>);

@@ -40,6 +40,21 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
   });
 }
 
+Expected<std::unique_ptr<Kernel>> CreateConv2DTranspose(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
+  GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
+  GE_ASSIGN_OR_RETURN(IntList output_padding, a.Attr<IntList>("output_padding"));
+  GE_ASSIGN_OR_RETURN(int64_t groups, a.Attr<int64_t>("groups"));
+  GE_ASSIGN_OR_RETURN(IntList padding, SymmetricPadding(a));
+  IntList stride = {strides[2], strides[3]}, dilation = {dilations[2], dilations[3]};
+  IntList out_pad = {output_padding[2], output_padding[3]};
+  std::optional<at::Tensor> bias;
+  if (a.inputs[2].defined()) bias = a.inputs[2];
+  return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
+    at::convolution_out(y, x, w, bias, stride, padding, dilation, /*transposed=*/true, out_pad, groups);
+  });
+}
+
 struct PoolWindow {
   IntList kernel, stride, padding;
   bool ceil_mode;
@@ -131,6 +146,7 @@ Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
 
 void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("Conv2D", CreateConv2D);
+  r.Register("Conv2DTranspose", CreateConv2DTranspose);
   r.Register("MaxPoolV3", CreateMaxPoolV3);
   r.Register("AvgPoolV2", CreateAvgPoolV2);
   r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);

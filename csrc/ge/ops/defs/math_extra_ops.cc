@@ -22,6 +22,7 @@ constexpr UnarySpec kUnary[] = {
     {"Reciprocal", true, "y = 1 / x"},
     {"Expm1", true, "y = exp(x) - 1"},
     {"Log1p", true, "y = ln(1 + x)"},
+    {"Log2", true, "y = log2(x)"},
     {"Sin", true, "y = sin(x)"},
     {"Cos", true, "y = cos(x)"},
     {"Tan", true, "y = tan(x)"},

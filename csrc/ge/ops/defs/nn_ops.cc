@@ -43,6 +43,29 @@ Status InferConv2D(InferContext& ctx) {
   return {};
 }
 
+Status InferConv2DTranspose(InferContext& ctx) {
+  GE_RETURN_IF_ERROR(CheckNchw(ctx));
+  IntList strides, pads, dilations, output_padding;
+  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "dilations", 4, &dilations));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "output_padding", 4, &output_padding));
+  const Shape& x = ctx.Input(0).shape;
+  const Shape& w = ctx.Input(1).shape;  // [Cin, Cout/groups, kh, kw]
+  const int64_t groups = ctx.Attr<int64_t>("groups");
+  if (w.size() != 4 || groups < 1 || w[0] != x[1])
+    return ctx.Error("filter {} must be [{}, Cout/groups, kh, kw]", ShapeToString(w), x[1]);
+  auto size = [&](int i, int p) {
+    return (x[i] - 1) * strides[i] - pads[p] - pads[p + 1] + dilations[i] * (w[i] - 1) + output_padding[i] + 1;
+  };
+  const Shape out = {x[0], w[1] * groups, size(2, 0), size(3, 2)};
+  if (out[2] <= 0 || out[3] <= 0) return ctx.Error("output {} would be empty", ShapeToString(out));
+  if (ctx.HasInput(2) && ctx.Input(2).shape != Shape{out[1]})
+    return ctx.Error("bias must be [{}], got {}", out[1], ShapeToString(ctx.Input(2).shape));
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
 Status InferPool(InferContext& ctx) {
   GE_RETURN_IF_ERROR(CheckNchw(ctx));
   const Shape& x = ctx.Input(0).shape;
@@ -130,6 +153,21 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("offset_x", AttrType::kInt, int64_t{0})
                        .Infer(InferConv2D)
                        .Doc("2-D convolution; strides/dilations per NCHW dim, pads = [top, bottom, left, right]")
+                       .Build());
+  (void)r.Register(OpDef("Conv2DTranspose")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Input("filter", "T")
+                       .OptionalInput("bias", "T")
+                       .Output("y", "T")
+                       .Attr("strides", AttrType::kListInt)
+                       .Attr("pads", AttrType::kListInt)
+                       .Attr("dilations", AttrType::kListInt, ones)
+                       .Attr("groups", AttrType::kInt, int64_t{1})
+                       .Attr("output_padding", AttrType::kListInt, IntList{0, 0, 0, 0})
+                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+                       .Infer(InferConv2DTranspose)
+                       .Doc("transposed 2-D convolution (filter [Cin, Cout/groups, kh, kw]); pads as Conv2D")
                        .Build());
   (void)r.Register(PoolDef("MaxPoolV3").Doc("2-D max pooling; pads = [top, bottom, left, right]").Build());
   (void)r.Register(PoolDef("AvgPoolV2")
