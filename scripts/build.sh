@@ -6,6 +6,8 @@ PY=${PY:-python3}
 BUILD=${BUILD:-build}
 JOBS=${JOBS:-2}
 cd "$(dirname "$0")/.."
+# ccache: hash paths relative to the checkout, so clones elsewhere (CI) reuse the cache.
+export CCACHE_BASEDIR="$(pwd)"
 
 if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   launcher=()
