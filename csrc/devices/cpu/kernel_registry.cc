@@ -27,6 +27,18 @@ std::vector<int64_t> ConstIntValues(const at::Tensor& constant) {
   return std::vector<int64_t>(values.data_ptr<int64_t>(), values.data_ptr<int64_t>() + values.numel());
 }
 
+KernelCreator UnaryKernel(UnaryOutFn fn) {
+  return [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [fn, x = a.inputs[0], y = a.outputs[0]]() mutable { fn(y, x); });
+  };
+}
+
+KernelCreator BinaryKernel(BinaryOutFn fn) {
+  return [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [fn, x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { fn(y, x1, x2); });
+  };
+}
+
 std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body) {
   return std::make_unique<ClosureKernel>(task, std::move(body));
 }

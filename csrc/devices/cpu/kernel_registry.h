@@ -32,6 +32,12 @@ using KernelCreator = std::function<Expected<std::unique_ptr<Kernel>>(KernelArgs
 // The values of a small integer constant input (axes, perm, concat dim), read at load time.
 std::vector<int64_t> ConstIntValues(const at::Tensor& constant);
 
+// Creators of kernels that call one ATen out-variant on the task's inputs: y = fn(x) / fn(x1, x2).
+using UnaryOutFn = at::Tensor& (*)(at::Tensor&, const at::Tensor&);
+using BinaryOutFn = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&);
+KernelCreator UnaryKernel(UnaryOutFn fn);
+KernelCreator BinaryKernel(BinaryOutFn fn);
+
 // Wraps a closure as a Kernel; ATen's exceptions become a Status naming the node.
 std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body);
 

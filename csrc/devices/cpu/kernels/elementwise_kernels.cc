@@ -21,20 +21,8 @@
 namespace ge::cpu {
 namespace {
 
-using UnaryOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&);
-using BinaryOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&);
-
-void Unary(CpuKernelRegistry& r, const char* type, UnaryOut fn) {
-  r.Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
-    return MakeKernel(a.task, [fn, x = a.inputs[0], y = a.outputs[0]]() mutable { fn(y, x); });
-  });
-}
-
-void Binary(CpuKernelRegistry& r, const char* type, BinaryOut fn) {
-  r.Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
-    return MakeKernel(a.task, [fn, x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { fn(y, x1, x2); });
-  });
-}
+void Unary(CpuKernelRegistry& r, const char* type, UnaryOutFn fn) { r.Register(type, UnaryKernel(fn)); }
+void Binary(CpuKernelRegistry& r, const char* type, BinaryOutFn fn) { r.Register(type, BinaryKernel(fn)); }
 
 }  // namespace
 

@@ -18,13 +18,7 @@
 namespace ge::cpu {
 namespace {
 
-using BinaryOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&);
-
-void Binary(CpuKernelRegistry& r, const char* type, BinaryOut fn) {
-  r.Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
-    return MakeKernel(a.task, [fn, x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { fn(y, x1, x2); });
-  });
-}
+void Binary(CpuKernelRegistry& r, const char* type, BinaryOutFn fn) { r.Register(type, BinaryKernel(fn)); }
 
 // y receives a view of x prepared once (broadcast, slice).
 std::unique_ptr<Kernel> CopyFromView(const TaskDef& task, at::Tensor view, at::Tensor y) {

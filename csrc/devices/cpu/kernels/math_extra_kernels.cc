@@ -37,19 +37,6 @@
 namespace ge::cpu {
 namespace {
 
-using UnaryOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&);
-using BinaryOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&);
-
-template <UnaryOut Fn>
-Expected<std::unique_ptr<Kernel>> Unary(KernelArgs& a) {
-  return MakeKernel(a.task, [x = a.inputs[0], y = a.outputs[0]]() mutable { Fn(y, x); });
-}
-
-template <BinaryOut Fn>
-Expected<std::unique_ptr<Kernel>> Binary(KernelArgs& a) {
-  return MakeKernel(a.task, [x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { Fn(y, x1, x2); });
-}
-
 // ATen's out-variants have extra parameters; these adapt them to the plain unary form.
 at::Tensor& AbsOut(at::Tensor& y, const at::Tensor& x) { return at::abs_out(y, x); }
 at::Tensor& SignOut(at::Tensor& y, const at::Tensor& x) { return at::sign_out(y, x); }
@@ -115,26 +102,26 @@ Expected<std::unique_ptr<Kernel>> CreateArgReduce(KernelArgs& a) {
 }  // namespace
 
 void RegisterMathExtraKernels(CpuKernelRegistry& r) {
-  r.Register("Abs", Unary<AbsOut>);
-  r.Register("Sign", Unary<SignOut>);
-  r.Register("Floor", Unary<FloorOut>);
-  r.Register("Ceil", Unary<CeilOut>);
-  r.Register("Round", Unary<RoundOut>);
-  r.Register("Trunc", Unary<TruncOut>);
-  r.Register("Reciprocal", Unary<ReciprocalOut>);
-  r.Register("Expm1", Unary<Expm1Out>);
-  r.Register("Log1p", Unary<Log1pOut>);
-  r.Register("Log2", Unary<Log2Out>);
-  r.Register("Sin", Unary<SinOut>);
-  r.Register("Cos", Unary<CosOut>);
-  r.Register("Tan", Unary<TanOut>);
-  r.Register("Atan", Unary<AtanOut>);
-  r.Register("Erf", Unary<ErfOut>);
-  r.Register("HardSigmoid", Unary<HardSigmoidOut>);
-  r.Register("HardSwish", Unary<HardSwishOut>);
-  r.Register("Mish", Unary<MishOut>);
-  r.Register("FloorDiv", Binary<FloorDivOut>);
-  r.Register("FloorMod", Binary<FloorModOut>);
+  r.Register("Abs", UnaryKernel(AbsOut));
+  r.Register("Sign", UnaryKernel(SignOut));
+  r.Register("Floor", UnaryKernel(FloorOut));
+  r.Register("Ceil", UnaryKernel(CeilOut));
+  r.Register("Round", UnaryKernel(RoundOut));
+  r.Register("Trunc", UnaryKernel(TruncOut));
+  r.Register("Reciprocal", UnaryKernel(ReciprocalOut));
+  r.Register("Expm1", UnaryKernel(Expm1Out));
+  r.Register("Log1p", UnaryKernel(Log1pOut));
+  r.Register("Log2", UnaryKernel(Log2Out));
+  r.Register("Sin", UnaryKernel(SinOut));
+  r.Register("Cos", UnaryKernel(CosOut));
+  r.Register("Tan", UnaryKernel(TanOut));
+  r.Register("Atan", UnaryKernel(AtanOut));
+  r.Register("Erf", UnaryKernel(ErfOut));
+  r.Register("HardSigmoid", UnaryKernel(HardSigmoidOut));
+  r.Register("HardSwish", UnaryKernel(HardSwishOut));
+  r.Register("Mish", UnaryKernel(MishOut));
+  r.Register("FloorDiv", BinaryKernel(FloorDivOut));
+  r.Register("FloorMod", BinaryKernel(FloorModOut));
   r.Register("LeakyRelu", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(double slope, a.Attr<double>("negative_slope"));
     return MakeKernel(a.task, [slope, x = a.inputs[0], y = a.outputs[0]]() mutable { at::leaky_relu_out(y, x, slope); });

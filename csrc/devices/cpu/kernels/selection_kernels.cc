@@ -19,13 +19,6 @@
 namespace ge::cpu {
 namespace {
 
-using BinaryOut = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&);
-
-template <BinaryOut Fn>
-Expected<std::unique_ptr<Kernel>> Binary(KernelArgs& a) {
-  return MakeKernel(a.task, [x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { Fn(y, x1, x2); });
-}
-
 at::Tensor& AndOut(at::Tensor& y, const at::Tensor& a, const at::Tensor& b) { return at::bitwise_and_out(y, a, b); }
 at::Tensor& OrOut(at::Tensor& y, const at::Tensor& a, const at::Tensor& b) { return at::bitwise_or_out(y, a, b); }
 at::Tensor& XorOut(at::Tensor& y, const at::Tensor& a, const at::Tensor& b) { return at::bitwise_xor_out(y, a, b); }
@@ -104,9 +97,9 @@ void RegisterSelectionKernels(CpuKernelRegistry& r) {
       at::sort_out(values, indices, x, stable, axis, descending);
     });
   });
-  r.Register("BitwiseAnd", Binary<AndOut>);
-  r.Register("BitwiseOr", Binary<OrOut>);
-  r.Register("BitwiseXor", Binary<XorOut>);
+  r.Register("BitwiseAnd", BinaryKernel(AndOut));
+  r.Register("BitwiseOr", BinaryKernel(OrOut));
+  r.Register("BitwiseXor", BinaryKernel(XorOut));
   r.Register("ReduceAny", CreateReduce<Reduction::kAny>);
   r.Register("ReduceAll", CreateReduce<Reduction::kAll>);
   r.Register("ReduceLogSumExp", CreateReduce<Reduction::kLogSumExp>);
