@@ -35,7 +35,10 @@ def Cast(x, dst_type):
 
 @functools.lru_cache(maxsize=None)
 def _op_function(op_type):
-    proto = _C.op_proto(op_type)
+    try:
+        proto = _C.op_proto(op_type)
+    except _C.GeError:
+        raise AttributeError(f"no IR op named {op_type!r}") from None
 
     def build(*inputs, node_name="", **attrs):
         return op(op_type, *inputs, node_name=node_name, **attrs)
@@ -49,6 +52,5 @@ def _op_function(op_type):
 
 
 def op_function(op_type):
-    if op_type not in _C.op_types():
-        raise AttributeError(f"no IR op named {op_type!r}")
+    """The builder function of a registered op (cached: converters call these for every node)."""
     return _op_function(op_type)

@@ -161,16 +161,20 @@ def convert_logical_xor(self, other, *, meta_outputs=None):
     return ge.NotEqual(to_dtype(self, torch.bool), to_dtype(other, torch.bool))
 
 
+def _is_floating(value):
+    return ge.ge_to_torch(value.dtype).is_floating_point
+
+
 @register_fx_node_ge_converter(aten.isnan.default)
 def convert_isnan(self, *, meta_outputs=None):
-    if self.dtype not in (ge.DataType.DT_FLOAT, ge.DataType.DT_FLOAT16, ge.DataType.DT_BF16, ge.DataType.DT_DOUBLE):
+    if not _is_floating(self):
         return _filled(meta_outputs, False)
     return ge.NotEqual(self, self)  # only NaN differs from itself
 
 
 @register_fx_node_ge_converter(aten.isinf.default)
 def convert_isinf(self, *, meta_outputs=None):
-    if self.dtype not in (ge.DataType.DT_FLOAT, ge.DataType.DT_FLOAT16, ge.DataType.DT_BF16, ge.DataType.DT_DOUBLE):
+    if not _is_floating(self):
         return _filled(meta_outputs, False)
     return ge.Equal(ge.Abs(self), to_dtype(math.inf, ge.ge_to_torch(self.dtype)))
 

@@ -52,8 +52,7 @@ Status InferArgReduce(InferContext& ctx) {
 }
 
 Status InferAxisAttr(InferContext& ctx, const char* attr) {
-  std::vector<int64_t> axes = {ctx.Attr<int64_t>(attr)};
-  auto axis = NormalizeAxis(axes[0], ctx.Input(0).rank());
+  auto axis = NormalizeAxis(ctx.Attr<int64_t>(attr), ctx.Input(0).rank());
   if (!axis.ok()) return ctx.Error("{}: {}", attr, axis.status().message());
   return InferSameAsFirstInput(ctx);
 }
