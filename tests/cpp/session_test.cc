@@ -1,4 +1,4 @@
-// Session: the error contract, numerics on the CPU device, concurrent runs, summaries, dumps.
+// Session: the error contract, numerics on the CPU device, concurrent runs, summaries.
 #include <gtest/gtest.h>
 
 #include <ATen/ops/allclose.h>
@@ -247,24 +247,6 @@ TEST_F(SessionTest, ConcurrentRunsGetIndependentResults) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
-}
-
-TEST_F(SessionTest, DumpsEveryStageAsText) {
-  const auto dir = std::filesystem::temp_directory_path() / "torchair_ge_dump_test";
-  std::filesystem::remove_all(dir);
-  Session s(Options{{option::kGraphDumpType, "txt"}, {option::kGraphDumpPath, dir.string()}});
-  ASSERT_TRUE(s.AddGraph(42, AffineGraph()).ok());
-  ASSERT_TRUE(s.CompileGraph(42).ok());
-  for (const char* name : {"01_prepare_graph_42.txt", "02_partition_graph_42.txt", "03_memory_graph_42.txt", "04_tasks_graph_42.txt"})
-    EXPECT_TRUE(std::filesystem::exists(dir / name)) << name;
-  std::ifstream in(dir / "04_tasks_graph_42.txt");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("type: \"Mul\""), std::string::npos);
-  EXPECT_NE(text.find("_engine"), std::string::npos);
-  EXPECT_NE(text.find("_mem_offsets"), std::string::npos);
-  Session bad(Options{{option::kGraphDumpType, "svg"}});
-  ASSERT_TRUE(bad.AddGraph(1, AffineGraph()).ok());
-  EXPECT_FALSE(bad.CompileGraph(1).ok());
 }
 
 }  // namespace

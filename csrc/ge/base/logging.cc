@@ -1,5 +1,7 @@
 #include "ge/base/logging.h"
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,7 @@ const char* LevelTag(LogLevel level) {
     case LogLevel::kWarning: return "WARNING";
     case LogLevel::kError: return "ERROR";
     case LogLevel::kOff: return "OFF";
+    case LogLevel::kEvent: return "EVENT";
   }
   return "?";
 }
@@ -30,11 +33,18 @@ const char* LevelTag(LogLevel level) {
 }  // namespace
 
 LogLevel ParseLogLevel(std::string_view text, LogLevel fallback) {
-  static constexpr std::string_view kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF"};
-  for (int i = 0; i < 5; ++i) {
+  static constexpr std::string_view kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF", "EVENT"};
+  for (int i = 0; i < 6; ++i) {
     if (text == kNames[i] || text == std::string(1, static_cast<char>('0' + i))) return static_cast<LogLevel>(i);
   }
   return fallback;
+}
+
+bool LogEnabled(LogLevel level) {
+  const LogLevel current = CurrentLogLevel();
+  if (level == LogLevel::kEvent) return current == LogLevel::kEvent || current <= LogLevel::kInfo;
+  if (current == LogLevel::kEvent) return level >= LogLevel::kWarning && level != LogLevel::kOff;
+  return level >= current && level != LogLevel::kOff;
 }
 
 LogLevel CurrentLogLevel() { return static_cast<LogLevel>(LevelSlot().load(std::memory_order_relaxed)); }
@@ -45,7 +55,8 @@ void WriteLog(LogLevel level, const char* file, int line, std::string_view messa
   static std::mutex mu;  // keeps lines from interleaving across threads
   const char* base = std::strrchr(file, '/');
   std::lock_guard<std::mutex> lock(mu);
-  fmt::print(stderr, "[torchair_ge {}] {}:{} {}\n", LevelTag(level), base ? base + 1 : file, line, message);
+  fmt::print(stderr, "[torchair_ge {} {}:{}] {}:{} {}\n", LevelTag(level), ::getpid(), static_cast<long>(::gettid()),
+             base ? base + 1 : file, line, message);
 }
 
 }  // namespace ge

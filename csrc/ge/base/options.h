@@ -16,8 +16,13 @@ inline std::string GetOption(const Options& options, const std::string& key, con
 // Option keys understood by the engine.
 namespace option {
 inline constexpr const char* kDevice = "ge.device";                         // "cpu" (default)
-inline constexpr const char* kGraphDumpType = "ge.graphDumpType";           // "" or "txt"
+inline constexpr const char* kGraphDumpType = "ge.graphDumpType";           // "" or formats: "txt,onnx,pbtxt,py,dot"
 inline constexpr const char* kGraphDumpPath = "ge.graphDumpPath";           // directory
+inline constexpr const char* kGraphDumpLevel = "ge.graphDumpLevel";         // "all" (default), "key", "final"
+inline constexpr const char* kDataDumpEnable = "ge.exec.enableDump";        // "1": write every task's outputs per run
+inline constexpr const char* kDataDumpPath = "ge.exec.dumpPath";            // directory
+inline constexpr const char* kDataDumpFilter = "ge.exec.dumpFilter";        // regex on node name or op type
+inline constexpr const char* kProfilingEnable = "ge.exec.profilingMode";    // "1": time every task of every run
 inline constexpr const char* kEnableSingleStream = "ge.enableSingleStream"; // "true"/"false"
 }  // namespace option
 

@@ -1,5 +1,7 @@
 #include "ge/compiler/graph_compiler.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <functional>
 
@@ -8,17 +10,51 @@
 #include "ge/compiler/partition.h"
 #include "ge/compiler/prepare.h"
 #include "ge/compiler/task_builder.h"
-#include "ge/serialize/graph_dump.h"
 
 namespace ge {
+namespace {
+
+Expected<DumpLevel> ParseDumpLevel(const std::string& text) {
+  if (text.empty() || text == "all" || text == "1") return DumpLevel::kAll;
+  if (text == "key" || text == "2") return DumpLevel::kKey;
+  if (text == "final" || text == "3") return DumpLevel::kFinal;
+  return InvalidArgument("option {}='{}' is not supported (allowed: all, key, final)", option::kGraphDumpLevel, text);
+}
+
+// What a stage's graph is, for dump levels.
+enum class StageRole { kOther, kOriginal, kOptimized, kFinal };
+
+bool ShouldDump(DumpLevel level, StageRole role) {
+  switch (level) {
+    case DumpLevel::kAll: return true;
+    case DumpLevel::kKey: return role != StageRole::kOther;
+    case DumpLevel::kFinal: return role == StageRole::kFinal;
+  }
+  return false;
+}
+
+Status DumpStage(const Graph& graph, const CompileOptions& options, size_t number, const std::string& stage) {
+  const std::string stem = fmt::format("graph_{}_pid{}_{:02d}_{}", options.graph_id, ::getpid(), number, stage);
+  for (DumpFormat format : options.dump_formats) {
+    GE_ASSIGN_OR_RETURN(std::string path, DumpGraph(graph, format, options.dump_path, stem));
+    GE_LOGI("graph {} stage {}: dumped {}", options.graph_id, stage, path);
+  }
+  return {};
+}
+
+}  // namespace
 
 Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uint32_t graph_id) {
   CompileOptions out;
   out.graph_id = graph_id;
-  out.dump_type = GetOption(options, option::kGraphDumpType);
+  const std::string formats = GetOption(options, option::kGraphDumpType);
+  if (!formats.empty()) {
+    auto parsed = ParseDumpFormats(formats);
+    if (!parsed.ok()) return parsed.status().WithContext(fmt::format("option {}", option::kGraphDumpType));
+    out.dump_formats = std::move(parsed).value();
+  }
   out.dump_path = GetOption(options, option::kGraphDumpPath, ".");
-  GE_CHECK(out.dump_type.empty() || out.dump_type == "txt", "option {}='{}' is not supported (allowed: txt)",
-           option::kGraphDumpType, out.dump_type);
+  GE_ASSIGN_OR_RETURN(out.dump_level, ParseDumpLevel(GetOption(options, option::kGraphDumpLevel)));
   return out;
 }
 
@@ -29,35 +65,40 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
 
   struct Stage {
     const char* name;
+    StageRole role;
     std::function<Status()> run;
   };
+  // The last stage that rewrites the graph carries StageRole::kOptimized.
   const std::vector<Stage> stages = {
-      {"prepare", [&] { return PrepareGraph(graph); }},
-      {"partition", [&] { return PartitionGraph(graph, device.kernel_factory(), device.name()); }},
-      {"memory",
+      {"prepare", StageRole::kOptimized, [&] { return PrepareGraph(graph); }},
+      {"partition", StageRole::kOther, [&] { return PartitionGraph(graph, device.kernel_factory(), device.name()); }},
+      {"memory", StageRole::kOther,
        [&]() -> Status {
          GE_ASSIGN_OR_RETURN(schedule, graph.TopologicalOrder());
          GE_ASSIGN_OR_RETURN(layout, AssignMemory(graph, schedule));
          return {};
        }},
-      {"tasks",
+      {"final", StageRole::kFinal,
        [&]() -> Status {
          GE_ASSIGN_OR_RETURN(result.model, BuildModel(graph, schedule, std::move(layout)));
          return {};
        }},
   };
 
+  const bool dumping = !options.dump_formats.empty();
+  if (dumping && ShouldDump(options.dump_level, StageRole::kOriginal))
+    GE_RETURN_IF_ERROR(DumpStage(graph, options, 0, "original"));
   for (size_t i = 0; i < stages.size(); ++i) {
+    const int nodes_before = graph.num_nodes();
     const auto start = std::chrono::steady_clock::now();
     Status st = stages[i].run();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (!st.ok()) return st.WithContext(fmt::format("compiling graph '{}' (stage {})", graph.name(), stages[i].name));
-    result.stages.push_back({stages[i].name, ms, graph.num_nodes()});
-    GE_LOGD("graph {} stage {}: {:.3f} ms, {} nodes", options.graph_id, stages[i].name, ms, graph.num_nodes());
-    if (!options.dump_type.empty()) {
-      const std::string file = fmt::format("{:02d}_{}_graph_{}.{}", i + 1, stages[i].name, options.graph_id, options.dump_type);
-      GE_RETURN_IF_ERROR(DumpGraph(graph, options.dump_type, options.dump_path, file));
-    }
+    result.stages.push_back({stages[i].name, ms, nodes_before, graph.num_nodes()});
+    GE_LOG_EVENT("graph {} stage {}: {:.3f} ms, nodes {} -> {}", options.graph_id, stages[i].name, ms, nodes_before,
+                 graph.num_nodes());
+    if (dumping && ShouldDump(options.dump_level, stages[i].role))
+      GE_RETURN_IF_ERROR(DumpStage(graph, options, i + 1, stages[i].name));
   }
   for (Node* node : graph.nodes()) ++result.engine_counts[node->GetAttrOr<std::string>(kAttrEngine, "?")];
   return result;

@@ -9,12 +9,14 @@
 #include "ge/base/options.h"
 #include "ge/ir/graph.h"
 #include "ge/runtime/device.h"
+#include "ge/serialize/graph_dump.h"
 
 namespace ge {
 
 struct StageStat {
   std::string name;
   double milliseconds = 0;
+  int nodes_before = 0;
   int nodes_after = 0;
 };
 
@@ -24,15 +26,25 @@ struct CompiledGraph {
   std::map<std::string, int> engine_counts;  // engine -> node count
 };
 
+// Which stages a graph dump covers (option ge.graphDumpLevel).
+enum class DumpLevel {
+  kAll,    // "all" / "1": the original graph and the graph after every stage
+  kKey,    // "key" / "2": original, optimized (after the last optimizing stage) and final
+  kFinal,  // "final" / "3": only the final graph
+};
+
 struct CompileOptions {
   uint32_t graph_id = 0;
-  std::string dump_type;  // "" = no dump
+  std::vector<DumpFormat> dump_formats;  // empty = no dump
   std::string dump_path = ".";
+  DumpLevel dump_level = DumpLevel::kAll;
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 
-// Runs prepare -> partition -> memory -> tasks. With dump_type set, writes
-// `<NN>_<stage>_graph_<id>.<ext>` into dump_path after each stage.
+// Runs prepare -> partition -> memory -> tasks. With dump formats set, writes
+// `graph_<id>_pid<pid>_<NN>_<stage>.<ext>` into dump_path: stage 00 is the graph as given
+// ("original"), the last is "final" (every node annotated with engine, stream, memory and
+// its FX origin).
 Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const CompileOptions& options);
 
 }  // namespace ge

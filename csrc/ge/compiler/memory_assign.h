@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "ge/ir/annotations.h"
 #include "ge/ir/graph.h"
 #include "ge/runtime/model.h"
 
@@ -19,8 +20,6 @@ struct MemoryLayout {
   int64_t const_bytes = 0;
 };
 
-inline constexpr const char* kAttrMemOffsets = "_mem_offsets";  // per output; -1 when not in the arena
-inline constexpr const char* kAttrPlacement = "_placement";      // per output: arena/input/output/constant
 
 // Stage "memory". Pinned (never in the arena): graph inputs (read in place), constants, and
 // graph outputs (written straight into the tensors handed back to the caller).

@@ -15,6 +15,7 @@ Status PartitionGraph(Graph& graph, const KernelFactory& kernels, const std::str
     } else {
       node->SetAttr(kAttrEngine, std::string(kEngineNative));
     }
+    if (!IsLocalOp(node->type())) node->SetAttr(kAttrStream, int64_t{0});  // one stream on this device
   }
   return {};
 }

@@ -1,0 +1,15 @@
+// Private node attributes ("_" prefix) that the frontend and the compile stages set for
+// dumps, profiling and debugging. They never change what a node computes.
+#pragma once
+
+namespace ge {
+
+inline constexpr const char* kAttrFxNode = "_fx_node";      // string: the FX node this IR node came from
+inline constexpr const char* kAttrSource = "_source";       // string: the user's source line of that FX node
+inline constexpr const char* kAttrEngine = "_engine";       // string: local / native / host_fallback (partition)
+inline constexpr const char* kAttrStream = "_stream";       // int: stream the task runs on (partition)
+inline constexpr const char* kAttrFusedGroup = "_fused_group";  // int: fused kernel group, when fused
+inline constexpr const char* kAttrMemOffsets = "_mem_offsets";  // ints per output; -1 when not in the arena
+inline constexpr const char* kAttrPlacement = "_placement";     // strings per output: arena/input/output/constant
+
+}  // namespace ge
