@@ -19,7 +19,7 @@ fi
 "$PY" - <<'PYEOF' || need_pip=1
 import importlib.metadata as md, sys
 want = {"torch": "2.13.0", "numpy": None, "pytest": None, "cmake": None, "ninja": None, "setuptools": None,
-        "expecttest": None}  # expecttest: torch's OpInfo database imports it
+        "expecttest": None, "onnx": None}  # expecttest: torch's OpInfo database; onnx: checks onnx dumps
 for name, ver in want.items():
     try:
         have = md.version(name)
@@ -30,5 +30,5 @@ for name, ver in want.items():
 PYEOF
 if [ "${need_pip:-0}" = 1 ]; then
   echo "setup: installing Python packages"
-  "$PY" -m pip install -q torch==2.13.0 numpy pytest cmake ninja "setuptools>=64" wheel expecttest
+  "$PY" -m pip install -q torch==2.13.0 numpy pytest cmake ninja "setuptools>=64" wheel expecttest onnx
 fi

@@ -38,7 +38,7 @@ class GeCompiler:
         report = {
             "graph_id": graph_id,
             "fx_nodes": converted.fx_nodes,
-            "ir_nodes_before": summary["stages"][0]["nodes"],
+            "ir_nodes_before": summary["stages"][0]["nodes_before"],
             "ir_nodes_after": summary["stages"][-1]["nodes"],
             "tasks": summary["task_num"],
             "arena_bytes": summary["feature_memory_size"],

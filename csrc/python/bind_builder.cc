@@ -3,6 +3,7 @@
 
 #include "devices/cpu/aten_bridge.h"
 #include "ge/es/graph_builder.h"
+#include "ge/ir/annotations.h"
 #include "ge/ops/op_registry.h"
 #include "ge/serialize/graph_dump.h"
 #include "python/py_utils.h"
@@ -49,7 +50,23 @@ void BindBuilder(py::module_& m) {
         for (Node* n : Unwrap(g.get().TopologicalOrder())) types.push_back(n->type());
         return types;
       })
-      .def("to_text", [](PyGraph& g) { return Unwrap(GraphToText(g.get())); });
+      .def("to_text", [](PyGraph& g) { return Unwrap(GraphToText(g.get())); })
+      .def(
+          "dump",
+          [](PyGraph& g, const std::string& format, const std::string& dir, const std::string& stem) {
+            return Unwrap(DumpGraph(g.get(), Unwrap(ParseDumpFormat(format)), dir, stem));
+          },
+          py::arg("format"), py::arg("dir"), py::arg("stem"),
+          "Writes the graph as dir/<stem>.<format> (txt, onnx, pbtxt, py, dot); returns the path.");
+
+  m.def(
+      "graph_from_text",
+      [](const std::string& text, bool zero_elided_constants) {
+        return PyGraph{Unwrap(GraphFromText(text, zero_elided_constants))};
+      },
+      py::arg("text"), py::arg("zero_elided_constants") = false,
+      "Rebuilds a graph from a txt dump (untrusted input: every reference and value is checked).\n"
+      "Constants the dump left out are an error, or zeros with zero_elided_constants=True.");
 
   py::class_<es::GraphBuilder>(m, "GraphBuilder", "EagerStyle builder: ops are verified and inferred as they are added.")
       .def(py::init<std::string>(), py::arg("name") = "graph")
@@ -82,6 +99,19 @@ void BindBuilder(py::module_& m) {
           },
           py::arg("type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("name") = "",
           py::arg("num_outputs") = -1)
+      .def_property_readonly("num_nodes", [](es::GraphBuilder& b) { return b.graph().num_nodes(); })
+      .def(
+          "annotate_nodes_since",
+          [](es::GraphBuilder& b, int start, const std::string& fx_node, const std::string& source) {
+            // Nodes are kept in creation order: everything from `start` on came from one FX node.
+            const auto nodes = b.graph().nodes();
+            for (size_t i = static_cast<size_t>(std::max(start, 0)); i < nodes.size(); ++i) {
+              if (!nodes[i]->HasAttr(kAttrFxNode)) nodes[i]->SetAttr(kAttrFxNode, fx_node);
+              if (!source.empty() && !nodes[i]->HasAttr(kAttrSource)) nodes[i]->SetAttr(kAttrSource, source);
+            }
+          },
+          py::arg("start"), py::arg("fx_node"), py::arg("source") = "",
+          "Tags nodes created since `start` with the FX node (and source line) they came from.")
       .def("set_outputs", [](es::GraphBuilder& b, const std::vector<es::EsTensor>& outs) {
         b.SetOutputs(outs);
         ThrowIfError(b.status());

@@ -27,7 +27,8 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
   };
   py::list stages;
   for (const auto& st : s.stages)
-    stages.append(py::dict(py::arg("name") = st.name, py::arg("ms") = st.milliseconds, py::arg("nodes") = st.nodes_after));
+    stages.append(py::dict(py::arg("name") = st.name, py::arg("ms") = st.milliseconds,
+                          py::arg("nodes_before") = st.nodes_before, py::arg("nodes") = st.nodes_after));
   return py::dict(py::arg("is_static") = s.is_static, py::arg("const_memory_size") = s.const_memory_size,
                   py::arg("feature_memory_size") = s.feature_memory_size,
                   py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("stream_num") = s.stream_num,
@@ -99,7 +100,14 @@ void BindSession(py::module_& m) {
       .def("run_graph", &RunGraph, py::arg("graph_id"), py::arg("inputs"))
       .def("remove_graph", [](Session& s, uint32_t id) { ThrowIfError(s.RemoveGraph(id)); })
       .def("summary", [](Session& s, uint32_t id) { return SummaryToDict(Unwrap(s.GetCompiledGraphSummary(id))); })
-      .def("graph_text", [](Session& s, uint32_t id) { return Unwrap(GraphToText(*Unwrap(s.GetGraph(id)))); });
+      .def("graph_text", [](Session& s, uint32_t id) { return Unwrap(GraphToText(*Unwrap(s.GetGraph(id)))); })
+      .def(
+          "dump_graph",
+          [](Session& s, uint32_t id, const std::string& format, const std::string& dir, const std::string& stem) {
+            return Unwrap(DumpGraph(*Unwrap(s.GetGraph(id)), Unwrap(ParseDumpFormat(format)), dir, stem));
+          },
+          py::arg("graph_id"), py::arg("format"), py::arg("dir"), py::arg("stem"),
+          "Dumps the graph as it stands (after compilation: the final, annotated graph).");
 }
 
 }  // namespace ge::python

@@ -57,6 +57,9 @@ TEST(GraphDumpTest, TextParsesBackToTheSameGraph) {
   auto elided = GraphFromText(*text);
   ASSERT_FALSE(elided.ok());
   EXPECT_NE(elided.status().message().find("'w'"), std::string::npos) << elided.status().ToString();
+  auto structure = GraphFromText(*text, /*zero_elided_constants=*/true);
+  ASSERT_TRUE(structure.ok()) << structure.status().ToString();
+  EXPECT_EQ(*GraphToText(**structure), *text);
 
   es::GraphBuilder b("small");
   auto x = b.CreateInput(0, DataType::kFloat, {2, 3});

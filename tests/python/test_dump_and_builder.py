@@ -1,24 +1,10 @@
-"""Graph dumps through the config, and the ge.* builder API driving a Session directly."""
+"""The ge.* builder API driving a Session directly (graph dumps: test_debug_dump.py)."""
 import torch
 
 import torchair_ge
 from torchair_ge import _C, ge
 from torchair_ge.engine import default_session, next_graph_id
 from conftest import check_against_eager
-
-
-def test_graph_dump_txt_per_stage(tmp_path):
-    config = torchair_ge.CompilerConfig()
-    config.debug.graph_dump.type = "txt"
-    config.debug.graph_dump.path = str(tmp_path)
-    check_against_eager(lambda x: torch.relu(x @ x.t()) + 1, torch.randn(3, 5), config=config)
-    files = sorted(p.name for p in tmp_path.iterdir())
-    stages = [f.split("_")[1] for f in files]
-    assert stages == ["prepare", "partition", "memory", "tasks"], files
-    final = (tmp_path / files[-1]).read_text()
-    assert 'type: "MatMulV2"' in final and 'type: "Relu"' in final
-    assert "_engine" in final and "_mem_offsets" in final
-    assert '"_fx_node"' in final  # each node names the FX node it came from
 
 
 def test_builder_api_runs_through_a_session():

@@ -1,10 +1,25 @@
-"""CompilerConfig: the options of the backend, with TorchAir's names where the meaning is the same."""
-from torchair_ge.configs.option import Bool, Choice, OptionGroup, Text
+"""CompilerConfig: the options of the backend, with TorchAir's names where the meaning is the same.
+Options marked with an environment variable take their default from it (docs/configuration.md)."""
+from torchair_ge.configs.option import Bool, Choice, ChoiceList, OptionGroup, Regex, Text
+
+DUMP_FORMATS = ("txt", "onnx", "pbtxt", "py", "dot")
 
 
 class GraphDumpConfig(OptionGroup):
-    type = Choice(None, (None, "txt"), "dump the graph after each compile stage in this format")
-    path = Text("./", "directory for graph dumps")
+    type = ChoiceList(None, DUMP_FORMATS, "dump the graph after compile stages in these formats (one or a list)",
+                      env="TORCHAIR_GE_DUMP_GRAPH")
+    path = Text("./", "directory for graph dumps", env="TORCHAIR_GE_DUMP_GRAPH_PATH")
+    level = Choice("all", ("all", "key", "final"),
+                   "all: every stage; key: original, optimized and final; final: the final graph only",
+                   env="TORCHAIR_GE_DUMP_GRAPH_LEVEL")
+
+
+class DataDumpConfig(OptionGroup):
+    type = Choice(None, (None, "npy"), "write every task's outputs of every run as .npy files",
+                  env="TORCHAIR_GE_DUMP_DATA")
+    path = Text("./", "directory for data dumps", env="TORCHAIR_GE_DUMP_DATA_PATH")
+    filter = Regex(None, "only nodes whose name or op type matches this regular expression (re.search)",
+                   env="TORCHAIR_GE_DUMP_DATA_FILTER")
 
 
 class FxSummaryConfig(OptionGroup):
@@ -14,11 +29,23 @@ class FxSummaryConfig(OptionGroup):
 
 class DebugConfig(OptionGroup):
     graph_dump = GraphDumpConfig
+    data_dump = DataDumpConfig
     fx_summary = FxSummaryConfig
+    run_eagerly = Bool(False, "run the FX graph the engine would get with eager PyTorch instead (no engine)",
+                       env="TORCHAIR_GE_RUN_EAGERLY")
+
+
+class ProfilingConfig(OptionGroup):
+    enable = Bool(False, "time every task of every run: Chrome trace + per-op-type table",
+                  env="TORCHAIR_GE_PROFILING")
+    path = Text("./", "directory for the trace and the table", env="TORCHAIR_GE_PROFILING_PATH")
 
 
 class GeConfig(OptionGroup):
     enable_single_stream = Bool(False, "run every task on one stream (the CPU device has one stream today)")
+    export_compile_stat = Bool(False, "write compile statistics (stages, node counts, memory) as JSON per graph",
+                               env="TORCHAIR_GE_COMPILE_STAT")
+    compile_stat_path = Text("./", "directory for the compile statistics", env="TORCHAIR_GE_COMPILE_STAT_PATH")
 
 
 class CompilerConfig(OptionGroup):
@@ -31,12 +58,23 @@ class CompilerConfig(OptionGroup):
     mode = Choice("max-autotune", ("max-autotune", "reduce-overhead"),
                   "both compile the whole graph into one sunk task list on the CPU device")
     debug = DebugConfig
+    profiling = ProfilingConfig
     ge_config = GeConfig
 
     def ge_options(self):
         """The engine options (GE keys) this configuration implies."""
         options = {"ge.enableSingleStream": str(self.ge_config.enable_single_stream).lower()}
-        if self.debug.graph_dump.type:
-            options["ge.graphDumpType"] = self.debug.graph_dump.type
-            options["ge.graphDumpPath"] = self.debug.graph_dump.path
+        dump = self.debug.graph_dump
+        if dump.type:
+            options["ge.graphDumpType"] = ",".join(dump.type)
+            options["ge.graphDumpPath"] = dump.path
+            options["ge.graphDumpLevel"] = dump.level
+        data = self.debug.data_dump
+        if data.type:
+            options["ge.exec.enableDump"] = "1"
+            options["ge.exec.dumpPath"] = data.path
+            if data.filter:
+                options["ge.exec.dumpFilter"] = data.filter
+        if self.profiling.enable:
+            options["ge.exec.profilingMode"] = "1"
         return options

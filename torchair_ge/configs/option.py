@@ -1,12 +1,18 @@
 """A validated option tree: unknown names and bad values raise ValueError naming what is allowed."""
 
 
-class Option:
-    """One leaf option. Subclasses define `check`, which returns the normalized value or raises."""
+import os
 
-    def __init__(self, default, doc=""):
+
+class Option:
+    """One leaf option. Subclasses define `check`, which returns the normalized value or raises.
+    With `env`, the environment variable of that name (when set) replaces the default, checked
+    like any value; a value set on the config wins over both."""
+
+    def __init__(self, default, doc="", env=None):
         self.default = default
         self.doc = doc
+        self.env = env
         self.name = None
 
     def __set_name__(self, owner, name):
@@ -15,7 +21,15 @@ class Option:
     def __get__(self, obj, owner=None):
         if obj is None:
             return self
-        return obj._values.get(self.name, self.default)
+        if self.name in obj._values:
+            return obj._values[self.name]
+        if self.env and os.environ.get(self.env):
+            return self.check(f"{obj._path(self.name)} (from ${self.env})", self.from_env(os.environ[self.env]))
+        return self.default
+
+    def from_env(self, text):
+        """The Python value an environment string stands for."""
+        return text
 
     def __set__(self, obj, value):
         obj._values[self.name] = self.check(obj._path(self.name), value)
@@ -25,8 +39,8 @@ class Option:
 
 
 class Choice(Option):
-    def __init__(self, default, choices, doc=""):
-        super().__init__(default, doc)
+    def __init__(self, default, choices, doc="", env=None):
+        super().__init__(default, doc, env)
         self.choices = tuple(choices)
 
     def check(self, path, value):
@@ -36,6 +50,10 @@ class Choice(Option):
 
 
 class Bool(Option):
+    def from_env(self, text):
+        lowered = text.strip().lower()
+        return {"1": True, "true": True, "on": True, "0": False, "false": False, "off": False}.get(lowered, text)
+
     def check(self, path, value):
         if not isinstance(value, bool):
             raise ValueError(f"option '{path}' takes True or False, got {value!r}")
@@ -47,6 +65,49 @@ class Text(Option):
         if not isinstance(value, str) or not value:
             raise ValueError(f"option '{path}' takes a non-empty string, got {value!r}")
         return value
+
+
+class OptionalText(Option):
+    def check(self, path, value):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise ValueError(f"option '{path}' takes None or a non-empty string, got {value!r}")
+        return value
+
+
+class Regex(OptionalText):
+    def check(self, path, value):
+        import re
+
+        value = super().check(path, value)
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as e:
+                raise ValueError(f"option '{path}': {value!r} is not a regular expression: {e}") from None
+        return value
+
+
+class ChoiceList(Option):
+    """None, one choice, or several (a list/tuple, or a comma-separated string); kept as a tuple."""
+
+    def __init__(self, default, choices, doc="", env=None):
+        super().__init__(default, doc, env)
+        self.choices = tuple(choices)
+
+    def check(self, path, value):
+        if value is None:
+            return None
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)) or not items:
+            raise ValueError(f"option '{path}' takes None, a name or a list of names from {', '.join(self.choices)}")
+        items = tuple(item.strip() if isinstance(item, str) else item for item in items)
+        for item in items:
+            if item not in self.choices:
+                raise ValueError(f"invalid value {item!r} for option '{path}'; allowed: None or any of "
+                                 f"{', '.join(map(repr, self.choices))}")
+        if len(set(items)) != len(items):
+            raise ValueError(f"option '{path}' lists a value twice: {value!r}")
+        return items
 
 
 class OptionGroup:

@@ -1,6 +1,8 @@
 """Walks an ATen-level FX graph (after AOT autograd) and builds the IR graph through the
 engine's builder, one converter per node. Every IR value is checked against torch's meta."""
 import operator
+import os
+import re
 from dataclasses import dataclass, field
 
 import torch
@@ -46,6 +48,18 @@ def _where(node):
         return "no source location"
     i = files[-1]
     return lines[i] + (f": {lines[i + 1]}" if i + 1 < len(lines) else "")
+
+
+def source_line(node):
+    """'file.py:12 | code' for the user's line that made `node`, or "" when Dynamo kept no trace."""
+    where = _where(node)
+    if where == "no source location":
+        return ""
+    match = re.match(r'File "([^"]+)", line (\d+)(?:, in \S+)?:?\s*(.*)', where)
+    if not match:
+        return where
+    path, line, code = match.groups()
+    return f"{os.path.basename(path)}:{line}" + (f" | {code}" if code else "")
 
 
 def _describe(node):
@@ -110,8 +124,11 @@ class FxToGe:
                 if node.op == "output":
                     outputs = self._outputs(node)
                     continue
+                first_new_node = self.builder.num_nodes
                 try:
                     self.env[node] = getattr(self, f"_{node.op}")(node)
+                    if node.op == "call_function":
+                        self.builder.annotate_nodes_since(first_new_node, node.name, source_line(node))
                 except ConversionError:
                     raise
                 except _C.GeError as e:
@@ -178,9 +195,6 @@ class FxToGe:
             result = tuple(result)
         else:
             _check_against_meta(node, result, meta)
-        for value in result if isinstance(result, tuple) else (result,):
-            if isinstance(value, _C.EsTensor):
-                value.set_attr("_fx_node", node.name)
         return result
 
     def _lookup(self, arg):

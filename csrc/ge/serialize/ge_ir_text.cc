@@ -88,7 +88,7 @@ Expected<TensorDesc> ReadDesc(const proto::TensorDescDef& def, const std::string
   return desc;
 }
 
-Expected<AttrValue> ReadAttr(const proto::AttrDef& def, const std::string& where) {
+Expected<AttrValue> ReadAttr(const proto::AttrDef& def, const std::string& where, bool zero_elided) {
   switch (def.value_case()) {
     case proto::AttrDef::kI: return AttrValue(def.i());
     case proto::AttrDef::kF: return AttrValue(def.f());
@@ -109,10 +109,16 @@ Expected<AttrValue> ReadAttr(const proto::AttrDef& def, const std::string& where
     }
     case proto::AttrDef::kTensor: {
       const auto& t = def.tensor();
-      GE_CHECK(!t.data_elided(), "{}: the dump left out this constant's bytes (larger than {} bytes)", where,
-               kDumpMaxConstBytes);
+      GE_CHECK(!t.data_elided() || zero_elided, "{}: the dump left out this constant's bytes (larger than {} bytes)",
+               where, kDumpMaxConstBytes);
       GE_ASSIGN_OR_RETURN(TensorDesc desc, ReadDesc(t.desc(), where));
       for (int64_t d : desc.shape) GE_CHECK(d >= 0, "{}: constant with unknown dimension", where);
+      GE_CHECK(desc.ByteSize() <= (int64_t{1} << 34), "{}: constant of {} bytes is implausible", where, desc.ByteSize());
+      if (t.data_elided()) {
+        Tensor zeros = Tensor::Allocate(desc);
+        std::memset(zeros.data(), 0, static_cast<size_t>(zeros.nbytes()));
+        return AttrValue(std::move(zeros));
+      }
       GE_CHECK(static_cast<int64_t>(t.data().size()) == desc.ByteSize(), "{}: constant holds {} bytes, {} expected",
                where, t.data().size(), desc.ByteSize());
       Tensor value = Tensor::Allocate(desc);
@@ -142,7 +148,7 @@ Expected<Value> ReadInput(const Graph& graph, const std::string& ref, const std:
 
 }  // namespace
 
-Expected<std::unique_ptr<Graph>> GraphFromText(const std::string& text) {
+Expected<std::unique_ptr<Graph>> GraphFromText(const std::string& text, bool zero_elided_constants) {
   proto::GraphDef def;
   GE_CHECK(google::protobuf::TextFormat::ParseFromString(text, &def), "graph text does not parse as ge.proto.GraphDef");
   auto graph = std::make_unique<Graph>(def.name().empty() ? "graph" : def.name());
@@ -165,7 +171,7 @@ Expected<std::unique_ptr<Graph>> GraphFromText(const std::string& text) {
       GE_ASSIGN_OR_RETURN(node->output_desc(o), ReadDesc(op.output_desc(o), where));
     }
     for (const auto& [key, value] : op.attr()) {
-      GE_ASSIGN_OR_RETURN(AttrValue attr, ReadAttr(value, fmt::format("{} attribute '{}'", where, key)));
+      GE_ASSIGN_OR_RETURN(AttrValue attr, ReadAttr(value, fmt::format("{} attribute '{}'", where, key), zero_elided_constants));
       node->SetAttr(key, std::move(attr));
     }
     for (const std::string& control : op.control_input()) {

@@ -15,7 +15,9 @@ Expected<std::string> GraphToText(const Graph& graph);
 
 // Rebuilds a graph from GraphToText's output. The text is untrusted: every reference,
 // dtype, shape and attribute is checked, and the result is verified. A constant whose bytes
-// were elided from the dump cannot be rebuilt and is an error naming it.
-Expected<std::unique_ptr<Graph>> GraphFromText(const std::string& text);
+// were elided from the dump cannot be rebuilt and is an error naming it, unless
+// `zero_elided_constants` asks for zero-filled stand-ins (structure only: right shapes, and the
+// same text when dumped again, but not the same numbers).
+Expected<std::unique_ptr<Graph>> GraphFromText(const std::string& text, bool zero_elided_constants = false);
 
 }  // namespace ge
