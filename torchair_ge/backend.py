@@ -1,11 +1,13 @@
 """The Dynamo entry: get_npu_backend() -> a torch.compile backend built on AOT autograd."""
 import collections
 import csv
+import json
 import logging
 import operator
 import os
 import time
 
+from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 
 from torchair_ge.concrete_graph import ConcreteGraph
@@ -24,16 +26,25 @@ class GeCompiler:
     def __init__(self, config):
         self.config = config
         self.reports = []
+        self.captured = None  # a list to collect (gm, converted, compiled graph) per graph: accuracy compare
 
     def __call__(self, gm, example_inputs):
+        if self.config.debug.run_eagerly:
+            logger.warning("debug.run_eagerly: the FX graph runs in eager PyTorch, not in the engine")
+            return make_boxed_func(gm.forward)
         start = time.perf_counter()
         graph_id = next_graph_id()
         converted = convert_fx_graph(gm, name=f"graph_{graph_id}")
+        convert_ms = (time.perf_counter() - start) * 1e3
         ir_ops = collections.Counter(converted.graph.node_types())
         session = default_session()
         session.add_graph(graph_id, converted.graph, self.config.ge_options())
         session.compile_graph(graph_id)
-        compiled = ConcreteGraph(session, graph_id, converted)
+        profiling_path = self.config.profiling.path if self.config.profiling.enable else None
+        compiled = ConcreteGraph(session, graph_id, converted, profiling_path)
+        if self.captured is not None:
+            compiled.recorded_inputs = []
+            self.captured.append((gm, converted, compiled))
         summary = compiled.summary
         report = {
             "graph_id": graph_id,
@@ -49,9 +60,13 @@ class GeCompiler:
             "fallback_ops": dict(converted.fallback_ops),
             "ir_ops": dict(ir_ops),
             "mutated_inputs": list(converted.mutated_inputs),
+            "convert_ms": convert_ms,
             "compile_ms": (time.perf_counter() - start) * 1e3,
         }
         self.reports.append(report)
+        if self.config.ge_config.export_compile_stat:
+            path = write_compile_stat(report, summary, self.config.ge_config.compile_stat_path)
+            logger.info("graph %d: compile statistics in %s", graph_id, path)
         if self.config.debug.fx_summary.type == "csv":
             write_fx_summary(gm, converted, os.path.join(self.config.debug.fx_summary.path,
                                                           f"fx_summary_graph_{graph_id}.csv"))
@@ -78,6 +93,33 @@ def write_fx_summary(gm, converted, path):
             fallback = converted.fallback_ops.get(op, 0)
             engine = "host_fallback" if fallback == count else "native" if not fallback else "mixed"
             writer.writerow([op, engine, count, fallback])
+
+
+def write_compile_stat(report, summary, directory):
+    """compile_stat_graph_<id>_pid<pid>.json: per-stage time and node counts, engines, memory."""
+    arena, bound = report["arena_bytes"], report["arena_lower_bound"]
+    stat = {
+        "graph_id": report["graph_id"],
+        "pid": os.getpid(),
+        "fx_nodes": report["fx_nodes"],
+        "stages": [{"name": "convert", "ms": report["convert_ms"], "nodes_before": report["fx_nodes"],
+                    "nodes_after": report["ir_nodes_before"]}]
+                  + [{"name": st["name"], "ms": st["ms"], "nodes_before": st["nodes_before"], "nodes_after": st["nodes"],
+                      "nodes_removed": st["nodes_before"] - st["nodes"]} for st in summary["stages"]],
+        "compile_ms": report["compile_ms"],
+        "tasks": report["tasks"],
+        "engines": summary["engines"],
+        "fused_groups": summary["fused_groups"],
+        "fallback_ops": report["fallback_ops"],
+        "ir_ops": report["ir_ops"],
+        "memory": {"arena_bytes": arena, "arena_lower_bound": bound,
+                   "arena_over_lower_bound": arena / bound if bound else None, "const_bytes": report["const_bytes"]},
+    }
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"compile_stat_graph_{report['graph_id']}_pid{os.getpid()}.json")
+    with open(path, "w") as f:
+        json.dump(stat, f, indent=1)
+    return path
 
 
 def get_compiler(compiler_config=None):

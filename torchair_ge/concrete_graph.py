@@ -4,6 +4,7 @@ import logging
 import torch
 
 from torchair_ge import _C
+from torchair_ge.debug import profiling
 
 logger = logging.getLogger("torchair_ge")
 
@@ -13,15 +14,32 @@ class ConcreteGraph:
 
     _boxed_call = True
 
-    def __init__(self, session, graph_id, converted):
+    def __init__(self, session, graph_id, converted, profiling_path=None):
         self._session = session
         self._graph_id = graph_id
         self._num_inputs = converted.num_inputs
         self._outputs = converted.outputs
         self._mutated = converted.mutated_inputs
+        self._span_name = f"torchair_ge::graph_{graph_id}"
         self.summary = session.summary(graph_id)
+        self.recorded_inputs = None  # set to [] to keep a copy of the next run's inputs (accuracy compare)
+        self._profiling = profiling_path is not None
+        if self._profiling:
+            profiling.register(session, graph_id, profiling_path)
+
+    @property
+    def graph_id(self):
+        return self._graph_id
 
     def __call__(self, args):
+        if self.recorded_inputs == []:
+            self.recorded_inputs.extend(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+        if torch.autograd._profiler_enabled():  # torch.profiler users see each run as one span
+            with torch.profiler.record_function(self._span_name):
+                return self._run(args)
+        return self._run(args)
+
+    def _run(self, args):
         # The engine reads inputs densely; a strided input the graph writes to is updated
         # through a dense copy that is written back afterwards.
         strided = [i for i in self._mutated if isinstance(args[i], torch.Tensor) and not args[i].is_contiguous()]
@@ -56,6 +74,8 @@ class ConcreteGraph:
 
     def __del__(self):
         try:
+            if self._profiling:
+                profiling.unregister(self._graph_id)
             self._session.remove_graph(self._graph_id)
         except (_C.GeError, AttributeError, TypeError):
             pass  # interpreter shutdown or a graph that never made it in

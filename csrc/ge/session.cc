@@ -82,7 +82,8 @@ Status Session::CompileGraph(uint32_t graph_id) {
   GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));
   GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));
 
-  auto executor = std::make_shared<SinkExecutor>(compiled.model, device);
+  GE_ASSIGN_OR_RETURN(auto debug_options, RunDebugOptions::FromOptions(merged, graph_id));
+  auto executor = std::make_shared<SinkExecutor>(compiled.model, device, std::move(debug_options));
   GE_RETURN_IF_ERROR(executor->Warmup().WithContext(fmt::format("loading graph {}", graph_id)));
   const Model& m = *compiled.model;
   CompiledGraphSummary& s = entry->summary;
@@ -94,6 +95,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.output_descs = m.output_descs;
   s.engine_counts = compiled.engine_counts;
   s.stages = compiled.stages;
+  s.fused_groups = compiled.fused_groups;
   entry->executor = std::move(executor);
   return {};
 }
@@ -107,6 +109,27 @@ Status Session::RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, s
   }
   GE_CHECK(executor != nullptr, "graph {} must be compiled (CompileGraph) before it runs", graph_id);
   return executor->Run(inputs, outputs);
+}
+
+Expected<GraphProfile> Session::TakeProfile(uint32_t graph_id) {
+  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
+  std::shared_ptr<SinkExecutor> executor;
+  {
+    std::lock_guard<std::mutex> lock(entry->compile_mu);
+    executor = entry->executor;
+  }
+  GE_CHECK(executor != nullptr, "graph {} has not been compiled", graph_id);
+  GraphProfile profile;
+  const Model& m = executor->model();
+  profile.graph_name = m.graph_name;
+  for (const TaskDef& task : m.tasks) {
+    profile.task_names.push_back(task.name);
+    profile.task_types.push_back(task.type);
+    profile.task_engines.push_back(task.engine);
+    profile.task_streams.push_back(task.stream);
+  }
+  profile.runs = executor->TakeProfile(&profile.dropped_runs);
+  return profile;
 }
 
 Status Session::RemoveGraph(uint32_t graph_id) {

@@ -10,6 +10,7 @@
 #include "ge/base/options.h"
 #include "ge/compiler/graph_compiler.h"
 #include "ge/ir/graph.h"
+#include "ge/runtime/run_debug.h"
 
 namespace ge {
 
@@ -29,7 +30,17 @@ struct CompiledGraphSummary {
   std::vector<TensorDesc> input_descs;
   std::vector<TensorDesc> output_descs;
   std::map<std::string, int> engine_counts;
+  int fused_groups = 0;
   std::vector<StageStat> stages;
+};
+
+// The profiled runs of one graph since the last call (config.profiling / ge.exec.profilingMode).
+struct GraphProfile {
+  std::string graph_name;
+  std::vector<std::string> task_names, task_types, task_engines;
+  std::vector<int64_t> task_streams;
+  std::vector<RunProfile> runs;
+  uint64_t dropped_runs = 0;  // runs not kept because the log was full
 };
 
 class SinkExecutor;
@@ -45,6 +56,8 @@ class Session {
   Status RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
   Status RemoveGraph(uint32_t graph_id);
   Expected<CompiledGraphSummary> GetCompiledGraphSummary(uint32_t graph_id) const;
+  // Takes the profiled runs of a graph compiled with profiling on (empty otherwise).
+  Expected<GraphProfile> TakeProfile(uint32_t graph_id);
   // The graph as it stands (after compilation: annotated with engines and memory).
   Expected<const Graph*> GetGraph(uint32_t graph_id) const;
 

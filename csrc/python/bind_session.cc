@@ -1,6 +1,7 @@
 // GEInitialize / Session: compile and run from Python. The GIL is released while the engine
 // compiles or runs, so several Python threads can run one compiled graph at once.
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <ATen/ops/empty.h>
 #include <pybind11/stl.h>
 
 #include "devices/cpu/aten_bridge.h"
@@ -33,7 +34,7 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
                   py::arg("feature_memory_size") = s.feature_memory_size,
                   py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("stream_num") = s.stream_num,
                   py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),
-                  py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts,
+                  py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts, py::arg("fused_groups") = s.fused_groups,
                   py::arg("stages") = stages);
 }
 
@@ -73,6 +74,32 @@ std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std:
   return outputs;
 }
 
+// Task times as int64 tensors: runs [R, 2] (start, end) and tasks [R, T, 2], in steady-clock ns.
+py::dict ProfileToDict(GraphProfile p) {
+  const int64_t runs = static_cast<int64_t>(p.runs.size());
+  const int64_t tasks = static_cast<int64_t>(p.task_names.size());
+  at::Tensor run_times = at::empty({runs, 2}, at::kLong);
+  at::Tensor task_times = at::empty({runs, tasks, 2}, at::kLong);
+  std::vector<uint64_t> threads;
+  auto* rt = run_times.data_ptr<int64_t>();
+  auto* tt = task_times.data_ptr<int64_t>();
+  for (int64_t r = 0; r < runs; ++r) {
+    const RunProfile& run = p.runs[static_cast<size_t>(r)];
+    rt[2 * r] = run.start_ns;
+    rt[2 * r + 1] = run.end_ns;
+    threads.push_back(run.thread_id);
+    for (int64_t t = 0; t < tasks; ++t) {
+      tt[(r * tasks + t) * 2] = run.tasks[static_cast<size_t>(t)].first;
+      tt[(r * tasks + t) * 2 + 1] = run.tasks[static_cast<size_t>(t)].second;
+    }
+  }
+  return py::dict(py::arg("graph_name") = p.graph_name, py::arg("task_names") = p.task_names,
+                  py::arg("task_types") = p.task_types, py::arg("task_engines") = p.task_engines,
+                  py::arg("task_streams") = p.task_streams, py::arg("run_times") = run_times,
+                  py::arg("task_times") = task_times, py::arg("threads") = threads,
+                  py::arg("dropped_runs") = p.dropped_runs);
+}
+
 }  // namespace
 
 void BindSession(py::module_& m) {
@@ -98,6 +125,8 @@ void BindSession(py::module_& m) {
           },
           py::arg("graph_id"))
       .def("run_graph", &RunGraph, py::arg("graph_id"), py::arg("inputs"))
+      .def("take_profile", [](Session& s, uint32_t id) { return ProfileToDict(Unwrap(s.TakeProfile(id))); },
+           py::arg("graph_id"), "The profiled runs since the last call (graph compiled with profiling on).")
       .def("remove_graph", [](Session& s, uint32_t id) { ThrowIfError(s.RemoveGraph(id)); })
       .def("summary", [](Session& s, uint32_t id) { return SummaryToDict(Unwrap(s.GetCompiledGraphSummary(id))); })
       .def("graph_text", [](Session& s, uint32_t id) { return Unwrap(GraphToText(*Unwrap(s.GetGraph(id)))); })

@@ -1,5 +1,6 @@
 // torchair_ge._C: the engine seen from Python. Conversions only; no logic lives here.
 #include "devices/cpu/cpu_device.h"
+#include "ge/base/logging.h"
 #include "python/py_utils.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -9,4 +10,16 @@ PYBIND11_MODULE(_C, m) {
   ge::python::BindTypes(m);
   ge::python::BindBuilder(m);
   ge::python::BindSession(m);
+  m.def(
+      "set_log_level",
+      [](const std::string& level) {
+        const auto parsed = ge::ParseLogLevel(level, static_cast<ge::LogLevel>(-1));
+        if (static_cast<int>(parsed) < 0) throw ge::python::GeError("unknown log level '" + level + "'");
+        ge::SetLogLevel(parsed);
+      },
+      pybind11::arg("level"), "Sets the engine's log level: DEBUG, INFO, WARNING, ERROR, OFF or EVENT.");
+  m.def("log_level", [] {
+    static const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF", "EVENT"};
+    return std::string(kNames[static_cast<int>(ge::CurrentLogLevel())]);
+  });
 }

@@ -36,6 +36,9 @@ class ConvertedGraph:
     fx_nodes: int = 0
     fallback_ops: dict = field(default_factory=dict)  # ATen op -> nodes run by the host-fallback engine
     mutated_inputs: list = field(default_factory=list)  # input numbers the graph writes in place
+    # FX node name -> the IR value(s) holding its output(s): (IR node name, output index), or
+    # None for an output that is not an IR value. Accuracy compare reads data dumps through it.
+    fx_values: dict = field(default_factory=dict)
 
 
 def _where(node):
@@ -137,8 +140,9 @@ class FxToGe:
         self.builder.set_outputs(engine_outputs)
         mutated = sorted({self.placeholders.index(n.args[0]) for n in self.gm.graph.nodes
                           if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"})
+        fx_values = {node.name: _ir_values(value) for node, value in self.env.items() if node.op == "call_function"}
         return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes),
-                              self.fallback_ops, mutated)
+                              self.fallback_ops, mutated, fx_values)
 
     def _placeholder(self, node):
         val = node.meta.get("val")
@@ -215,6 +219,11 @@ class FxToGe:
             else:
                 specs.append(OutputSpec("value", value=item))
         return engine_outputs, specs
+
+
+def _ir_values(value):
+    items = value if isinstance(value, tuple) else (value,)
+    return [(v.node_name, v.index) if isinstance(v, _C.EsTensor) else None for v in items]
 
 
 def convert_fx_graph(gm, name="graph"):

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <set>
 
 #include "ge/base/logging.h"
 #include "ge/compiler/memory_assign.h"
@@ -100,7 +101,12 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
     if (dumping && ShouldDump(options.dump_level, stages[i].role))
       GE_RETURN_IF_ERROR(DumpStage(graph, options, i + 1, stages[i].name));
   }
-  for (Node* node : graph.nodes()) ++result.engine_counts[node->GetAttrOr<std::string>(kAttrEngine, "?")];
+  std::set<int64_t> groups;
+  for (Node* node : graph.nodes()) {
+    ++result.engine_counts[node->GetAttrOr<std::string>(kAttrEngine, "?")];
+    if (node->HasAttr(kAttrFusedGroup)) groups.insert(node->GetAttrOr<int64_t>(kAttrFusedGroup, -1));
+  }
+  result.fused_groups = static_cast<int>(groups.size());
   return result;
 }
 

@@ -24,6 +24,7 @@ struct CompiledGraph {
   std::shared_ptr<const Model> model;
   std::vector<StageStat> stages;
   std::map<std::string, int> engine_counts;  // engine -> node count
+  int fused_groups = 0;                       // distinct _fused_group values
 };
 
 // Which stages a graph dump covers (option ge.graphDumpLevel).

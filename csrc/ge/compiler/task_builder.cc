@@ -13,6 +13,9 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
     TaskDef task;
     task.name = node->name();
     task.type = node->type();
+    task.engine = node->GetAttrOr<std::string>(kAttrEngine, "");
+    task.stream = node->GetAttrOr<int64_t>(kAttrStream, 0);
+    task.fx_node = node->GetAttrOr<std::string>(kAttrFxNode, "");
     for (const auto& [key, value] : node->attrs())
       if (key.rfind('_', 0) != 0) task.attrs.emplace(key, value);
     for (Value v : node->inputs())

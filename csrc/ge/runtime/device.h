@@ -43,6 +43,8 @@ class DeviceProgram {
   // Points an input or output value at caller memory for the next run (O(1), no allocation).
   virtual void BindIo(int32_t value_id, void* data) = 0;
   virtual std::vector<std::unique_ptr<Kernel>>& kernels() = 0;
+  // Where value `value_id` lives in this program right now (for data dumps and debugging).
+  virtual const void* ValueData(int32_t value_id) const = 0;
 };
 
 class Device {

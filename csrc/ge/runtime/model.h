@@ -29,6 +29,9 @@ struct ValueInfo {
 struct TaskDef {
   std::string name;
   std::string type;
+  std::string engine;   // native / host_fallback (for profiles)
+  int64_t stream = 0;
+  std::string fx_node;  // the FX node it came from, when known (for profiles and accuracy compare)
   AttrMap attrs;
   std::vector<int32_t> inputs;   // value ids; -1 for an absent optional input
   std::vector<int32_t> outputs;  // value ids

@@ -1,11 +1,28 @@
 #include "ge/runtime/sink_executor.h"
 
-namespace ge {
+#include <unistd.h>
 
-SinkExecutor::SinkExecutor(std::shared_ptr<const Model> model, std::shared_ptr<Device> device)
-    : model_(std::move(model)), device_(std::move(device)) {}
+#include <chrono>
+
+#include "ge/base/logging.h"
+
+namespace ge {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+SinkExecutor::SinkExecutor(std::shared_ptr<const Model> model, std::shared_ptr<Device> device, RunDebugOptions debug)
+    : model_(std::move(model)), device_(std::move(device)), debug_(std::move(debug)) {}
 
 Status SinkExecutor::Warmup() {
+  if (debug_.data_dump) {
+    GE_ASSIGN_OR_RETURN(dumper_, DataDumper::Create(*model_, debug_));
+  }
   GE_ASSIGN_OR_RETURN(auto program, Acquire());
   Release(std::move(program));
   return {};
@@ -43,8 +60,7 @@ Status SinkExecutor::CheckInputs(const std::vector<Tensor>& inputs) const {
   return {};
 }
 
-Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
-  GE_RETURN_IF_ERROR(CheckInputs(inputs));
+Status SinkExecutor::MakeOutputs(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const {
   const Model& m = *model_;
   outputs->assign(m.outputs.size(), Tensor());
   for (size_t k = 0; k < m.outputs.size(); ++k) {
@@ -65,20 +81,58 @@ Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
       case OutputSource::Kind::kDuplicate: (*outputs)[k] = (*outputs)[static_cast<size_t>(src.index)]; break;
     }
   }
+  return {};
+}
 
+Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  const bool event = LogEnabled(LogLevel::kEvent);
+  const int64_t start = event ? NowNs() : 0;
+  GE_RETURN_IF_ERROR(CheckInputs(inputs));
+  GE_RETURN_IF_ERROR(MakeOutputs(inputs, outputs));
+  const Model& m = *model_;
   GE_ASSIGN_OR_RETURN(auto program, Acquire());
   for (size_t i = 0; i < inputs.size(); ++i) program->BindIo(m.input_values[i], inputs[i].data());
   for (size_t k = 0; k < m.outputs.size(); ++k)
     if (m.outputs[k].kind == OutputSource::Kind::kComputed) program->BindIo(m.outputs[k].index, (*outputs)[k].data());
 
   Status status;
-  for (auto& kernel : program->kernels()) {
-    status = kernel->Launch();
-    if (!status.ok()) break;
+  if (debug_.any()) {
+    status = LaunchInstrumented(*program);
+  } else {
+    for (auto& kernel : program->kernels()) {
+      status = kernel->Launch();
+      if (!status.ok()) break;
+    }
   }
   Release(std::move(program));
   if (!status.ok()) return status.WithContext(fmt::format("running graph '{}'", m.graph_name));
+  if (event) GE_LOG_EVENT("graph '{}' run: {:.1f} us, {} tasks", m.graph_name, (NowNs() - start) / 1e3, m.tasks.size());
   return status;
+}
+
+Status SinkExecutor::LaunchInstrumented(DeviceProgram& program) {
+  const uint64_t step = step_.fetch_add(1);
+  std::string step_dir;
+  if (dumper_) step_dir = dumper_->StepDir(step);
+  RunProfile run;
+  if (debug_.profiling) {
+    run.tasks.reserve(model_->tasks.size());
+    run.thread_id = static_cast<uint64_t>(::gettid());
+    run.start_ns = NowNs();
+  }
+  auto& kernels = program.kernels();
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const int64_t task_start = debug_.profiling ? NowNs() : 0;
+    GE_RETURN_IF_ERROR(kernels[i]->Launch().WithContext(
+        fmt::format("task {} ({} '{}')", i, model_->tasks[i].type, model_->tasks[i].name)));
+    if (debug_.profiling) run.tasks.emplace_back(task_start, NowNs());
+    if (dumper_ && dumper_->Selected(i)) GE_RETURN_IF_ERROR(dumper_->DumpTask(*model_, i, program, step_dir));
+  }
+  if (debug_.profiling) {
+    run.end_ns = NowNs();
+    profile_.Append(std::move(run));
+  }
+  return {};
 }
 
 }  // namespace ge
