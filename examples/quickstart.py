@@ -53,16 +53,19 @@ def main():
     run("MLP (4x256, batch 64)", MLP(width=256, in_features=64).eval(), torch.randn(64, 64), torchair_ge.CompilerConfig())
 
     config = torchair_ge.CompilerConfig()
-    config.debug.graph_dump.type = "txt"
+    config.debug.graph_dump.type = ["txt", "onnx", "dot"]  # docs/debugging.md
+    config.debug.graph_dump.level = "key"                  # original, optimized, final
     config.debug.graph_dump.path = dump_dir
     run("ResNet-style CNN (2x3x64x64)", small_resnet(), torch.randn(2, 3, 64, 64), config)
 
     dumps = sorted(os.listdir(dump_dir))
-    print(f"\nGraph dumps of the CNN in {dump_dir}: {', '.join(dumps)}")
-    final = open(os.path.join(dump_dir, dumps[-1])).read()
+    print(f"\nGraph dumps of the CNN in {dump_dir} (open the .onnx in Netron, render the .dot with Graphviz):")
+    print("  " + "\n  ".join(dumps))
+    final_txt = next(d for d in dumps if d.endswith("_final.txt"))
+    final = open(os.path.join(dump_dir, final_txt)).read()
     first_op = final.index("op {", final.index('type: "Conv2D"') - 200)
-    print("The first Conv2D of the final graph (engine and arena offset per node):")
-    print("  " + "\n  ".join(final[first_op:].splitlines()[:40]))
+    print("The first Conv2D of the final graph (engine, stream, arena offset and source line per node):")
+    print("  " + "\n  ".join(final[first_op:].splitlines()[:62]))
     print("\nOK: compiled outputs match eager.")
 
 

@@ -31,7 +31,8 @@ const char* StreamColour(int64_t stream) {
 }
 
 std::string NodeLabel(const Node& node) {
-  std::string label = fmt::format("{}\\n{}", Escape(node.type()), Escape(node.name()));
+  std::string label = Escape(node.type());
+  if (node.name() != node.type()) label += "\\n" + Escape(node.name());
   const auto offsets = node.GetAttrOr<std::vector<int64_t>>(kAttrMemOffsets, {});
   for (int o = 0; o < node.num_outputs(); ++o) {
     const TensorDesc& d = node.output_desc(o);
