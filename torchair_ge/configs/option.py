@@ -87,12 +87,8 @@ class Regex(OptionalText):
         return value
 
 
-class ChoiceList(Option):
+class ChoiceList(Choice):
     """None, one choice, or several (a list/tuple, or a comma-separated string); kept as a tuple."""
-
-    def __init__(self, default, choices, doc="", env=None):
-        super().__init__(default, doc, env)
-        self.choices = tuple(choices)
 
     def check(self, path, value):
         if value is None:
