@@ -178,7 +178,8 @@ TEST_F(DumpStagesTest, LevelsPickStagesAndFinalIsAnnotated) {
     EXPECT_TRUE(all.count(fmt::format("graph_7_pid{}_{}.txt", pid, stage))) << stage;
   EXPECT_EQ(all.size(), 5u);
   const std::string final_text = ReadFile(all_dir / fmt::format("graph_7_pid{}_04_final.txt", pid));
-  for (const char* annotation : {kAttrEngine, kAttrStream, kAttrMemOffsets, kAttrPlacement, kAttrFxNode, kAttrSource})
+  for (const char* annotation :
+       {kAttrEngine, kAttrStream, kAttrMemOffsets, kAttrMemSizes, kAttrPlacement, kAttrFxNode, kAttrSource})
     EXPECT_NE(final_text.find(annotation), std::string::npos) << annotation;
 
   const fs::path key_dir = FreshDir("level_key");

@@ -78,7 +78,7 @@ def test_every_format_for_zoo_models(entry, tmp_path, monkeypatch):
 
     # The final graph says where every kernel node runs, its memory and where it came from.
     final = open(stages["final"]["txt"]).read()
-    for annotation in ("_engine", "_stream", "_mem_offsets", "_placement", "_fx_node"):
+    for annotation in ("_engine", "_stream", "_mem_offsets", "_mem_sizes", "_placement", "_fx_node", "_source"):
         assert f'key: "{annotation}"' in final, annotation
 
     # The py dump of the original graph replays into a graph that computes the same outputs.

@@ -98,15 +98,17 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
 
   // Annotate nodes so that dumps and summaries show where every output lives.
   for (Node* node : schedule) {
-    std::vector<int64_t> offsets;
+    std::vector<int64_t> offsets, sizes;
     std::vector<std::string> placements;
     for (int32_t id : layout.value_ids[node]) {
       const ValueInfo& info = layout.values[static_cast<size_t>(id)];
       offsets.push_back(info.placement == Placement::kArena ? info.offset : -1);
+      sizes.push_back(info.desc.ByteSize());
       placements.emplace_back(PlacementName(info.placement));
     }
     if (!offsets.empty()) {
       node->SetAttr(kAttrMemOffsets, offsets);
+      node->SetAttr(kAttrMemSizes, sizes);
       node->SetAttr(kAttrPlacement, placements);
     }
   }
