@@ -51,6 +51,7 @@ class GeCompiler:
             "fx_nodes": converted.fx_nodes,
             "ir_nodes_before": summary["stages"][0]["nodes_before"],
             "ir_nodes_after": summary["stages"][-1]["nodes"],
+            "passes_fired": {p["name"]: p["nodes_before"] - p["nodes"] for p in summary["passes"] if p["changed"]},
             "tasks": summary["task_num"],
             "arena_bytes": summary["feature_memory_size"],
             "arena_lower_bound": summary["arena_lower_bound"],
@@ -106,6 +107,9 @@ def write_compile_stat(report, summary, directory):
                     "nodes_after": report["ir_nodes_before"]}]
                   + [{"name": st["name"], "ms": st["ms"], "nodes_before": st["nodes_before"], "nodes_after": st["nodes"],
                       "nodes_removed": st["nodes_before"] - st["nodes"]} for st in summary["stages"]],
+        "passes": [{"stage": p["stage"], "name": p["name"], "ms": p["ms"], "nodes_before": p["nodes_before"],
+                    "nodes_after": p["nodes"], "nodes_removed": p["nodes_before"] - p["nodes"], "runs": p["runs"],
+                    "changed": p["changed"]} for p in summary["passes"]],
         "compile_ms": report["compile_ms"],
         "tasks": report["tasks"],
         "engines": summary["engines"],

@@ -96,6 +96,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.engine_counts = compiled.engine_counts;
   s.stages = compiled.stages;
   s.fused_groups = compiled.fused_groups;
+  s.passes = compiled.passes;
   entry->executor = std::move(executor);
   return {};
 }

@@ -32,6 +32,7 @@ struct CompiledGraphSummary {
   std::map<std::string, int> engine_counts;
   int fused_groups = 0;
   std::vector<StageStat> stages;
+  std::vector<PassStat> passes;
 };
 
 // The profiled runs of one graph since the last call (config.profiling / ge.exec.profilingMode).

@@ -30,7 +30,12 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
   for (const auto& st : s.stages)
     stages.append(py::dict(py::arg("name") = st.name, py::arg("ms") = st.milliseconds,
                           py::arg("nodes_before") = st.nodes_before, py::arg("nodes") = st.nodes_after));
-  return py::dict(py::arg("is_static") = s.is_static, py::arg("const_memory_size") = s.const_memory_size,
+  py::list passes;
+  for (const auto& p : s.passes)
+    passes.append(py::dict(py::arg("stage") = p.stage, py::arg("name") = p.pass, py::arg("ms") = p.milliseconds,
+                           py::arg("nodes_before") = p.nodes_before, py::arg("nodes") = p.nodes_after,
+                           py::arg("runs") = p.runs, py::arg("changed") = p.changed));
+  return py::dict(py::arg("is_static") = s.is_static, py::arg("passes") = passes, py::arg("const_memory_size") = s.const_memory_size,
                   py::arg("feature_memory_size") = s.feature_memory_size,
                   py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("stream_num") = s.stream_num,
                   py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),

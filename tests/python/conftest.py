@@ -1,9 +1,14 @@
+import os
+
 import pytest
 import torch
 import torch._dynamo
 from torch._dynamo.utils import counters
 
 import torchair_ge
+
+# Every optimizer pass is followed by a full type check of the graph in tests.
+os.environ.setdefault("TORCHAIR_GE_VERIFY_PASSES", "1")
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ from torchair_ge.concrete_graph import ConcreteGraph
 from torchair_ge.engine import default_session, next_graph_id
 from conftest import check_against_eager
 
-DUMP_NAME = re.compile(r"graph_(\d+)_pid(\d+)_(\d\d)_(\w+?)(?:_\d+)?\.(txt|onnx|pbtxt|py|dot)$")
+DUMP_NAME = re.compile(r"graph_(\d+)_pid(\d+)_(\d\d(?:\.\d+)?)_(\w+?)(?:_\d+)?\.(txt|onnx|pbtxt|py|dot)$")
 # resnet_b8 is resnet_b1's graph with another batch size.
 MODELS = [e for e in zoo.get() if e.name != "resnet_b8"]
 
@@ -60,7 +60,7 @@ def test_every_format_for_zoo_models(entry, tmp_path, monkeypatch):
     config.debug.graph_dump.path = str(tmp_path)
     graph, args = compile_and_capture(entry, config, monkeypatch)
     stages = dumps_by_stage(tmp_path)
-    assert set(stages) == {"original", "prepare", "final"}, stages
+    assert set(stages) == {"original", "optimize_stage2", "final"}, stages
     nodes = {st["name"]: st["nodes"] for st in graph.summary["stages"]}
     nodes["original"] = graph.summary["stages"][0]["nodes_before"]
 

@@ -215,10 +215,14 @@ def test_compile_statistics_json(tmp_path):
     (path,) = tmp_path.iterdir()
     assert re.match(rf"compile_stat_graph_\d+_pid{os.getpid()}\.json$", path.name)
     stat = json.load(open(path))
-    assert [s["name"] for s in stat["stages"]] == ["convert", "prepare", "partition", "memory", "final"]
+    assert [s["name"] for s in stat["stages"]] == ["convert", "prepare", "optimize_original", "optimize_stage1",
+                                                   "optimize_stage2", "partition", "memory", "final"]
     for s in stat["stages"]:
         assert s["ms"] >= 0 and s["nodes_after"] > 0
     assert stat["stages"][1]["nodes_before"] == stat["stages"][0]["nodes_after"]
+    passes = {p["name"] for p in stat["passes"]}
+    assert {"DeadCodeElimination", "NoOpElimination", "TransposeMatMulFold", "InferShape"} <= passes
+    assert all(p["nodes_removed"] == p["nodes_before"] - p["nodes_after"] for p in stat["passes"])
     assert stat["memory"]["arena_bytes"] >= stat["memory"]["arena_lower_bound"] > 0
     assert stat["tasks"] == stat["engines"]["native"] and stat["fallback_ops"] == {}
     assert stat["fused_groups"] == 0  # no fusion stage on this device yet

@@ -34,8 +34,8 @@ bool ShouldDump(DumpLevel level, StageRole role) {
   return false;
 }
 
-Status DumpStage(const Graph& graph, const CompileOptions& options, size_t number, const std::string& stage) {
-  const std::string stem = fmt::format("graph_{}_pid{}_{:02d}_{}", options.graph_id, ::getpid(), number, stage);
+Status DumpStage(const Graph& graph, const CompileOptions& options, const std::string& number, const std::string& stage) {
+  const std::string stem = fmt::format("graph_{}_pid{}_{}_{}", options.graph_id, ::getpid(), number, stage);
   for (DumpFormat format : options.dump_formats) {
     GE_ASSIGN_OR_RETURN(std::string path, DumpGraph(graph, format, options.dump_path, stem));
     GE_LOGI("graph {} stage {}: dumped {}", options.graph_id, stage, path);
@@ -56,6 +56,7 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   }
   out.dump_path = GetOption(options, option::kGraphDumpPath, ".");
   GE_ASSIGN_OR_RETURN(out.dump_level, ParseDumpLevel(GetOption(options, option::kGraphDumpLevel)));
+  GE_ASSIGN_OR_RETURN(out.optimizer, OptimizerOptions::FromOptions(options));
   return out;
 }
 
@@ -69,9 +70,28 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
     StageRole role;
     std::function<Status()> run;
   };
+  const PassContext pass_context{nullptr, &device};
+  const bool dumping = !options.dump_formats.empty();
+  size_t stage_number = 0;
+  int pass_number = 0;
+  // With dump level "all", every pass that changed the graph is dumped too: <NN>.<k>_<stage>_<pass>.
+  const AfterPassFn after_pass = [&](const std::string& stage, const std::string& pass, const Graph& g) -> Status {
+    if (!dumping || options.dump_level != DumpLevel::kAll) return {};
+    return DumpStage(g, options, fmt::format("{:02d}.{}", stage_number, ++pass_number), stage + "_" + pass);
+  };
+  auto optimizer_stage = [&](const PassStage& stage) {
+    return [&, stage_ptr = &stage]() -> Status {
+      pass_number = 0;
+      return RunPassStage(*stage_ptr, graph, pass_context, options.optimizer, &result.passes, after_pass);
+    };
+  };
+  const auto& opt = OptimizerStages();
   // The last stage that rewrites the graph carries StageRole::kOptimized.
   const std::vector<Stage> stages = {
-      {"prepare", StageRole::kOptimized, [&] { return PrepareGraph(graph); }},
+      {"prepare", StageRole::kOther, [&] { return PrepareGraph(graph); }},
+      {opt[0].name.c_str(), StageRole::kOther, optimizer_stage(opt[0])},
+      {opt[1].name.c_str(), StageRole::kOther, optimizer_stage(opt[1])},
+      {opt[2].name.c_str(), StageRole::kOptimized, optimizer_stage(opt[2])},
       {"partition", StageRole::kOther, [&] { return PartitionGraph(graph, device.kernel_factory(), device.name()); }},
       {"memory", StageRole::kOther,
        [&]() -> Status {
@@ -86,10 +106,10 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
        }},
   };
 
-  const bool dumping = !options.dump_formats.empty();
   if (dumping && ShouldDump(options.dump_level, StageRole::kOriginal))
-    GE_RETURN_IF_ERROR(DumpStage(graph, options, 0, "original"));
+    GE_RETURN_IF_ERROR(DumpStage(graph, options, "00", "original"));
   for (size_t i = 0; i < stages.size(); ++i) {
+    stage_number = i + 1;
     const int nodes_before = graph.num_nodes();
     const auto start = std::chrono::steady_clock::now();
     Status st = stages[i].run();
@@ -99,7 +119,7 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
     GE_LOG_EVENT("graph {} stage {}: {:.3f} ms, nodes {} -> {}", options.graph_id, stages[i].name, ms, nodes_before,
                  graph.num_nodes());
     if (dumping && ShouldDump(options.dump_level, stages[i].role))
-      GE_RETURN_IF_ERROR(DumpStage(graph, options, i + 1, stages[i].name));
+      GE_RETURN_IF_ERROR(DumpStage(graph, options, fmt::format("{:02d}", i + 1), stages[i].name));
   }
   std::set<int64_t> groups;
   for (Node* node : graph.nodes()) {

@@ -8,6 +8,7 @@
 
 #include "ge/base/options.h"
 #include "ge/ir/graph.h"
+#include "ge/passes/pass_manager.h"
 #include "ge/runtime/device.h"
 #include "ge/serialize/graph_dump.h"
 
@@ -25,6 +26,7 @@ struct CompiledGraph {
   std::vector<StageStat> stages;
   std::map<std::string, int> engine_counts;  // engine -> node count
   int fused_groups = 0;                       // distinct _fused_group values
+  std::vector<PassStat> passes;               // every optimizer pass that ran, in order
 };
 
 // Which stages a graph dump covers (option ge.graphDumpLevel).
@@ -39,10 +41,12 @@ struct CompileOptions {
   std::vector<DumpFormat> dump_formats;  // empty = no dump
   std::string dump_path = ".";
   DumpLevel dump_level = DumpLevel::kAll;
+  OptimizerOptions optimizer;
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 
-// Runs prepare -> partition -> memory -> tasks. With dump formats set, writes
+// Runs prepare -> optimize_original -> optimize_stage1 -> optimize_stage2 (the optimizer,
+// ge/passes) -> partition -> memory -> final (tasks). With dump formats set, writes
 // `graph_<id>_pid<pid>_<NN>_<stage>.<ext>` into dump_path: stage 00 is the graph as given
 // ("original"), the last is "final" (every node annotated with engine, stream, memory and
 // its FX origin).

@@ -71,6 +71,10 @@ Status Graph::RemoveNode(Node* node) {
     auto& outs = src->control_outputs_;
     outs.erase(std::remove(outs.begin(), outs.end(), node), outs.end());
   }
+  for (Node* dst : node->control_outputs_) {  // the ordering it carried goes with it
+    auto& ins = dst->control_inputs_;
+    ins.erase(std::remove(ins.begin(), ins.end(), node), ins.end());
+  }
   by_name_.erase(node->name());
   nodes_.erase(std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& p) { return p.get() == node; }));
   return {};

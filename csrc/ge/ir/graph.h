@@ -30,7 +30,7 @@ class Graph {
   // Every consumer of `from` reads `to` instead.
   void ReplaceAllUsesWith(Value from, Value to);
   void AddControlEdge(Node* src, Node* dst);
-  // Removes a node that no other node uses; its own input edges are dropped.
+  // Removes a node that no other node uses; its input edges and control edges are dropped.
   Status RemoveNode(Node* node);
 
   int num_nodes() const { return static_cast<int>(nodes_.size()); }

@@ -1,0 +1,107 @@
+#include "ge/passes/pass_manager.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include "ge/base/logging.h"
+#include "ge/ops/op_registry.h"
+
+namespace ge {
+namespace {
+
+Expected<bool> ParseOnOff(const std::string& key, const std::string& value, bool fallback) {
+  if (value.empty()) return fallback;
+  if (value == "1" || value == "true" || value == "on") return true;
+  if (value == "0" || value == "false" || value == "off") return false;
+  return InvalidArgument("option {}='{}' must be true or false", key, value);
+}
+
+bool Enabled(const PassEntry& entry, const OptimizerOptions& options) {
+  auto it = options.switches.find(entry.name);
+  if (it != options.switches.end()) return it->second;
+  if (static_cast<int>(options.level) < static_cast<int>(entry.min_level)) return false;
+  return entry.enabled_by == nullptr || options.*entry.enabled_by;
+}
+
+}  // namespace
+
+Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options) {
+  OptimizerOptions out;
+  const std::string level = GetOption(options, "ge.oo.level", "O3");
+  if (level == "O1") out.level = OptLevel::kO1;
+  else if (level == "O3") out.level = OptLevel::kO3;
+  else return InvalidArgument("option ge.oo.level='{}' is not supported (allowed: O1, O3)", level);
+  GE_ASSIGN_OR_RETURN(out.constant_folding,
+                      ParseOnOff("ge.oo.constantFolding", GetOption(options, "ge.oo.constantFolding"), true));
+  GE_ASSIGN_OR_RETURN(out.dead_code_elimination, ParseOnOff("ge.oo.deadCodeElimination",
+                                                            GetOption(options, "ge.oo.deadCodeElimination"), true));
+  const char* env = std::getenv("TORCHAIR_GE_VERIFY_PASSES");
+  GE_ASSIGN_OR_RETURN(out.verify_each_pass, ParseOnOff("ge.oo.verifyEachPass", GetOption(options, "ge.oo.verifyEachPass"),
+                                                       env != nullptr && std::string(env) == "1"));
+
+  // "Name:off;Name:on" -- every name must be a pass of the pipeline.
+  const std::string spec = GetOption(options, "ge.optimizationSwitch");
+  const std::vector<std::string> known = OptimizerPassNames();
+  size_t start = 0;
+  while (start < spec.size()) {
+    size_t end = spec.find(';', start);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const size_t colon = item.find(':');
+    GE_CHECK(colon != std::string::npos, "ge.optimizationSwitch: '{}' is not 'PassName:on|off'", item);
+    const std::string name = item.substr(0, colon);
+    GE_CHECK(std::find(known.begin(), known.end(), name) != known.end(),
+             "ge.optimizationSwitch: unknown pass '{}' (passes: {})", name, fmt::join(known, ", "));
+    GE_ASSIGN_OR_RETURN(out.switches[name], ParseOnOff("ge.optimizationSwitch", item.substr(colon + 1), true));
+  }
+  return out;
+}
+
+Status VerifyGraphTypes(const Graph& graph) {
+  GE_RETURN_IF_ERROR(graph.Verify());
+  GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
+  for (Node* node : order) {
+    std::vector<TensorDesc> before;
+    for (int o = 0; o < node->num_outputs(); ++o) before.push_back(node->output_desc(o));
+    GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*node));
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      if (before[static_cast<size_t>(o)].dtype != DataType::kUndefined && !(before[static_cast<size_t>(o)] == node->output_desc(o))) {
+        const std::string got = node->output_desc(o).ToString();
+        node->output_desc(o) = before[static_cast<size_t>(o)];
+        return InvalidArgument("{} output {}: InferShape gives {} but the graph says {}", node->ToString(), o, got,
+                               before[static_cast<size_t>(o)].ToString());
+      }
+    }
+  }
+  return {};
+}
+
+Status RunPassStage(const PassStage& stage, Graph& graph, const PassContext& context, const OptimizerOptions& options,
+                    std::vector<PassStat>* stats, const AfterPassFn& after_pass) {
+  for (const PassEntry& entry : stage.passes) {
+    if (!Enabled(entry, options)) continue;
+    auto pass = entry.make();
+    PassStat stat{stage.name, entry.name, 0, graph.num_nodes(), 0, 0, false};
+    const auto start = std::chrono::steady_clock::now();
+    for (int run = 0; run < (entry.fixed_point ? kMaxRepeats : 1); ++run) {
+      bool changed = false;
+      ++stat.runs;
+      GE_RETURN_IF_ERROR(pass->Run(graph, context, &changed).WithContext(fmt::format("pass {}", entry.name)));
+      if (changed && options.verify_each_pass)
+        GE_RETURN_IF_ERROR(VerifyGraphTypes(graph).WithContext(fmt::format("graph after pass {}", entry.name)));
+      stat.changed |= changed;
+      if (!changed) break;
+    }
+    stat.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    stat.nodes_after = graph.num_nodes();
+    GE_LOGD("pass {}/{}: {:.3f} ms, nodes {} -> {}{}", stage.name, entry.name, stat.milliseconds, stat.nodes_before,
+            stat.nodes_after, stat.changed ? "" : " (no change)");
+    if (stat.changed && after_pass) GE_RETURN_IF_ERROR(after_pass(stage.name, entry.name, graph));
+    stats->push_back(std::move(stat));
+  }
+  return {};
+}
+
+}  // namespace ge

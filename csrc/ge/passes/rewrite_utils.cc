@@ -1,0 +1,106 @@
+#include "ge/passes/rewrite_utils.h"
+
+#include <cstring>
+
+#include "ge/base/half.h"
+#include "ge/ops/op_registry.h"
+
+namespace ge {
+
+bool IsMutatedValue(Value v) {
+  for (const Use& use : v.node->users(v.index)) {
+    const OpProto* proto = OpRegistry::Global().Find(use.user->type());
+    if (!proto) continue;
+    for (const auto& [out, in] : proto->inplace)
+      if (in == use.input_index) return true;
+  }
+  return false;
+}
+
+bool FeedsNetOutput(Value v) {
+  for (const Use& use : v.node->users(v.index))
+    if (use.user->type() == kOpNetOutput) return true;
+  return false;
+}
+
+bool HasControlEdges(const Node* node) { return !node->control_inputs().empty() || !node->control_outputs().empty(); }
+
+bool HasSingleUser(Value v) { return v.node->users(v.index).size() == 1; }
+
+bool CanBypass(const Node* node, Value replacement) {
+  if (node->num_outputs() != 1 || HasControlEdges(node)) return false;
+  const Value out{const_cast<Node*>(node), 0};
+  const TensorDesc& a = node->output_desc(0);
+  const TensorDesc& b = replacement.node->output_desc(replacement.index);
+  return a.dtype == b.dtype && a.shape == b.shape && !FeedsNetOutput(out) && !IsMutatedValue(out) &&
+         !IsMutatedValue(replacement);
+}
+
+Status Bypass(Graph& graph, Node* node, Value replacement) {
+  graph.ReplaceAllUsesWith(node->output(0), replacement);
+  return RemoveWithDeadInputs(graph, node);
+}
+
+const Tensor* ConstValue(Value v) {
+  if (!v.valid() || v.node->type() != kOpConst) return nullptr;
+  auto it = v.node->attrs().find("value");
+  return it == v.node->attrs().end() ? nullptr : std::get_if<Tensor>(&it->second);
+}
+
+std::optional<std::vector<int64_t>> ConstInts(Value v) {
+  const Tensor* t = ConstValue(v);
+  if (!t) return std::nullopt;
+  auto ints = t->ToInt64Vector();
+  if (!ints.ok()) return std::nullopt;
+  return std::move(ints).value();
+}
+
+bool ConstIsAll(Value v, double x) {
+  const Tensor* t = ConstValue(v);
+  if (!t) return false;
+  // The bytes of x in the constant's dtype, compared element by element.
+  unsigned char pattern[8];
+  const DataType dt = t->desc().dtype;
+  switch (dt) {
+    case DataType::kFloat: { float f = static_cast<float>(x); std::memcpy(pattern, &f, 4); break; }
+    case DataType::kDouble: std::memcpy(pattern, &x, 8); break;
+    case DataType::kFloat16: { uint16_t h = FloatToHalfBits(static_cast<float>(x)); std::memcpy(pattern, &h, 2); break; }
+    case DataType::kBFloat16: { uint16_t h = FloatToBFloat16Bits(static_cast<float>(x)); std::memcpy(pattern, &h, 2); break; }
+    case DataType::kInt64: { int64_t i = static_cast<int64_t>(x); if (i != x) return false; std::memcpy(pattern, &i, 8); break; }
+    case DataType::kInt32: { int32_t i = static_cast<int32_t>(x); if (i != x) return false; std::memcpy(pattern, &i, 4); break; }
+    default: return false;
+  }
+  const int64_t size = DataTypeSize(dt);
+  const auto* data = static_cast<const unsigned char*>(t->data());
+  for (int64_t i = 0; i < t->desc().NumElements(); ++i)
+    if (std::memcmp(data + i * size, pattern, static_cast<size_t>(size)) != 0) return false;
+  return true;
+}
+
+Node* AddConst(Graph& graph, Tensor value, const std::string& name) {
+  Node* node = graph.AddNode(kOpConst, name, {}, 1);
+  node->output_desc(0) = value.desc();
+  node->SetAttr("value", std::move(value));
+  return node;
+}
+
+bool HasSideEffects(const Node* node) {
+  if (node->type() == "TorchOp" || node->type() == kOpNetOutput || node->type() == kOpData) return true;
+  const OpProto* proto = OpRegistry::Global().Find(node->type());
+  return proto != nullptr && !proto->inplace.empty();
+}
+
+Status RemoveWithDeadInputs(Graph& graph, Node* node) {
+  std::vector<std::string> producers;  // by name: a producer may be removed through another input
+  for (Value v : node->inputs())
+    if (v.valid()) producers.push_back(v.node->name());
+  GE_RETURN_IF_ERROR(graph.RemoveNode(node));
+  for (const std::string& name : producers) {
+    Node* p = graph.FindNode(name);
+    if (p == nullptr || HasSideEffects(p) || p->HasUsers() || HasControlEdges(p)) continue;
+    GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, p));
+  }
+  return {};
+}
+
+}  // namespace ge

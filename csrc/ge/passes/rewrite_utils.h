@@ -1,0 +1,44 @@
+// Small queries and edits shared by the passes. They encode the rules that keep rewrites safe:
+// graph outputs, values updated in place and control-ordered nodes are left alone.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ge/ir/graph.h"
+
+namespace ge {
+
+// True when some user reads `v` through an input the op updates in place (its memory is
+// written by that op: a graph input updated in place).
+bool IsMutatedValue(Value v);
+// True when NetOutput reads `v`.
+bool FeedsNetOutput(Value v);
+bool HasControlEdges(const Node* node);
+bool HasSingleUser(Value v);
+
+// Whether every user of `node`'s single output may read `replacement` instead: same dtype and
+// shape, `node` has one output, no control edges, does not feed NetOutput (that would make an
+// output alias another value), and neither value is updated in place.
+bool CanBypass(const Node* node, Value replacement);
+// Points every user of node:0 at `replacement` and removes `node`.
+Status Bypass(Graph& graph, Node* node, Value replacement);
+
+// The tensor of a Const producer, or nullptr.
+const Tensor* ConstValue(Value v);
+// Integer contents of a Const producer (int32/int64), or nullopt.
+std::optional<std::vector<int64_t>> ConstInts(Value v);
+// True when `v` is a Const whose every element is exactly `x` in its own dtype (numeric types).
+bool ConstIsAll(Value v, double x);
+// A new Const node holding `value`.
+Node* AddConst(Graph& graph, Tensor value, const std::string& name);
+
+// Ops whose effect is more than their outputs: Data, NetOutput, in-place updates, TorchOp (the
+// fallback may run anything). Never removed for being unused.
+bool HasSideEffects(const Node* node);
+
+// Removes `node` and then any producer left without users (Const/ops, never Data), so a
+// rewrite does not leave dead constants behind.
+Status RemoveWithDeadInputs(Graph& graph, Node* node);
+
+}  // namespace ge
