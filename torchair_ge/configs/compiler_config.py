@@ -1,6 +1,6 @@
 """CompilerConfig: the options of the backend, with TorchAir's names where the meaning is the same.
 Options marked with an environment variable take their default from it (docs/configuration.md)."""
-from torchair_ge.configs.option import Bool, Choice, ChoiceList, OptionGroup, Regex, Text
+from torchair_ge.configs.option import Bool, Choice, ChoiceList, OptionGroup, OptionalText, Regex, Text
 
 DUMP_FORMATS = ("txt", "onnx", "pbtxt", "py", "dot")
 
@@ -41,8 +41,26 @@ class ProfilingConfig(OptionGroup):
     path = Text("./", "directory for the trace and the table", env="TORCHAIR_GE_PROFILING_PATH")
 
 
+class SwitchList(OptionalText):
+    """"PassName:off;PassName:on" -- pass names are checked by the engine when the graph compiles."""
+
+    def check(self, path, value):
+        value = super().check(path, value)
+        for item in filter(None, (value or "").split(";")):
+            name, sep, state = item.partition(":")
+            if not sep or not name or state not in ("on", "off"):
+                raise ValueError(f"option '{path}': {item!r} is not 'PassName:on' or 'PassName:off'")
+        return value
+
+
 class GeConfig(OptionGroup):
     enable_single_stream = Bool(False, "run every task on one stream (the CPU device has one stream today)")
+    oo_level = Choice("O3", ("O3", "O1"), "graph optimizer level: O3 every pass, O1 only cheap always-safe ones",
+                      env="TORCHAIR_GE_OO_LEVEL")
+    oo_constant_folding = Bool(True, "fold nodes whose inputs are all constants")
+    oo_dead_code_elimination = Bool(True, "remove nodes that do not reach the outputs")
+    optimization_switch = SwitchList(None, "turn single passes on or off: 'PassName:off;PassName:on'",
+                                     env="TORCHAIR_GE_OPTIMIZATION_SWITCH")
     export_compile_stat = Bool(False, "write compile statistics (stages, node counts, memory) as JSON per graph",
                                env="TORCHAIR_GE_COMPILE_STAT")
     compile_stat_path = Text("./", "directory for the compile statistics", env="TORCHAIR_GE_COMPILE_STAT_PATH")
@@ -77,4 +95,10 @@ class CompilerConfig(OptionGroup):
                 options["ge.exec.dumpFilter"] = data.filter
         if self.profiling.enable:
             options["ge.exec.profilingMode"] = "1"
+        ge = self.ge_config
+        options["ge.oo.level"] = ge.oo_level
+        options["ge.oo.constantFolding"] = str(ge.oo_constant_folding).lower()
+        options["ge.oo.deadCodeElimination"] = str(ge.oo_dead_code_elimination).lower()
+        if ge.optimization_switch:
+            options["ge.optimizationSwitch"] = ge.optimization_switch
         return options
