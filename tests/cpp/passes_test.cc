@@ -1,0 +1,295 @@
+// Optimizer passes: each builds a graph that needs the pass, runs it, checks what the graph
+// became (node counts, attributes) and that it computes the same numbers as the unoptimized
+// graph on the CPU device; and a case where the pass must not fire. Plus the pass manager.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "devices/cpu/cpu_device.h"
+#include "ge/es/es_ops.h"
+#include "ge/ops/op_registry.h"
+#include "ge/passes/pass_manager.h"
+#include "ge/passes/passes.h"
+#include "ge/session.h"
+
+namespace ge {
+namespace {
+
+using Build = std::function<void(es::GraphBuilder&)>;
+
+std::unique_ptr<Graph> Make(const Build& build) {
+  es::GraphBuilder b("pass_test");
+  build(b);
+  auto graph = b.Build();
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  return std::move(graph).value();
+}
+
+// Engine options with every optimizer pass switched off: the reference.
+Options NoOptimizer() {
+  std::string spec;
+  for (const std::string& name : OptimizerPassNames()) spec += name + ":off;";
+  return Options{{"ge.optimizationSwitch", spec}};
+}
+
+int Count(const Graph& graph, const std::string& type) {
+  int n = 0;
+  for (Node* node : graph.nodes()) n += node->type() == type;
+  return n;
+}
+
+// Deterministic inputs for the graph's Data nodes (floats: sin(i)+0.5, ints: i % 3, bools: odd).
+std::vector<std::vector<uint8_t>> MakeInputData(const Graph& graph, std::vector<Tensor>* inputs) {
+  std::vector<std::vector<uint8_t>> storage;
+  for (Node* data : graph.DataNodes()) {
+    const TensorDesc& d = data->output_desc(0);
+    std::vector<uint8_t> bytes(static_cast<size_t>(d.ByteSize()));
+    for (int64_t i = 0; i < d.NumElements(); ++i) {
+      if (d.dtype == DataType::kFloat) reinterpret_cast<float*>(bytes.data())[i] = std::sin(static_cast<float>(i)) + 0.5f;
+      else if (d.dtype == DataType::kInt64) reinterpret_cast<int64_t*>(bytes.data())[i] = i % 3;
+      else if (d.dtype == DataType::kFloat16) reinterpret_cast<uint16_t*>(bytes.data())[i] = static_cast<uint16_t>(0x3c00 + (i % 7) * 0x100);
+    }
+    storage.push_back(std::move(bytes));
+    inputs->emplace_back(d, storage.back().data(), nullptr);
+  }
+  return storage;
+}
+
+std::vector<std::vector<float>> RunToFloats(std::unique_ptr<Graph> graph, const Options& options) {
+  static uint32_t next_id = 1;
+  Session s(options);
+  const uint32_t id = next_id++;
+  std::vector<Tensor> inputs;
+  auto storage = MakeInputData(*graph, &inputs);
+  EXPECT_TRUE(s.AddGraph(id, std::move(graph)).ok());
+  Status st = s.CompileGraph(id);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  std::vector<Tensor> outputs;
+  st = s.RunGraph(id, inputs, &outputs);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  std::vector<std::vector<float>> out;
+  for (const Tensor& t : outputs) {
+    std::vector<float> values;
+    for (int64_t i = 0; i < t.desc().NumElements(); ++i) {
+      if (t.desc().dtype == DataType::kFloat) values.push_back(t.data_as<float>()[i]);
+      else if (t.desc().dtype == DataType::kInt64) values.push_back(static_cast<float>(t.data_as<int64_t>()[i]));
+      else if (t.desc().dtype == DataType::kFloat16) values.push_back(static_cast<float>(t.data_as<uint16_t>()[i]));
+    }
+    out.push_back(std::move(values));
+  }
+  return out;
+}
+
+class PassTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cpu::RegisterCpuDevice();
+    ASSERT_TRUE(GEInitialize().ok());
+  }
+
+  // Runs one pass on a fresh graph; returns it after checking it is well typed and computes
+  // what the unoptimized graph computes.
+  std::unique_ptr<Graph> RunPass(const Build& build, std::unique_ptr<GraphPass> pass, bool expect_change) {
+    auto graph = Make(build);
+    bool changed = false;
+    Status st = pass->Run(*graph, PassContext{}, &changed);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(changed, expect_change) << pass->name();
+    st = VerifyGraphTypes(*graph);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    // Numbers: the rewritten graph (no further passes) against the original one.
+    auto copy = Make(build);
+    bool ignored = false;
+    auto again = pass.get();
+    EXPECT_TRUE(again->Run(*copy, PassContext{}, &ignored).ok());
+    const auto got = RunToFloats(std::move(copy), NoOptimizer());
+    const auto want = RunToFloats(Make(build), NoOptimizer());
+    EXPECT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
+      EXPECT_EQ(got[k].size(), want[k].size());
+      for (size_t i = 0; i < got[k].size() && i < want[k].size(); ++i)
+        EXPECT_NEAR(got[k][i], want[k][i], 1e-5 * (1 + std::fabs(want[k][i]))) << pass->name() << " output " << k << "[" << i << "]";
+    }
+    return graph;
+  }
+};
+
+TEST_F(PassTest, DeadCodeEliminationRemovesWhatNoOutputNeeds) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+    es::Exp(es::Relu(x));  // nobody reads it
+    b.SetOutputs({es::Neg(x)});
+  }, CreateDeadCodeEliminationPass(), true);
+  EXPECT_EQ(Count(*g, "Relu") + Count(*g, "Exp"), 0);
+  EXPECT_EQ(Count(*g, "Neg"), 1);
+}
+
+TEST_F(PassTest, DeadCodeEliminationKeepsInPlaceUpdates) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto cache = b.CreateInput(0, DataType::kFloat, {4, 2});
+    auto pos = b.CreateInput(1, DataType::kInt64, {1});
+    auto row = b.CreateInput(2, DataType::kFloat, {1, 2});
+    es::InplaceIndexCopy(cache, pos, row, 0);  // output unused: the write is the point
+    b.SetOutputs({es::Neg(row)});
+  }, CreateDeadCodeEliminationPass(), false);
+  EXPECT_EQ(Count(*g, "InplaceIndexCopy"), 1);
+}
+
+TEST_F(PassTest, ConstantMergeJoinsEqualConstants) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {3});
+    auto c1 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 3}));
+    auto c2 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 3}));
+    auto c3 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 4}));  // differs
+    b.SetOutputs({es::Mul(x, c1) + es::Add(x, c2) + c3});
+  }, CreateConstantMergePass(), true);
+  EXPECT_EQ(Count(*g, "Const"), 2);
+}
+
+TEST_F(PassTest, CommonSubexpressionEliminationMergesEqualNodes) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+    b.SetOutputs({es::Mul(es::Sigmoid(x), es::Sigmoid(x)) + es::Tanh(x)});
+  }, CreateCommonSubexpressionEliminationPass(), true);
+  EXPECT_EQ(Count(*g, "Sigmoid"), 1);
+}
+
+TEST_F(PassTest, CommonSubexpressionEliminationKeepsDistinctGraphOutputs) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+    b.SetOutputs({es::Sigmoid(x), es::Sigmoid(x), es::Sigmoid(es::Neg(x))});  // two outputs must not become one tensor
+  }, CreateCommonSubexpressionEliminationPass(), false);
+  EXPECT_EQ(Count(*g, "Sigmoid"), 3);
+}
+
+TEST_F(PassTest, NoOpEliminationRemovesExactNoOps) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 3, 4});
+    auto h = es::Identity(es::Relu(x));
+    h = es::Reshape(h, b.CreateVector({2, 3, 4}));                            // same shape
+    h = es::Reshape(es::Reshape(h, b.CreateVector({6, 4})), b.CreateVector({4, 6}));  // chain
+    h = es::Transpose(es::Transpose(h, b.CreateVector({1, 0})), b.CreateVector({1, 0}));  // cancels
+    h = h * b.CreateScalar(1, DataType::kFloat);
+    h = es::Add(h, b.CreateScalar(-0.0, DataType::kFloat));
+    auto half = es::Cast(es::Cast(es::Cast(h, DataType::kFloat16), DataType::kFloat), DataType::kFloat16);  // f16 -> f32 -> f16
+    b.SetOutputs({es::Neg(h), es::Neg(half)});
+  }, CreateNoOpEliminationPass(), true);
+  EXPECT_EQ(Count(*g, "Identity"), 0);
+  EXPECT_EQ(Count(*g, "Reshape"), 1);
+  EXPECT_EQ(Count(*g, "Transpose"), 0);
+  EXPECT_EQ(Count(*g, "Mul") + Count(*g, "Add"), 0);
+  EXPECT_EQ(Count(*g, "Cast"), 1);
+}
+
+TEST_F(PassTest, NoOpEliminationKeepsInexactOnes) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+    auto rounded = es::Cast(es::Cast(x, DataType::kFloat16), DataType::kFloat);  // f32 -> f16 -> f32 rounds
+    auto plus_zero = es::Add(x, b.CreateScalar(0.0, DataType::kFloat));           // -0.0 + 0.0 is +0.0
+    auto shuffled = es::Transpose(es::Transpose(x, b.CreateVector({1, 0})), b.CreateVector({1, 0}));
+    b.SetOutputs({rounded, plus_zero, es::Identity(x), shuffled});  // outputs never alias inputs
+  }, CreateNoOpEliminationPass(), false);
+  EXPECT_EQ(Count(*g, "Cast"), 2);
+  EXPECT_EQ(Count(*g, "Add"), 1);
+  EXPECT_EQ(Count(*g, "Identity"), 1);
+}
+
+TEST_F(PassTest, TransposeMatMulFoldUsesTheTransposeFlags) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+    auto w = b.CreateInput(1, DataType::kFloat, {16, 8});
+    b.SetOutputs({es::MatMulV2(x, es::Transpose(w, b.CreateVector({1, 0})))});
+  }, CreateTransposeMatMulFoldPass(), true);
+  EXPECT_EQ(Count(*g, "Transpose"), 0);
+  for (Node* n : g->nodes())
+    if (n->type() == "MatMulV2") EXPECT_TRUE(n->GetAttrOr<bool>("transpose_x2", false));
+}
+
+TEST_F(PassTest, TransposeMatMulFoldLooksThroughPerMatrixReshapes) {
+  // Attention scores: q @ k.transpose(-2, -1), with k expanded and reshaped to 3-D on the way.
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
+    auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 4});
+    auto kt = es::Transpose(k, b.CreateVector({0, 1, 3, 2}));                  // [2,3,4,5]
+    auto kb = es::Reshape(es::BroadcastTo(kt, b.CreateVector({2, 3, 4, 5})), b.CreateVector({6, 4, 5}));
+    b.SetOutputs({es::BatchMatMulV2(es::Reshape(q, b.CreateVector({6, 5, 4})), kb)});
+  }, CreateTransposeMatMulFoldPass(), true);
+  EXPECT_EQ(Count(*g, "Transpose"), 0);
+  for (Node* n : g->nodes())
+    if (n->type() == "BatchMatMulV2") EXPECT_TRUE(n->GetAttrOr<bool>("adj_x2", false));
+}
+
+TEST_F(PassTest, TransposeMatMulFoldLeavesLayoutTransposes) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto a = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
+    auto w = b.CreateInput(1, DataType::kFloat, {12, 7});
+    auto t = es::Transpose(a, b.CreateVector({0, 2, 1, 3}));  // heads -> sequence: real data movement
+    auto shared = es::Transpose(w, b.CreateVector({1, 0}));  // two users: the copy is needed anyway
+    auto ones = b.CreateConst(Tensor::FromVector(DataType::kFloat, {1, 7}, std::vector<float>(7, 1.0f)));
+    b.SetOutputs({es::MatMulV2(es::Reshape(t, b.CreateVector({10, 12})), w), es::MatMulV2(ones, shared), es::Neg(shared)});
+  }, CreateTransposeMatMulFoldPass(), false);
+  EXPECT_EQ(Count(*g, "Transpose"), 2);
+}
+
+TEST_F(PassTest, MatMulBiasFoldMovesTheBiasIntoTheProduct) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+    auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
+    auto bias = b.CreateInput(2, DataType::kFloat, {16});
+    b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), bias))});
+  }, CreateMatMulBiasFoldPass(), true);
+  EXPECT_EQ(Count(*g, "Add"), 0);
+}
+
+TEST_F(PassTest, MatMulBiasFoldLeavesFullMatrixAdds) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+    auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
+    auto residual = b.CreateInput(2, DataType::kFloat, {4, 16});
+    b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), residual))});
+  }, CreateMatMulBiasFoldPass(), false);
+  EXPECT_EQ(Count(*g, "Add"), 1);
+}
+
+TEST_F(PassTest, ManagerRecordsStatsAndHonoursLevelsAndSwitches) {
+  auto build = [](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+    auto w = b.CreateInput(1, DataType::kFloat, {16, 8});
+    b.SetOutputs({es::MatMulV2(es::Identity(x), es::Transpose(w, b.CreateVector({1, 0})))});
+  };
+  auto compile = [&](const Options& options) {
+    Session s(options);
+    EXPECT_TRUE(s.AddGraph(1, Make(build)).ok());
+    Status st = s.CompileGraph(1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return *s.GetCompiledGraphSummary(1);
+  };
+  auto fired = [](const CompiledGraphSummary& s, const std::string& name) {
+    for (const PassStat& p : s.passes)
+      if (p.pass == name) return p.changed;
+    return false;
+  };
+  auto o3 = compile({{"ge.oo.verifyEachPass", "true"}});
+  EXPECT_TRUE(fired(o3, "TransposeMatMulFold"));
+  EXPECT_TRUE(fired(o3, "NoOpElimination"));
+  for (const PassStat& p : o3.passes) EXPECT_GE(p.milliseconds, 0);
+  EXPECT_EQ(o3.task_num, 1);  // just the product
+  auto o1 = compile({{"ge.oo.level", "O1"}});
+  EXPECT_FALSE(fired(o1, "TransposeMatMulFold"));  // an O3 pass
+  EXPECT_TRUE(fired(o1, "NoOpElimination"));
+  auto off = compile({{"ge.optimizationSwitch", "NoOpElimination:off;TransposeMatMulFold:off"}});
+  EXPECT_EQ(off.task_num, 3);
+
+  Session bad(Options{{"ge.optimizationSwitch", "NoSuchPass:off"}});
+  ASSERT_TRUE(bad.AddGraph(1, Make(build)).ok());
+  Status st = bad.CompileGraph(1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("unknown pass 'NoSuchPass'"), std::string::npos) << st.message();
+  Session bad_level(Options{{"ge.oo.level", "O2"}});
+  ASSERT_TRUE(bad_level.AddGraph(1, Make(build)).ok());
+  EXPECT_FALSE(bad_level.CompileGraph(1).ok());
+}
+
+}  // namespace
+}  // namespace ge
