@@ -35,7 +35,7 @@ def markdown(results):
              "Latency is the median (p90) per call over interleaved rounds; ratios below 1 mean faster "
              "than the baseline. Compile is the first call (compile + one run) with fresh caches (cold) "
              "and again after a reset (warm). Memory is the peak RSS growth while running, over the "
-             "loaded model. Graph: FX nodes → IR nodes → kernels per run, with how many run on the host-fallback "
+             "loaded model. Graph: FX nodes → IR nodes as converted → IR nodes after the optimizer → kernels per run, with how many run on the host-fallback "
              "engine (torchair_ge); kernels: "
              "generated kernels (Inductor).", "",
              "| model | system | status | median ms | p90 ms | vs eager | vs inductor | compile cold s | warm s "
@@ -49,7 +49,7 @@ def markdown(results):
             graph = "—"
             if r.get("info", {}).get("fx_nodes") is not None:
                 i = r["info"]
-                graph = f"{i['fx_nodes']} → {i['ir_nodes_after']} → {i['kernels']}"
+                graph = f"{i['fx_nodes']} → {i['ir_nodes_before']} → {i['ir_nodes_after']} → {i['kernels']}"
                 if i.get("fallback_nodes"):
                     graph += f" ({i['fallback_nodes']} fallback)"
             lines.append("| " + " | ".join([
@@ -66,6 +66,7 @@ def markdown(results):
             rs = ratios(results, system, base)
             if rs:
                 lines.append(f"- {system} / {base}: geometric mean latency ratio {_fmt(geomean(rs))} over {len(rs)} models")
+    lines += optimizer_section(results)
     overhead = results.get("overhead")
     if overhead:
         lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",
@@ -75,6 +76,29 @@ def markdown(results):
         for r in overhead["rows"]:
             lines.append(f"| {r['ops']} | {r['tasks']} | {r['eager_us']:.1f} | {r['engine_us']:.1f} | {r['torch_compile_us']:.1f} |")
     return "\n".join(lines) + "\n"
+
+
+def optimizer_section(results):
+    """Per model: IR nodes before/after the optimizer, the passes that fired (nodes they removed),
+    and latency with the optimizer on vs off (torchair_ge / torchair_ge_noopt)."""
+    rows = []
+    for model in results["models"]:
+        by = {r["system"]: r for r in model["systems"]}
+        on = by.get("torchair_ge")
+        if not on or not on.get("info", {}).get("ir_nodes_before"):
+            continue
+        i, off = on["info"], by.get("torchair_ge_noopt", {})
+        fired = ", ".join(f"{name} {-n:+d}" for name, n in i.get("passes_fired", {}).items()) or "none"
+        ratio = _fmt(on["median_ms"] / off["median_ms"]) if on.get("median_ms") and off.get("median_ms") else "—"
+        rows.append(f"| {model['name']} | {i['ir_nodes_before']} | {i['ir_nodes_after']} | {i['kernels']} | "
+                    f"{_fmt(off.get('info', {}).get('kernels'))} | {ratio} | {fired} |")
+    if not rows:
+        return []
+    return ["", "## Graph optimizer", "",
+            "IR nodes as converted and after the optimizer, kernels per run with the optimizer on and off, the latency "
+            "ratio on/off (below 1: the optimizer helps), and the passes that changed the graph with the change in node count each made.",
+            "", "| model | IR before | IR after | kernels | kernels (off) | latency on/off | passes (node count change) |",
+            "|---|---|---|---|---|---|---|"] + rows
 
 
 def chart(results, path):

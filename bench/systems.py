@@ -80,13 +80,24 @@ class Inductor:
 
 
 class TorchairGe:
-    name = "torchair_ge"
+    """The backend with its default configuration, or (optimizer=False) with every graph
+    optimizer pass switched off: the pair shows what the optimizer buys per model."""
+
+    def __init__(self, optimizer=True):
+        self.optimizer = optimizer
+        self.name = "torchair_ge" if optimizer else "torchair_ge_noopt"
 
     def unavailable(self):
         return None
 
+    def _config(self):
+        config = torchair_ge.CompilerConfig()
+        if not self.optimizer:
+            config.ge_config.optimization_switch = ";".join(f"{name}:off" for name in torchair_ge._C.optimizer_passes())
+        return config
+
     def _compile(self, entry, model, inputs):
-        backend = torchair_ge.get_npu_backend()
+        backend = torchair_ge.get_npu_backend(compiler_config=self._config())
         run = _callable(entry, torch.compile(model, backend=backend, dynamic=False), inputs)
         try:
             seconds = _first_call_s(run)
@@ -114,6 +125,8 @@ class TorchairGe:
             "fallback_ops": {op: n for r in reports for op, n in r["fallback_ops"].items()},
             "arena_bytes": sum(r["arena_bytes"] for r in reports),
             "arena_lower_bound": sum(r["arena_lower_bound"] for r in reports),
+            "passes_fired": {name: sum(r["passes_fired"].get(name, 0) for r in reports)
+                             for name in sorted({n for r in reports for n in r["passes_fired"]})},
         }
         return Prepared(run, cold, warm, info)
 
@@ -183,5 +196,5 @@ class _quiet:
 
 
 def all_systems(threads, names=None):
-    systems = [Eager(), Inductor(), TorchairGe(), OnnxRuntime(threads)]
+    systems = [Eager(), Inductor(), TorchairGe(), TorchairGe(optimizer=False), OnnxRuntime(threads)]
     return [s for s in systems if names is None or s.name in names]

@@ -1,6 +1,7 @@
 // torchair_ge._C: the engine seen from Python. Conversions only; no logic lives here.
 #include "devices/cpu/cpu_device.h"
 #include "ge/base/logging.h"
+#include "ge/passes/pass_manager.h"
 #include "python/py_utils.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -18,6 +19,7 @@ PYBIND11_MODULE(_C, m) {
         ge::SetLogLevel(parsed);
       },
       pybind11::arg("level"), "Sets the engine's log level: DEBUG, INFO, WARNING, ERROR, OFF or EVENT.");
+  m.def("optimizer_passes", &ge::OptimizerPassNames, "Names of the graph optimizer's passes, in pipeline order.");
   m.def("log_level", [] {
     static const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF", "EVENT"};
     return std::string(kNames[static_cast<int>(ge::CurrentLogLevel())]);
