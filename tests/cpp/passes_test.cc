@@ -90,10 +90,11 @@ class PassTest : public ::testing::Test {
 
   // Runs one pass on a fresh graph; returns it after checking it is well typed and computes
   // what the unoptimized graph computes.
-  std::unique_ptr<Graph> RunPass(const Build& build, std::unique_ptr<GraphPass> pass, bool expect_change) {
+  std::unique_ptr<Graph> RunPass(const Build& build, std::unique_ptr<GraphPass> pass, bool expect_change,
+                                 PassContext context = {}) {
     auto graph = Make(build);
     bool changed = false;
-    Status st = pass->Run(*graph, PassContext{}, &changed);
+    Status st = pass->Run(*graph, context, &changed);
     EXPECT_TRUE(st.ok()) << st.ToString();
     EXPECT_EQ(changed, expect_change) << pass->name();
     st = VerifyGraphTypes(*graph);
@@ -102,7 +103,7 @@ class PassTest : public ::testing::Test {
     auto copy = Make(build);
     bool ignored = false;
     auto again = pass.get();
-    EXPECT_TRUE(again->Run(*copy, PassContext{}, &ignored).ok());
+    EXPECT_TRUE(again->Run(*copy, context, &ignored).ok());
     const auto got = RunToFloats(std::move(copy), NoOptimizer());
     const auto want = RunToFloats(Make(build), NoOptimizer());
     EXPECT_EQ(got.size(), want.size());
@@ -193,6 +194,35 @@ TEST_F(PassTest, NoOpEliminationKeepsInexactOnes) {
   EXPECT_EQ(Count(*g, "Cast"), 2);
   EXPECT_EQ(Count(*g, "Add"), 1);
   EXPECT_EQ(Count(*g, "Identity"), 1);
+}
+
+PassContext WithCpuDevice(int64_t limit = 1 << 20) {
+  static std::shared_ptr<Device> cpu = *DeviceRegistry::Get("cpu");
+  PassContext context;
+  context.device = cpu.get();
+  context.fold_limit_bytes = limit;
+  return context;
+}
+
+void ConstantChain(es::GraphBuilder& b) {
+  auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+  auto c = b.CreateConst(Tensor::FromVector(DataType::kInt64, {3}, std::vector<int64_t>{1, -2, 3}));
+  auto scale = es::Exp(es::Neg(es::Cast(c, DataType::kFloat)));  // all constant: folds to one Const
+  b.SetOutputs({es::Mul(x, scale), es::Relu(x)});
+}
+
+TEST_F(PassTest, ConstantFoldingEvaluatesConstantSubgraphsWithTheDeviceKernels) {
+  auto g = RunPass(ConstantChain, CreateConstantFoldingPass(), true, WithCpuDevice());
+  EXPECT_EQ(Count(*g, "Cast") + Count(*g, "Neg") + Count(*g, "Exp"), 0);
+  EXPECT_EQ(Count(*g, "Const"), 1);
+  EXPECT_EQ(Count(*g, "Mul"), 1);
+}
+
+TEST_F(PassTest, ConstantFoldingRespectsTheSizeLimitAndNeedsADevice) {
+  auto g = RunPass(ConstantChain, CreateConstantFoldingPass(), false, WithCpuDevice(/*limit=*/4));
+  EXPECT_EQ(Count(*g, "Exp"), 1);  // 12 output bytes > 4
+  auto h = RunPass(ConstantChain, CreateConstantFoldingPass(), false, PassContext{});
+  EXPECT_EQ(Count(*h, "Cast"), 1);
 }
 
 TEST_F(PassTest, TransposeMatMulFoldUsesTheTransposeFlags) {

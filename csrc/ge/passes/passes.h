@@ -11,6 +11,7 @@ std::unique_ptr<GraphPass> CreateDeadCodeEliminationPass();
 std::unique_ptr<GraphPass> CreateConstantMergePass();
 std::unique_ptr<GraphPass> CreateCommonSubexpressionEliminationPass();
 std::unique_ptr<GraphPass> CreateNoOpEliminationPass();
+std::unique_ptr<GraphPass> CreateConstantFoldingPass();
 std::unique_ptr<GraphPass> CreateTransposeMatMulFoldPass();
 std::unique_ptr<GraphPass> CreateMatMulBiasFoldPass();
 std::unique_ptr<GraphPass> CreateInferShapePass();

@@ -15,6 +15,7 @@ const std::vector<PassStage>& OptimizerStages() {
            {"ConstantMerge", CreateConstantMergePass, OptLevel::kO1},
            {"CommonSubexpressionElimination", CreateCommonSubexpressionEliminationPass, OptLevel::kO3, nullptr, true},
            {"NoOpElimination", CreateNoOpEliminationPass, OptLevel::kO1, nullptr, true},
+           {"ConstantFolding", CreateConstantFoldingPass, OptLevel::kO1, &OptimizerOptions::constant_folding},
        }},
       // Fold data movement and epilogues into the kernels that can absorb them.
       {"optimize_stage1",

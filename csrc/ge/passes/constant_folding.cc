@@ -1,0 +1,89 @@
+// ConstantFolding: a node whose inputs are all constants is evaluated once, at compile time,
+// with the device's own kernels (so folding computes exactly what the run would), and replaced
+// by constants. Never for ops with side effects, for ops the device has no kernel for, or when
+// the outputs would exceed context.fold_limit_bytes (huge constants are not materialized).
+#include "ge/compiler/memory_assign.h"
+#include "ge/compiler/partition.h"
+#include "ge/compiler/task_builder.h"
+#include "ge/passes/passes.h"
+#include "ge/passes/rewrite_utils.h"
+#include "ge/runtime/sink_executor.h"
+
+namespace ge {
+namespace {
+
+// Runs `node` alone on the device over its constant inputs.
+Expected<std::vector<Tensor>> Evaluate(const Node& node, Device& device) {
+  Graph mini("fold_" + node.name());
+  std::vector<Value> inputs;
+  for (Value v : node.inputs()) {
+    if (!v.valid()) {
+      inputs.push_back(Value{});
+      continue;
+    }
+    inputs.push_back(AddConst(mini, *ConstValue(v), v.node->name())->output(0));
+  }
+  Node* copy = mini.AddNode(node.type(), node.name(), inputs, node.num_outputs());
+  for (const auto& [key, value] : node.attrs()) copy->SetAttr(key, value);
+  std::vector<Value> outputs;
+  for (int o = 0; o < node.num_outputs(); ++o) {
+    copy->output_desc(o) = node.output_desc(o);
+    outputs.push_back(copy->output(o));
+  }
+  mini.AddNode(kOpNetOutput, kOpNetOutput, outputs, 0);
+
+  GE_RETURN_IF_ERROR(PartitionGraph(mini, device.kernel_factory(), device.name()));
+  GE_ASSIGN_OR_RETURN(auto schedule, mini.TopologicalOrder());
+  GE_ASSIGN_OR_RETURN(MemoryLayout layout, AssignMemory(mini, schedule));
+  GE_ASSIGN_OR_RETURN(auto model, BuildModel(mini, schedule, std::move(layout)));
+  // The executor needs shared ownership of the device; the compile outlives this call.
+  SinkExecutor executor(std::move(model), std::shared_ptr<Device>(&device, [](Device*) {}));
+  std::vector<Tensor> results;
+  GE_RETURN_IF_ERROR(executor.Run({}, &results));
+  return results;
+}
+
+class ConstantFolding final : public GraphPass {
+ public:
+  std::string_view name() const override { return "ConstantFolding"; }
+
+  Status Run(Graph& graph, const PassContext& context, bool* changed) override {
+    if (context.device == nullptr) return {};
+    GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
+    for (Node* node : order) {
+      if (!Foldable(*node, context)) continue;
+      auto results = Evaluate(*node, *context.device);
+      if (!results.ok()) return results.status().WithContext(fmt::format("folding {}", node->ToString()));
+      for (int o = 0; o < node->num_outputs(); ++o) {
+        Node* c = AddConst(graph, (*results)[static_cast<size_t>(o)], fmt::format("{}_folded{}", node->name(), o));
+        for (const auto& key : {kAttrFxNode, kAttrSource})  // keep the origin for dumps
+          if (node->HasAttr(key)) c->SetAttr(key, node->attrs().at(key));
+        graph.ReplaceAllUsesWith(node->output(o), c->output(0));
+      }
+      GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, node));
+      *changed = true;
+    }
+    return {};
+  }
+
+ private:
+  static bool Foldable(const Node& node, const PassContext& context) {
+    if (node.type() == kOpConst || HasSideEffects(&node) || HasControlEdges(&node) || node.num_inputs() == 0) return false;
+    if (!context.device->kernel_factory().Supports(node.type())) return false;
+    int64_t bytes = 0;
+    for (int o = 0; o < node.num_outputs(); ++o) {
+      if (!node.output_desc(o).IsStatic()) return false;
+      bytes += node.output_desc(o).ByteSize();
+    }
+    if (bytes > context.fold_limit_bytes) return false;
+    for (Value v : node.inputs())
+      if (v.valid() && ConstValue(v) == nullptr) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GraphPass> CreateConstantFoldingPass() { return std::make_unique<ConstantFolding>(); }
+
+}  // namespace ge
