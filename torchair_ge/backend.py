@@ -1,5 +1,6 @@
 """The Dynamo entry: get_npu_backend() -> a torch.compile backend built on AOT autograd."""
 import collections
+import functools
 import csv
 import json
 import logging
@@ -8,6 +9,7 @@ import os
 import time
 
 from functorch.compile import make_boxed_func
+import torch
 from torch._dynamo.backends.common import aot_autograd
 
 from torchair_ge.concrete_graph import ConcreteGraph
@@ -27,21 +29,42 @@ class GeCompiler:
         self.config = config
         self.reports = []
         self.captured = None  # a list to collect (gm, converted, compiled graph) per graph: accuracy compare
+        self.real_inputs = None  # Dynamo's real example inputs of the graph being compiled (set by the backend)
 
-    def __call__(self, gm, example_inputs):
+    def _frozen_inputs(self, gm, inference):
+        """FX input number -> real tensor for the parameters and buffers that become constants
+        (experimental_config.frozen_parameter): AOT autograd's static inputs that the graph does
+        not write to, in inference graphs only."""
+        if not (self.config.experimental_config.frozen_parameter and inference and self.real_inputs):
+            return {}
+        context = torch._guards.TracingContext.try_get()
+        static = getattr(getattr(context, "fw_metadata", None), "static_input_indices", None) or []
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(self.real_inputs):
+            logger.warning("frozen_parameter: the graph's inputs do not line up with Dynamo's; nothing is frozen")
+            return {}
+        written = {n.args[0] for n in gm.graph.nodes
+                   if n.op == "call_function" and n.args and isinstance(n.args[0], torch.fx.Node)
+                   and n.args[0].op == "placeholder" and getattr(n.target, "_schema", None) is not None
+                   and n.target._schema.is_mutable}
+        return {i: self.real_inputs[i] for i in static
+                if isinstance(self.real_inputs[i], torch.Tensor) and placeholders[i] not in written}
+
+    def __call__(self, gm, example_inputs, inference=False):
         if self.config.debug.run_eagerly:
             logger.warning("debug.run_eagerly: the FX graph runs in eager PyTorch, not in the engine")
             return make_boxed_func(gm.forward)
         start = time.perf_counter()
         graph_id = next_graph_id()
-        converted = convert_fx_graph(gm, name=f"graph_{graph_id}")
+        frozen = self._frozen_inputs(gm, inference)
+        converted = convert_fx_graph(gm, name=f"graph_{graph_id}", frozen=frozen)
         convert_ms = (time.perf_counter() - start) * 1e3
         ir_ops = collections.Counter(converted.graph.node_types())
         session = default_session()
         session.add_graph(graph_id, converted.graph, self.config.ge_options())
         session.compile_graph(graph_id)
         profiling_path = self.config.profiling.path if self.config.profiling.enable else None
-        compiled = ConcreteGraph(session, graph_id, converted, profiling_path)
+        compiled = ConcreteGraph(session, graph_id, converted, profiling_path, frozen)
         if self.captured is not None:
             compiled.recorded_inputs = []
             self.captured.append((gm, converted, compiled))
@@ -61,6 +84,7 @@ class GeCompiler:
             "fallback_ops": dict(converted.fallback_ops),
             "ir_ops": dict(ir_ops),
             "mutated_inputs": list(converted.mutated_inputs),
+            "frozen_inputs": len(frozen),
             "convert_ms": convert_ms,
             "compile_ms": (time.perf_counter() - start) * 1e3,
         }
@@ -143,8 +167,17 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
     decompositions.update(custom_decompositions or {})
     # keep_inference_input_mutations: mutations of inputs (KV caches, buffers) stay in the graph
     # as copy_ nodes, so the engine writes the caller's tensors itself (see fx2ge/inplace.py).
-    backend = aot_autograd(fw_compiler=compiler, bw_compiler=compiler, inference_compiler=compiler,
-                           decompositions=decompositions, keep_inference_input_mutations=True)
+    aot_backend = aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
+                               inference_compiler=functools.partial(compiler, inference=True),
+                               decompositions=decompositions, keep_inference_input_mutations=True)
+
+    def backend(gm, example_inputs):
+        compiler.real_inputs = example_inputs  # Dynamo's real tensors: what frozen_parameter freezes
+        try:
+            return aot_backend(gm, example_inputs)
+        finally:
+            compiler.real_inputs = None
+
     backend.compiler = compiler  # backend.compiler.reports: what each compiled graph became
     return backend
 

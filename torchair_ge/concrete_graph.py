@@ -14,12 +14,14 @@ class ConcreteGraph:
 
     _boxed_call = True
 
-    def __init__(self, session, graph_id, converted, profiling_path=None):
+    def __init__(self, session, graph_id, converted, profiling_path=None, frozen=None):
         self._session = session
         self._graph_id = graph_id
         self._num_inputs = converted.num_inputs
         self._outputs = converted.outputs
         self._mutated = converted.mutated_inputs
+        self._positions = converted.input_positions  # FX input number per engine input, when some are frozen
+        self._frozen = list((frozen or {}).items())
         self._span_name = f"torchair_ge::graph_{graph_id}"
         self.summary = session.summary(graph_id)
         self.recorded_inputs = None  # set to [] to keep a copy of the next run's inputs (accuracy compare)
@@ -40,18 +42,25 @@ class ConcreteGraph:
         return self._run(args)
 
     def _run(self, args):
+        for i, tensor in self._frozen:
+            if args[i] is not tensor:
+                raise RuntimeError(
+                    f"torchair_ge graph {self._graph_id}: input {i} was frozen into the graph "
+                    "(experimental_config.frozen_parameter) but a different tensor was passed; recompile "
+                    "(torch._dynamo.reset()) after replacing parameters or buffers")
         # The engine reads inputs densely; a strided input the graph writes to is updated
         # through a dense copy that is written back afterwards.
         strided = [i for i in self._mutated if isinstance(args[i], torch.Tensor) and not args[i].is_contiguous()]
-        run_args = list(args)
+        dense = list(args)
         for i in strided:
-            run_args[i] = args[i].contiguous()
+            dense[i] = args[i].contiguous()
+        run_args = dense if self._positions is None else [dense[p] for p in self._positions]
         try:
             results = self._session.run_graph(self._graph_id, run_args)
         except TypeError:
             raise TypeError(self._describe_bad_inputs(args)) from None
         for i in strided:
-            args[i].copy_(run_args[i])
+            args[i].copy_(dense[i])
         outputs = []
         for spec in self._outputs:
             if spec.kind == "graph":

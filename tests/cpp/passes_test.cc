@@ -282,6 +282,45 @@ TEST_F(PassTest, MatMulBiasFoldLeavesFullMatrixAdds) {
   EXPECT_EQ(Count(*g, "Add"), 1);
 }
 
+Tensor Ramp(Shape shape, float start, float step) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + step * static_cast<float>(i % 7);
+  return Tensor::FromVector(DataType::kFloat, std::move(shape), v);
+}
+
+TEST_F(PassTest, BatchNormFoldFoldsIntoConstantConvWeights) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
+    auto w = b.CreateConst(Ramp({4, 3, 3, 3}, -0.5f, 0.2f));
+    auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1}, b.CreateConst(Ramp({4}, 0.1f, 0.1f)));
+    auto bn = es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
+                            b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5);
+    b.SetOutputs({es::Relu(bn)});
+  }, CreateBatchNormFoldPass(), true);
+  EXPECT_EQ(Count(*g, "BatchNorm"), 0);
+  EXPECT_EQ(Count(*g, "Const"), 2);  // the folded weight and bias
+}
+
+TEST_F(PassTest, BatchNormFoldFoldsIntoMatMulAndNeedsConstantWeights) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {5, 8});
+    auto y = es::MatMulV2(x, b.CreateConst(Ramp({6, 8}, -0.3f, 0.1f)), {}, {}, false, true);
+    b.SetOutputs({es::BatchNorm(y, b.CreateConst(Ramp({6}, 0.5f, 0.3f)), b.CreateConst(Ramp({6}, -0.2f, 0.1f)),
+                                b.CreateConst(Ramp({6}, 0.05f, 0.1f)), b.CreateConst(Ramp({6}, 0.5f, 0.25f)), 1e-5)});
+  }, CreateBatchNormFoldPass(), true);
+  EXPECT_EQ(Count(*g, "BatchNorm"), 0);
+  auto h = RunPass([](es::GraphBuilder& b) {  // weights are a graph input: nothing to fold into
+    auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
+    auto w = b.CreateInput(1, DataType::kFloat, {4, 3, 3, 3});
+    auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1});
+    b.SetOutputs({es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
+                                b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5)});
+  }, CreateBatchNormFoldPass(), false);
+  EXPECT_EQ(Count(*h, "BatchNorm"), 1);
+}
+
 TEST_F(PassTest, ManagerRecordsStatsAndHonoursLevelsAndSwitches) {
   auto build = [](es::GraphBuilder& b) {
     auto x = b.CreateInput(0, DataType::kFloat, {4, 8});

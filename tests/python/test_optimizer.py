@@ -116,3 +116,64 @@ def test_no_matrix_transpose_feeds_a_product(name, tmp_path):
         counts[folded] = matrix_transposes_feeding_products(dump.read_text())
     assert counts[False] > 0, "the model should need the fold"
     assert counts[True] == 0, counts
+
+
+def test_frozen_parameters_fold_batchnorm_away(tmp_path):
+    config = torchair_ge.CompilerConfig()
+    config.experimental_config.frozen_parameter = True
+    config.debug.graph_dump.type = "txt"
+    config.debug.graph_dump.level = "final"
+    config.debug.graph_dump.path = str(tmp_path)
+    report, _ = compile_zoo("resnet_b1", config)
+    assert report["frozen_inputs"] > 100 and report["ir_ops"]["BatchNorm"] == 20
+    assert report["passes_fired"]["BatchNormFold"] > 0
+    (dump,) = tmp_path.iterdir()
+    assert 'type: "BatchNorm"' not in dump.read_text()
+    unfrozen, _ = compile_zoo("resnet_b1", torchair_ge.CompilerConfig())
+    assert report["tasks"] < unfrozen["tasks"] and unfrozen["frozen_inputs"] == 0
+
+
+def test_frozen_parameters_leave_buffers_the_graph_writes_alone():
+    config = torchair_ge.CompilerConfig()
+    config.experimental_config.frozen_parameter = True
+    model, inputs = zoo.ZOO["gpt_decode"].build()
+    reference, ref_inputs = zoo.ZOO["gpt_decode"].build()
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    with torch.no_grad():
+        for _ in range(2):  # the KV cache (a buffer written in place) must stay an input
+            torch.testing.assert_close(compiled(*inputs), reference(*ref_inputs), rtol=1e-3, atol=1e-3)
+    assert 0 < backend.compiler.reports[0]["frozen_inputs"]
+    assert backend.compiler.reports[0]["mutated_inputs"]
+
+
+def test_folded_frozen_values_are_compile_time_values_and_swapped_inputs_are_refused():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)).eval()
+    torch.nn.init.uniform_(model[1].running_mean)
+    config = torchair_ge.CompilerConfig()
+    config.experimental_config.frozen_parameter = True
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    backend.compiler.captured = []
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    x = torch.randn(1, 3, 8, 8)
+    with torch.no_grad():
+        before = compiled(x)
+        torch.testing.assert_close(before, model(x))
+        assert backend.compiler.reports[0]["passes_fired"]["BatchNormFold"] > 0
+        model[1].running_mean.add_(1.0)  # folded into the conv weights at compile time: not seen
+        torch.testing.assert_close(compiled(x), before)
+    (_, _, graph) = backend.compiler.captured[0]
+    swapped = [a.clone() for a in graph.recorded_inputs]  # same values, other tensors
+    with pytest.raises(RuntimeError, match="frozen into the graph"):
+        graph(swapped)
+
+
+def test_grad_mode_graphs_are_not_frozen():
+    config = torchair_ge.CompilerConfig()
+    config.experimental_config.frozen_parameter = True
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    x = torch.randn(3, 4)
+    out = torch.compile(model, backend=backend, dynamic=False)(x)
+    torch.testing.assert_close(out, model(x))
+    assert all(r["frozen_inputs"] == 0 for r in backend.compiler.reports)

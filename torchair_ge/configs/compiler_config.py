@@ -66,6 +66,11 @@ class GeConfig(OptionGroup):
     compile_stat_path = Text("./", "directory for the compile statistics", env="TORCHAIR_GE_COMPILE_STAT_PATH")
 
 
+class ExperimentalConfig(OptionGroup):
+    frozen_parameter = Bool(False, "parameters and buffers become constants of the graph (zero-copy): enables "
+                            "folding; later in-place changes to them are not seen", env="TORCHAIR_GE_FROZEN_PARAMETER")
+
+
 class CompilerConfig(OptionGroup):
     """Options of `get_npu_backend` / `get_compiler`.
 
@@ -78,6 +83,7 @@ class CompilerConfig(OptionGroup):
     debug = DebugConfig
     profiling = ProfilingConfig
     ge_config = GeConfig
+    experimental_config = ExperimentalConfig
 
     def ge_options(self):
         """The engine options (GE keys) this configuration implies."""

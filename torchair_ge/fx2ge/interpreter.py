@@ -35,7 +35,9 @@ class ConvertedGraph:
     outputs: list = field(default_factory=list)  # OutputSpec per FX output
     fx_nodes: int = 0
     fallback_ops: dict = field(default_factory=dict)  # ATen op -> nodes run by the host-fallback engine
-    mutated_inputs: list = field(default_factory=list)  # input numbers the graph writes in place
+    mutated_inputs: list = field(default_factory=list)  # FX input numbers the graph writes in place
+    # FX input number of each engine input; None when they are the same (nothing frozen).
+    input_positions: list = None
     # FX node name -> the IR value(s) holding its output(s): (IR node name, output index), or
     # None for an output that is not an IR value. Accuracy compare reads data dumps through it.
     fx_values: dict = field(default_factory=dict)
@@ -93,11 +95,13 @@ def _check_against_meta(node, value, meta):
 
 
 class FxToGe:
-    def __init__(self, gm, name):
+    def __init__(self, gm, name, frozen=None):
         self.gm = gm
         self.builder = _C.GraphBuilder(name)
         self.env = {}
-        self.placeholders = []
+        self.frozen = frozen or {}  # FX input number -> real tensor that becomes a Const
+        self.fx_inputs = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+        self.placeholders = []  # the ones that stay engine inputs
         self.fallback_ops = {}
         self.inplace, self.absorbed_copies = plan_inplace_updates(gm)
 
@@ -138,13 +142,17 @@ class FxToGe:
                     raise ConversionError(f"{_describe(node)}: {e}") from e
         engine_outputs, specs = outputs
         self.builder.set_outputs(engine_outputs)
-        mutated = sorted({self.placeholders.index(n.args[0]) for n in self.gm.graph.nodes
+        mutated = sorted({self.fx_inputs[n.args[0]] for n in self.gm.graph.nodes
                           if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"})
         fx_values = {node.name: _ir_values(value) for node, value in self.env.items() if node.op == "call_function"}
+        positions = [self.fx_inputs[p] for p in self.placeholders] if self.frozen else None
         return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes),
-                              self.fallback_ops, mutated, fx_values)
+                              self.fallback_ops, mutated, input_positions=positions, fx_values=fx_values)
 
     def _placeholder(self, node):
+        frozen = self.frozen.get(self.fx_inputs[node])
+        if frozen is not None:  # zero-copy: the graph holds the parameter's own memory
+            return self.builder.create_const(frozen.detach(), node.name)
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             raise DynamicShapeError(
@@ -209,7 +217,7 @@ class FxToGe:
         (results,) = node.args
         for item in results if isinstance(results, (tuple, list)) else (results,):
             if isinstance(item, torch.fx.Node) and item.op == "placeholder":
-                specs.append(OutputSpec("input", self.placeholders.index(item)))
+                specs.append(OutputSpec("input", self.fx_inputs[item]))
             elif isinstance(item, torch.fx.Node):
                 value = self.env[item]
                 if isinstance(value, NotProduced):
@@ -226,6 +234,7 @@ def _ir_values(value):
     return [(v.node_name, v.index) if isinstance(v, _C.EsTensor) else None for v in items]
 
 
-def convert_fx_graph(gm, name="graph"):
-    """Builds the IR graph of `gm`; returns a ConvertedGraph."""
-    return FxToGe(gm, name).run()
+def convert_fx_graph(gm, name="graph", frozen=None):
+    """Builds the IR graph of `gm`; returns a ConvertedGraph. `frozen` maps FX input numbers to
+    real tensors that become constants of the graph instead of inputs."""
+    return FxToGe(gm, name, frozen).run()

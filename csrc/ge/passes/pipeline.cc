@@ -15,13 +15,15 @@ const std::vector<PassStage>& OptimizerStages() {
            {"ConstantMerge", CreateConstantMergePass, OptLevel::kO1},
            {"CommonSubexpressionElimination", CreateCommonSubexpressionEliminationPass, OptLevel::kO3, nullptr, true},
            {"NoOpElimination", CreateNoOpEliminationPass, OptLevel::kO1, nullptr, true},
-           {"ConstantFolding", CreateConstantFoldingPass, OptLevel::kO1, &OptimizerOptions::constant_folding},
        }},
       // Fold data movement and epilogues into the kernels that can absorb them.
       {"optimize_stage1",
        {
            {"TransposeMatMulFold", CreateTransposeMatMulFoldPass, OptLevel::kO3},
            {"MatMulBiasFold", CreateMatMulBiasFoldPass, OptLevel::kO3},
+           {"BatchNormFold", CreateBatchNormFoldPass, OptLevel::kO3},
+           // After the folds, so that weight transposes become flags rather than folded copies.
+           {"ConstantFolding", CreateConstantFoldingPass, OptLevel::kO1, &OptimizerOptions::constant_folding},
        }},
       // Tidy up after the folds and check the result is still well typed.
       {"optimize_stage2",
