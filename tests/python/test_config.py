@@ -8,12 +8,14 @@ def test_defaults_and_engine_options():
     assert config.mode == "max-autotune"
     assert config.debug.graph_dump.type is None
     assert config.ge_config.enable_single_stream is False
-    assert config.ge_options() == {"ge.enableSingleStream": "false"}
+    optimizer = {"ge.oo.level": "O3", "ge.oo.constantFolding": "true", "ge.oo.deadCodeElimination": "true",
+                 "ge.topoSortingMode": "DFS"}
+    assert config.ge_options() == {"ge.enableSingleStream": "false", **optimizer}
     config.debug.graph_dump.type = "txt"
     config.debug.graph_dump.path = "/tmp/x"
     config.ge_config.enable_single_stream = True
     assert config.ge_options() == {"ge.enableSingleStream": "true", "ge.graphDumpType": "txt",
-                                   "ge.graphDumpPath": "/tmp/x", "ge.graphDumpLevel": "all"}
+                                   "ge.graphDumpPath": "/tmp/x", "ge.graphDumpLevel": "all", **optimizer}
     assert config.as_dict()["debug.graph_dump.type"] == ("txt",)
     config.debug.graph_dump.type = ["onnx", "dot"]
     config.debug.graph_dump.level = "key"

@@ -67,6 +67,9 @@ class GeConfig(OptionGroup):
 
 
 class ExperimentalConfig(OptionGroup):
+    topology_sorting_strategy = Choice("DFS", ("DFS", "BFS", "RDFS", "StableRDFS"),
+                                       "execution order: which ready node runs next (decides how long values live)",
+                                       env="TORCHAIR_GE_TOPOLOGY_SORTING_STRATEGY")
     frozen_parameter = Bool(False, "parameters and buffers become constants of the graph (zero-copy): enables "
                             "folding; later in-place changes to them are not seen", env="TORCHAIR_GE_FROZEN_PARAMETER")
 
@@ -105,6 +108,7 @@ class CompilerConfig(OptionGroup):
         options["ge.oo.level"] = ge.oo_level
         options["ge.oo.constantFolding"] = str(ge.oo_constant_folding).lower()
         options["ge.oo.deadCodeElimination"] = str(ge.oo_dead_code_elimination).lower()
+        options["ge.topoSortingMode"] = self.experimental_config.topology_sorting_strategy
         if ge.optimization_switch:
             options["ge.optimizationSwitch"] = ge.optimization_switch
         return options

@@ -10,6 +10,7 @@
 #include "ge/compiler/memory_assign.h"
 #include "ge/compiler/partition.h"
 #include "ge/compiler/prepare.h"
+#include "ge/compiler/schedule.h"
 #include "ge/compiler/task_builder.h"
 
 namespace ge {
@@ -57,6 +58,9 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   out.dump_path = GetOption(options, option::kGraphDumpPath, ".");
   GE_ASSIGN_OR_RETURN(out.dump_level, ParseDumpLevel(GetOption(options, option::kGraphDumpLevel)));
   GE_ASSIGN_OR_RETURN(out.optimizer, OptimizerOptions::FromOptions(options));
+  auto strategy = ParseTopoStrategy(GetOption(options, option::kTopoSortingMode));
+  if (!strategy.ok()) return strategy.status().WithContext(fmt::format("option {}", option::kTopoSortingMode));
+  out.topo_strategy = *strategy;
   return out;
 }
 
@@ -95,7 +99,7 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
       {"partition", StageRole::kOther, [&] { return PartitionGraph(graph, device.kernel_factory(), device.name()); }},
       {"memory", StageRole::kOther,
        [&]() -> Status {
-         GE_ASSIGN_OR_RETURN(schedule, graph.TopologicalOrder());
+         GE_ASSIGN_OR_RETURN(schedule, ScheduleNodes(graph, options.topo_strategy));
          GE_ASSIGN_OR_RETURN(layout, AssignMemory(graph, schedule));
          return {};
        }},

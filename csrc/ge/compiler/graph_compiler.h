@@ -8,6 +8,7 @@
 
 #include "ge/base/options.h"
 #include "ge/ir/graph.h"
+#include "ge/compiler/schedule.h"
 #include "ge/passes/pass_manager.h"
 #include "ge/runtime/device.h"
 #include "ge/serialize/graph_dump.h"
@@ -42,6 +43,7 @@ struct CompileOptions {
   std::string dump_path = ".";
   DumpLevel dump_level = DumpLevel::kAll;
   OptimizerOptions optimizer;
+  TopoStrategy topo_strategy = kDefaultTopoStrategy;
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 

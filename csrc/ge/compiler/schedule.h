@@ -1,0 +1,25 @@
+// The execution order of a graph (option ge.topoSortingMode / experimental_config.
+// topology_sorting_strategy). Every order is topological over data and control edges; they
+// differ in which ready node runs next, which decides how long values stay live (the arena).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ge/ir/graph.h"
+
+namespace ge {
+
+enum class TopoStrategy {
+  kBFS,         // "BFS" / "0": ready nodes in the order they became ready (breadth first)
+  kDFS,         // "DFS" / "1": the users a node just released run next (depth first)
+  kRDFS,        // "RDFS" / "2": post-order from the outputs, inputs in input order: each value is made just before its first use
+  kStableRDFS,  // "StableRDFS" / "3": like RDFS, inputs visited in creation order
+};
+
+Expected<TopoStrategy> ParseTopoStrategy(std::string_view text);  // "" gives the default
+inline constexpr TopoStrategy kDefaultTopoStrategy = TopoStrategy::kDFS;
+
+Expected<std::vector<Node*>> ScheduleNodes(const Graph& graph, TopoStrategy strategy);
+
+}  // namespace ge
