@@ -126,6 +126,14 @@ std::vector<OpCase> Cases() {
   cases.push_back({"BatchNorm",
                    [](GraphBuilder& b) { return b.Op("BatchNorm", {In(b, {2, 3, 4, 4}), In(b, {4}), In(b, {3}), In(b, {3}), In(b, {3})}); },
                    {}});
+  cases.push_back({"FusedAttention", [](GraphBuilder& b) {
+                     return b.Op("FusedAttention", {In(b, {2, 4, 6, 8}), In(b, {2, 4, 5, 8}), In(b, {2, 4, 5, 8}), In(b, {2, 1, 1, 5})},
+                                 {{"scale", 0.125}});
+                   }, {TensorDesc(F32, {2, 4, 6, 8})}});
+  cases.push_back({"FusedAttention", [](GraphBuilder& b) {  // key's feature dim differs from the query's
+                     return b.Op("FusedAttention", {In(b, {2, 4, 6, 8}), In(b, {2, 4, 5, 7}), In(b, {2, 4, 5, 3})},
+                                 {{"scale", 0.125}});
+                   }, {}});
   cases.push_back({"SoftmaxV2", [](GraphBuilder& b) { return b.Op("SoftmaxV2", {In(b, {2, 5})}); }, {TensorDesc(F32, {2, 5})}});
   cases.push_back({"SoftmaxV2", [](GraphBuilder& b) { return b.Op("SoftmaxV2", {In(b, {2, 5})}, {{"axes", IntList{2}}}); }, {}});
   cases.push_back({"LayerNorm",

@@ -11,6 +11,8 @@
 #include "ge/ops/op_registry.h"
 #include "ge/passes/pass_manager.h"
 #include "ge/passes/passes.h"
+#include "ge/passes/rewrite_rules.h"
+#include "ge/passes/rewrite_utils.h"
 #include "ge/session.h"
 
 namespace ge {
@@ -319,6 +321,70 @@ TEST_F(PassTest, BatchNormFoldFoldsIntoMatMulAndNeedsConstantWeights) {
                                 b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5)});
   }, CreateBatchNormFoldPass(), false);
   EXPECT_EQ(Count(*h, "BatchNorm"), 1);
+}
+
+void Attention(es::GraphBuilder& b, bool with_mask, bool divide) {
+  auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 6, 8});
+  auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 8});
+  auto v = b.CreateInput(2, DataType::kFloat, {2, 3, 5, 8});
+  auto scores = es::BatchMatMulV2(q, k, {}, {}, false, true);
+  scores = divide ? es::RealDiv(scores, b.CreateScalar(2.0, DataType::kFloat))
+                  : es::Mul(scores, b.CreateScalar(0.35, DataType::kFloat));
+  if (with_mask) scores = es::Add(scores, b.CreateConst(Ramp({2, 1, 1, 5}, -1.0f, 0.4f)));
+  b.SetOutputs({es::Relu(es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v))});
+}
+
+TEST_F(PassTest, PatternRewriteFusesAttention) {
+  for (bool with_mask : {false, true}) {
+    for (bool divide : {false, true}) {
+      auto g = RunPass([&](es::GraphBuilder& b) { Attention(b, with_mask, divide); }, CreatePatternRewritePass(), true);
+      EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+      EXPECT_EQ(Count(*g, "SoftmaxV2") + Count(*g, "BatchMatMulV2"), 0);
+      for (Node* n : g->nodes())
+        if (n->type() == "FusedAttention") EXPECT_NEAR(n->GetAttrOr<double>("scale", 0), divide ? 0.5 : 0.35, 1e-7);
+    }
+  }
+}
+
+TEST_F(PassTest, PatternRewriteFusesThreeDimensionalAttentionWithAMask) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto q = b.CreateInput(0, DataType::kFloat, {6, 7, 8});
+    auto k = b.CreateInput(1, DataType::kFloat, {6, 5, 8});
+    auto v = b.CreateInput(2, DataType::kFloat, {6, 5, 8});
+    auto scores = es::Add(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateConst(Ramp({7, 5}, -2.0f, 0.5f)));
+    b.SetOutputs({es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v)});
+  }, CreatePatternRewritePass(), true);
+  EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+}
+
+TEST_F(PassTest, PatternRewriteLeavesAttentionWhoseScoresAreReadElsewhere) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto q = b.CreateInput(0, DataType::kFloat, {2, 6, 8});
+    auto k = b.CreateInput(1, DataType::kFloat, {2, 5, 8});
+    auto v = b.CreateInput(2, DataType::kFloat, {2, 5, 8});
+    auto probs = es::SoftmaxV2(es::BatchMatMulV2(q, k, {}, {}, false, true), {-1});
+    b.SetOutputs({es::BatchMatMulV2(probs, v), es::Neg(probs)});  // the probabilities are an output too
+  }, CreatePatternRewritePass(), false);
+  EXPECT_EQ(Count(*g, "FusedAttention"), 0);
+}
+
+TEST_F(PassTest, UserRewriteRulesRegisterAndRun) {
+  // A user rule: Neg(Neg(x)) -> x, registered at run time like a plugin library would.
+  static bool registered = false;
+  if (!registered) {
+    RewriteRule rule{"TestDoubleNegation", {"Neg"},
+                     [](const Node& n) { return n.input(0).node->type() == "Neg" && CanBypass(&n, n.input(0).node->input(0)); },
+                     [](Graph& graph, Node* n) { return Bypass(graph, n, n->input(0).node->input(0)); }};
+    ASSERT_TRUE(RewriteRuleRegistry::Global().Register(rule).ok());
+    EXPECT_FALSE(RewriteRuleRegistry::Global().Register(rule).ok());  // names are unique
+    registered = true;
+  }
+  EXPECT_FALSE(RewriteRuleRegistry::Global().Register(RewriteRule{"Incomplete", {}, nullptr, nullptr}).ok());
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {3});
+    b.SetOutputs({es::Exp(es::Neg(es::Neg(x)))});
+  }, CreatePatternRewritePass(), true);
+  EXPECT_EQ(Count(*g, "Neg"), 0);
 }
 
 TEST_F(PassTest, ManagerRecordsStatsAndHonoursLevelsAndSwitches) {

@@ -15,6 +15,7 @@ std::unique_ptr<GraphPass> CreateConstantFoldingPass();
 std::unique_ptr<GraphPass> CreateTransposeMatMulFoldPass();
 std::unique_ptr<GraphPass> CreateMatMulBiasFoldPass();
 std::unique_ptr<GraphPass> CreateBatchNormFoldPass();
+std::unique_ptr<GraphPass> CreatePatternRewritePass();
 std::unique_ptr<GraphPass> CreateInferShapePass();
 
 }  // namespace ge

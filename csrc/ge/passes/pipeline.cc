@@ -22,6 +22,8 @@ const std::vector<PassStage>& OptimizerStages() {
            {"TransposeMatMulFold", CreateTransposeMatMulFoldPass, OptLevel::kO3},
            {"MatMulBiasFold", CreateMatMulBiasFoldPass, OptLevel::kO3},
            {"BatchNormFold", CreateBatchNormFoldPass, OptLevel::kO3},
+           // Declarative rules (rewrite_rules.h): built-in FusedAttention and user rules.
+           {"PatternRewrite", CreatePatternRewritePass, OptLevel::kO3, nullptr, true},
            // After the folds, so that weight transposes become flags rather than folded copies.
            {"ConstantFolding", CreateConstantFoldingPass, OptLevel::kO1, &OptimizerOptions::constant_folding},
        }},

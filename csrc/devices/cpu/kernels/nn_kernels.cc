@@ -1,4 +1,5 @@
 // Convolution, pooling, normalization and softmax kernels.
+#include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
 #include <ATen/ops/_softmax.h>
 #include <ATen/ops/adaptive_avg_pool2d.h>
 #include <ATen/ops/avg_pool2d.h>
@@ -121,6 +122,36 @@ Expected<std::unique_ptr<Kernel>> CreateSoftmaxV2(KernelArgs& a) {
   return MakeKernel(a.task, [dim, x = a.inputs[0], y = a.outputs[0]]() mutable { at::_softmax_out(y, x, dim, false); });
 }
 
+// ATen's CPU flash attention (the kernel torch itself uses for scaled_dot_product_attention on
+// CPU). It takes [B, H, L, E]: other ranks are viewed as [1, N, L, E]; a mask is expanded to
+// the scores' shape first when it is not already 4-D.
+Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(double scale, a.Attr<double>("scale"));
+  GE_ASSIGN_OR_RETURN(bool causal, a.Attr<bool>("is_causal"));
+  auto as4d = [](const at::Tensor& t) { return t.dim() == 4 ? t : t.reshape({1, -1, t.size(-2), t.size(-1)}); };
+  at::Tensor q = as4d(a.inputs[0]), k = as4d(a.inputs[1]), v = as4d(a.inputs[2]);
+  std::optional<at::Tensor> mask;
+  if (a.inputs.size() > 3 && a.inputs[3].defined()) {
+    const at::Tensor& m = a.inputs[3];
+    if (m.dim() == 4 && a.inputs[0].dim() == 4) {
+      mask = m;
+    } else {
+      std::vector<int64_t> scores(a.inputs[0].sizes().begin(), a.inputs[0].sizes().end());
+      scores.back() = a.inputs[1].size(-2);
+      mask = m;  // expanded per run: the mask value is only known then
+      return MakeKernel(a.task, [=, y = a.outputs[0]]() mutable {
+        at::Tensor full = mask->expand(scores).reshape({1, -1, scores[scores.size() - 2], scores.back()});
+        auto out = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, full, scale);
+        y.copy_(std::get<0>(out).reshape(y.sizes()));
+      });
+    }
+  }
+  return MakeKernel(a.task, [=, y = a.outputs[0]]() mutable {
+    auto out = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, mask, scale);
+    y.copy_(std::get<0>(out).reshape(y.sizes()));
+  });
+}
+
 Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(int64_t axis, a.Attr<int64_t>("begin_norm_axis"));
   GE_ASSIGN_OR_RETURN(double eps, a.Attr<double>("epsilon"));
@@ -152,6 +183,7 @@ void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);
   r.Register("BatchNorm", CreateBatchNorm);
   r.Register("SoftmaxV2", CreateSoftmaxV2);
+  r.Register("FusedAttention", CreateFusedAttention);
   r.Register("LayerNorm", CreateLayerNorm);
 }
 

@@ -134,6 +134,34 @@ Status InferLayerNorm(InferContext& ctx) {
 
 }  // namespace
 
+Status InferFusedAttention(InferContext& ctx) {
+  const Shape& q = ctx.Input(0).shape;
+  const Shape& k = ctx.Input(1).shape;
+  const Shape& v = ctx.Input(2).shape;
+  if (q.size() < 3 || k.size() != q.size() || v.size() != q.size())
+    return ctx.Error("query, key and value must have the same rank >= 3, got {}, {}, {}", ShapeToString(q),
+                     ShapeToString(k), ShapeToString(v));
+  const size_t r = q.size();
+  for (size_t i = 0; i + 2 < r; ++i)
+    if (q[i] != k[i] || q[i] != v[i])
+      return ctx.Error("leading dims differ: query {}, key {}, value {}", ShapeToString(q), ShapeToString(k), ShapeToString(v));
+  if (k[r - 1] != q[r - 1] || v[r - 2] != k[r - 2] || v[r - 1] != q[r - 1])
+    return ctx.Error("key and value must be [..., S, {}] like the query's head size; got key {}, value {}", q[r - 1],
+                     ShapeToString(k), ShapeToString(v));
+  Shape scores(q.begin(), q.end() - 1);
+  scores.push_back(k[r - 2]);
+  if (ctx.HasInput(3)) {
+    auto b = BroadcastShapes(ctx.Input(3).shape, scores);
+    if (!b.ok() || *b != scores)
+      return ctx.Error("atten_mask {} does not broadcast to the scores {}", ShapeToString(ctx.Input(3).shape),
+                       ShapeToString(scores));
+  }
+  Shape out(q.begin(), q.end() - 1);
+  out.push_back(v[r - 1]);
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
 void RegisterNnOps(OpRegistry& r) {
   using namespace dtypes;
   const IntList ones = {1, 1, 1, 1};
@@ -204,6 +232,19 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("is_training", AttrType::kBool, false)
                        .Infer(InferBatchNorm)
                        .Doc("inference batch norm over channel dim 1: (x - mean) / sqrt(variance + eps) * scale + offset")
+                       .Build());
+  (void)r.Register(OpDef("FusedAttention")
+                       .TypeVar("T", kFloat)
+                       .Input("query", "T")
+                       .Input("key", "T")
+                       .Input("value", "T")
+                       .OptionalInput("atten_mask", "T")
+                       .Output("y", "T")
+                       .Attr("scale", AttrType::kFloat)
+                       .Attr("is_causal", AttrType::kBool, false)
+                       .Infer(InferFusedAttention)
+                       .Doc("softmax(query @ key^T * scale + atten_mask) @ value over [..., L, E] / [..., S, E] / "
+                            "[..., S, E]; the additive mask broadcasts to [..., L, S]; is_causal masks j > i")
                        .Build());
   (void)r.Register(OpDef("SoftmaxV2")
                        .TypeVar("T", kFloat)

@@ -1,0 +1,117 @@
+// Built-in rewrite rule "FusedAttention": the attention block that scaled_dot_product_attention
+// and hand-written attention convert to,
+//     BatchMatMulV2(SoftmaxV2(Add(Mul(BatchMatMulV2(q, k, adj_x2), scale), mask), axes=[-1]), v)
+// (the Add and the Mul optional, RealDiv by a constant instead of Mul accepted), becomes one
+// FusedAttention(q, k, v, mask) node: the same math, computed by a flash-attention kernel
+// without materializing the scores. Every intermediate must have exactly one user.
+#include <cstring>
+
+#include "ge/ir/annotations.h"
+#include "ge/ops/op_registry.h"
+#include "ge/passes/rewrite_rules.h"
+#include "ge/passes/rewrite_utils.h"
+
+namespace ge {
+namespace {
+
+struct AttentionMatch {
+  Value q, k, v, mask;
+  double scale = 1.0;
+};
+
+bool PlainProduct(const Node* n, bool adj_x2) {
+  return n->type() == "BatchMatMulV2" && !n->GetAttrOr<bool>("adj_x1", false) &&
+         n->GetAttrOr<bool>("adj_x2", false) == adj_x2 && !(n->num_inputs() > 2 && n->input(2).valid()) &&
+         !(n->num_inputs() > 3 && n->input(3).valid()) && !HasControlEdges(n);
+}
+
+// A float scalar constant's value.
+std::optional<double> ScalarConst(Value v) {
+  const Tensor* t = ConstValue(v);
+  if (t == nullptr || t->desc().NumElements() != 1) return std::nullopt;
+  if (t->desc().dtype == DataType::kFloat) return static_cast<double>(*t->data_as<float>());
+  if (t->desc().dtype == DataType::kDouble) return *t->data_as<double>();
+  return std::nullopt;
+}
+
+// Only-user, no-control-edge link of the chain.
+bool Link(Value v) { return HasSingleUser(v) && !HasControlEdges(v.node) && !FeedsNetOutput(v); }
+
+std::optional<AttentionMatch> Match(const Node& root) {
+  if (!PlainProduct(&root, false)) return std::nullopt;
+  AttentionMatch m;
+  m.v = root.input(1);
+  const Value p = root.input(0);
+  const Node* softmax = p.node;
+  const int64_t rank = static_cast<int64_t>(p.node->output_desc(p.index).shape.size());
+  if (softmax->type() != "SoftmaxV2" || !Link(p)) return std::nullopt;
+  const auto axes = softmax->GetAttrOr<std::vector<int64_t>>("axes", {});
+  if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1)) return std::nullopt;
+
+  Value s = softmax->input(0);
+  const DataType dt = s.node->output_desc(s.index).dtype;
+  if (s.node->type() == "Add" && Link(s)) {  // scores + mask: which side is the scores?
+    const Node* add = s.node;
+    for (int side = 0; side < 2; ++side) {
+      const std::string& t = add->input(side).node->type();
+      if (t == "Mul" || t == "RealDiv" || t == "BatchMatMulV2") {
+        m.mask = add->input(1 - side);
+        s = add->input(side);
+        break;
+      }
+    }
+    if (!m.mask.valid()) return std::nullopt;
+    const TensorDesc& mask = m.mask.node->output_desc(m.mask.index);
+    if (mask.dtype != dt || mask.shape.size() > static_cast<size_t>(rank)) return std::nullopt;
+  }
+  if ((s.node->type() == "Mul" || s.node->type() == "RealDiv") && Link(s)) {
+    const Node* scaled = s.node;
+    std::optional<double> c = ScalarConst(scaled->input(1));
+    int product_side = 0;
+    if (!c && scaled->type() == "Mul") {
+      c = ScalarConst(scaled->input(0));
+      product_side = 1;
+    }
+    if (!c || *c == 0.0) return std::nullopt;
+    m.scale = scaled->type() == "Mul" ? *c : 1.0 / *c;
+    s = scaled->input(product_side);
+  }
+  if (!PlainProduct(s.node, true) || !Link(s)) return std::nullopt;
+  m.q = s.node->input(0);
+  m.k = s.node->input(1);
+  // FusedAttention needs equal leading dims (no broadcasting between q, k and v) and one head size.
+  const Shape& q = m.q.node->output_desc(m.q.index).shape;
+  const Shape& k = m.k.node->output_desc(m.k.index).shape;
+  const Shape& v = m.v.node->output_desc(m.v.index).shape;
+  if (q.size() < 3 || k.size() != q.size() || v.size() != q.size() || v.back() != q.back()) return std::nullopt;
+  for (size_t i = 0; i + 2 < q.size(); ++i)
+    if (q[i] != k[i] || q[i] != v[i]) return std::nullopt;
+  if (m.mask.valid() && m.mask.node->output_desc(m.mask.index).dtype != DataType::kFloat &&
+      m.mask.node->output_desc(m.mask.index).dtype != dt)
+    return std::nullopt;
+  return m;
+}
+
+Status Apply(Graph& graph, Node* root) {
+  const auto m = Match(*root);
+  GE_CHECK(m.has_value(), "{} no longer matches", root->ToString());
+  Node* fused = graph.AddNode("FusedAttention", root->name() + "_attention", {m->q, m->k, m->v, m->mask}, 1);
+  fused->SetAttr("scale", m->scale);
+  fused->SetAttr("is_causal", false);
+  for (const char* key : {kAttrFxNode, kAttrSource})
+    if (root->HasAttr(key)) fused->SetAttr(key, root->attrs().at(key));
+  GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*fused));
+  GE_CHECK(fused->output_desc(0) == root->output_desc(0), "{}: fused output {} differs from {}", root->ToString(),
+           fused->output_desc(0).ToString(), root->output_desc(0).ToString());
+  graph.ReplaceAllUsesWith(root->output(0), fused->output(0));
+  return RemoveWithDeadInputs(graph, root);
+}
+
+}  // namespace
+
+void RegisterFusedAttentionRule(RewriteRuleRegistry& registry) {
+  (void)registry.Register(RewriteRule{"FusedAttention", {"BatchMatMulV2"},
+                                      [](const Node& root) { return Match(root).has_value(); }, Apply});
+}
+
+}  // namespace ge
