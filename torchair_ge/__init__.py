@@ -10,8 +10,10 @@ from torchair_ge.logging_setup import set_log_level, setup as _setup_logging
 from torchair_ge.backend import get_compiler, get_npu_backend
 from torchair_ge.configs import CompilerConfig
 from torchair_ge.fx2ge import register_fx_node_ge_converter
+from torchair_ge.patterns import register_replacement
 
 __version__ = "0.1.0"
 _setup_logging()
 
-__all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "register_fx_node_ge_converter", "ge", "set_log_level"]
+__all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "register_fx_node_ge_converter", "ge", "register_replacement",
+           "set_log_level"]

@@ -17,6 +17,7 @@ from torchair_ge.configs.compiler_config import CompilerConfig
 from torchair_ge.decompositions import default_decompositions
 from torchair_ge.engine import default_session, next_graph_id
 from torchair_ge.fx2ge.interpreter import convert_fx_graph
+from torchair_ge.patterns import apply_replacements
 
 logger = logging.getLogger("torchair_ge")
 
@@ -56,6 +57,7 @@ class GeCompiler:
             return make_boxed_func(gm.forward)
         start = time.perf_counter()
         graph_id = next_graph_id()
+        fx_patterns = apply_replacements(gm, example_inputs)
         frozen = self._frozen_inputs(gm, inference)
         converted = convert_fx_graph(gm, name=f"graph_{graph_id}", frozen=frozen)
         convert_ms = (time.perf_counter() - start) * 1e3
@@ -85,6 +87,7 @@ class GeCompiler:
             "ir_ops": dict(ir_ops),
             "mutated_inputs": list(converted.mutated_inputs),
             "frozen_inputs": len(frozen),
+            "fx_patterns": fx_patterns,
             "convert_ms": convert_ms,
             "compile_ms": (time.perf_counter() - start) * 1e3,
         }

@@ -177,3 +177,48 @@ def test_grad_mode_graphs_are_not_frozen():
     out = torch.compile(model, backend=backend, dynamic=False)(x)
     torch.testing.assert_close(out, model(x))
     assert all(r["frozen_inputs"] == 0 for r in backend.compiler.reports)
+
+
+def test_user_fx_replacement_rewrites_the_graph_before_conversion():
+    def search(x):
+        return torch.exp(x) - 1
+
+    def replace(x):
+        return torch.expm1(x)
+
+    handle = torchair_ge.register_replacement(search, replace, [torch.randn(8)])
+    try:
+        backend = torchair_ge.get_npu_backend()
+        f = torch.compile(lambda a, b: (torch.exp(a * 2) - 1) * b + (torch.exp(b) - 1), backend=backend, dynamic=False)
+        a, b = torch.randn(4, 5), torch.randn(4, 5)
+        torch.testing.assert_close(f(a, b), torch.expm1(a * 2) * b + torch.expm1(b))
+        report = backend.compiler.reports[0]
+        assert report["fx_patterns"] == {handle.name: 2} and handle.matches == 2
+        assert report["ir_ops"].get("Expm1") == 2 and "Exp" not in report["ir_ops"]
+    finally:
+        handle.remove()
+    torch._dynamo.reset()
+    backend = torchair_ge.get_npu_backend()
+    torch.compile(lambda a: torch.exp(a) - 1, backend=backend, dynamic=False)(torch.randn(3))
+    assert backend.compiler.reports[0]["fx_patterns"] == {}  # removed: no longer applied
+
+
+def test_fx_replacement_extra_check_can_veto():
+    def search(x, y):
+        return x * y
+
+    def replace(x, y):
+        return y * x
+
+    seen = []
+    handle = torchair_ge.register_replacement(search, replace, [torch.randn(3), torch.randn(3)],
+                                              name="commute", extra_check=lambda m: seen.append(m) or False)
+    try:
+        check_against_eager(lambda a, b: a * b + 1, torch.randn(3), torch.randn(3))
+        assert seen and handle.matches == 0
+        with pytest.raises(ValueError, match="already registered"):
+            torchair_ge.register_replacement(search, replace, [torch.randn(3), torch.randn(3)], name="commute")
+    finally:
+        handle.remove()
+    with pytest.raises(ValueError, match="every example input"):
+        torchair_ge.register_replacement(lambda x, y: x + 1, lambda x, y: x + 1, [torch.randn(2), torch.randn(2)])
