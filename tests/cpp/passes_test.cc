@@ -346,15 +346,23 @@ TEST_F(PassTest, PatternRewriteFusesAttention) {
   }
 }
 
-TEST_F(PassTest, PatternRewriteFusesThreeDimensionalAttentionWithAMask) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto q = b.CreateInput(0, DataType::kFloat, {6, 7, 8});
-    auto k = b.CreateInput(1, DataType::kFloat, {6, 5, 8});
-    auto v = b.CreateInput(2, DataType::kFloat, {6, 5, 8});
-    auto scores = es::Add(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateConst(Ramp({7, 5}, -2.0f, 0.5f)));
-    b.SetOutputs({es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v)});
-  }, CreatePatternRewritePass(), true);
-  EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+TEST_F(PassTest, PatternRewriteFusesAttentionOfOtherRanksWithALowRankMask) {
+  for (const Shape& lead : {Shape{6}, Shape{2, 3}}) {  // 3-D and 4-D inputs, a 2-D [L, S] mask
+    auto with = [&](int64_t a, int64_t b2) {
+      Shape s = lead;
+      s.push_back(a);
+      s.push_back(b2);
+      return s;
+    };
+    auto g = RunPass([&](es::GraphBuilder& b) {
+      auto q = b.CreateInput(0, DataType::kFloat, with(7, 8));
+      auto k = b.CreateInput(1, DataType::kFloat, with(5, 8));
+      auto v = b.CreateInput(2, DataType::kFloat, with(5, 8));
+      auto scores = es::Add(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateConst(Ramp({7, 5}, -2.0f, 0.5f)));
+      b.SetOutputs({es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v)});
+    }, CreatePatternRewritePass(), true);
+    EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+  }
 }
 
 TEST_F(PassTest, PatternRewriteLeavesAttentionWhoseScoresAreReadElsewhere) {

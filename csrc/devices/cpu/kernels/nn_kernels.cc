@@ -139,8 +139,10 @@ Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
       std::vector<int64_t> scores(a.inputs[0].sizes().begin(), a.inputs[0].sizes().end());
       scores.back() = a.inputs[1].size(-2);
       mask = m;  // expanded per run: the mask value is only known then
+      const bool reshape = a.inputs[0].dim() != 4;
       return MakeKernel(a.task, [=, y = a.outputs[0]]() mutable {
-        at::Tensor full = mask->expand(scores).reshape({1, -1, scores[scores.size() - 2], scores.back()});
+        at::Tensor full = mask->expand(scores);
+        if (reshape) full = full.reshape({1, -1, scores[scores.size() - 2], scores.back()});
         auto out = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, full, scale);
         y.copy_(std::get<0>(out).reshape(y.sizes()));
       });
