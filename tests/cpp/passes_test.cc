@@ -150,6 +150,34 @@ TEST_F(PassTest, ConstantMergeJoinsEqualConstants) {
   EXPECT_EQ(Count(*g, "Const"), 2);
 }
 
+TEST_F(PassTest, ConstantMergeKeepsConstantsThatDifferInTypeOrShape) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 2});
+    auto flat = b.CreateConst(Tensor::FromVector(DataType::kFloat, {4}, std::vector<float>{1, 2, 3, 4}));
+    auto square = b.CreateConst(Tensor::FromVector(DataType::kFloat, {2, 2}, std::vector<float>{1, 2, 3, 4}));
+    auto ints = b.CreateConst(Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int32_t>{1, 2, 3, 4}));
+    b.SetOutputs({es::Mul(x, es::Reshape(flat, b.CreateVector({2, 2}))) + square + es::Cast(ints, DataType::kFloat)});
+  }, CreateConstantMergePass(), false);
+  EXPECT_EQ(Count(*g, "Const"), 4);
+}
+
+TEST_F(PassTest, InferShapeAcceptsConsistentGraphsAndNamesABadDesc) {
+  RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+    b.SetOutputs({es::Relu(x)});
+  }, CreateInferShapePass(), false);
+  es::GraphBuilder b("bad");
+  auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+  auto y = es::Relu(x);
+  b.SetOutputs({es::Neg(y)});
+  auto graph = std::move(b.Build()).value();
+  y.value().node->output_desc(0).shape = {3, 2};  // what a buggy pass might leave behind
+  bool changed = false;
+  Status st = CreateInferShapePass()->Run(*graph, PassContext{}, &changed);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("Relu"), std::string::npos) << st.message();
+}
+
 TEST_F(PassTest, CommonSubexpressionEliminationMergesEqualNodes) {
   auto g = RunPass([](es::GraphBuilder& b) {
     auto x = b.CreateInput(0, DataType::kFloat, {2, 3});

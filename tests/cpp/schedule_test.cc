@@ -10,17 +10,18 @@
 namespace ge {
 namespace {
 
-// Two independent branches a1 -> a2 and b1 -> b2 joined by an Add; a control edge b1 -> a2.
-std::unique_ptr<Graph> TwoBranches() {
+// Two independent branches Relu -> Exp and Neg -> Abs joined by an Add (made in that order);
+// optionally a control edge Neg -> Exp.
+std::unique_ptr<Graph> TwoBranches(bool control_edge) {
   es::GraphBuilder b("branches");
   auto x = b.CreateInput(0, DataType::kFloat, {4});
-  auto a1 = es::Relu(x);
-  auto b1 = es::Neg(x);
-  auto a2 = es::Exp(a1);
-  auto b2 = es::Abs(b1);
-  b.SetOutputs({es::Add(a2, b2)});
+  auto relu = es::Relu(x);
+  auto neg = es::Neg(x);
+  auto exp = es::Exp(relu);
+  auto abs = es::Abs(neg);
+  b.SetOutputs({es::Add(exp, abs)});
   auto graph = std::move(b.Build()).value();
-  graph->AddControlEdge(b1.value().node, a2.value().node);
+  if (control_edge) graph->AddControlEdge(neg.value().node, exp.value().node);
   return graph;
 }
 
@@ -31,7 +32,7 @@ std::map<std::string, size_t> Positions(const std::vector<Node*>& order) {
 }
 
 TEST(ScheduleTest, EveryStrategyIsTopological) {
-  auto graph = TwoBranches();
+  auto graph = TwoBranches(/*control_edge=*/true);
   for (const char* name : {"BFS", "DFS", "RDFS", "StableRDFS"}) {
     auto strategy = ParseTopoStrategy(name);
     ASSERT_TRUE(strategy.ok());
@@ -50,14 +51,7 @@ TEST(ScheduleTest, EveryStrategyIsTopological) {
 }
 
 TEST(ScheduleTest, DepthFirstFinishesABranchBreadthFirstInterleaves) {
-  es::GraphBuilder b("branches");
-  auto x = b.CreateInput(0, DataType::kFloat, {4});
-  auto relu = es::Relu(x);
-  auto neg = es::Neg(x);
-  auto exp = es::Exp(relu);
-  auto abs = es::Abs(neg);
-  b.SetOutputs({es::Add(exp, abs)});
-  auto graph = std::move(b.Build()).value();
+  auto graph = TwoBranches(/*control_edge=*/false);
   auto bfs = Positions(*ScheduleNodes(*graph, TopoStrategy::kBFS));
   auto dfs = Positions(*ScheduleNodes(*graph, TopoStrategy::kDFS));
   auto rdfs = Positions(*ScheduleNodes(*graph, TopoStrategy::kRDFS));
