@@ -67,6 +67,7 @@ def markdown(results):
             if rs:
                 lines.append(f"- {system} / {base}: geometric mean latency ratio {_fmt(geomean(rs))} over {len(rs)} models")
     lines += optimizer_section(results)
+    lines += memory_section(results)
     overhead = results.get("overhead")
     if overhead:
         lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",
@@ -99,6 +100,26 @@ def optimizer_section(results):
             "ratio on/off (below 1: the optimizer helps), and the passes that changed the graph with the change in node count each made.",
             "", "| model | IR before | IR after | kernels | kernels (off) | latency on/off | passes (node count change) |",
             "|---|---|---|---|---|---|---|"] + rows
+
+
+def memory_section(results):
+    """Per model: the engine's arena against the live-bytes lower bound and against no reuse."""
+    rows = []
+    for model in results["models"]:
+        on = {r["system"]: r for r in model["systems"]}.get("torchair_ge")
+        i = (on or {}).get("info", {})
+        if not i.get("arena_lower_bound"):
+            continue
+        mb = lambda b: f"{b / 2**20:.2f}"  # noqa: E731
+        rows.append(f"| {model['name']} | {mb(i['arena_bytes'])} | {mb(i['arena_lower_bound'])} | "
+                    f"{i['arena_bytes'] / i['arena_lower_bound']:.3f} | {mb(i['arena_no_reuse'])} |")
+    if not rows:
+        return []
+    return ["", "## Memory", "",
+            "The engine's arena (intermediates; inputs are read in place and outputs written straight into the "
+            "returned tensors) against the lower bound, the largest sum of bytes live at one step of the schedule, "
+            "and against giving every value its own bytes.", "",
+            "| model | arena MiB | lower bound MiB | arena / bound | no reuse MiB |", "|---|---|---|---|---|"] + rows
 
 
 def chart(results, path):

@@ -125,6 +125,7 @@ class TorchairGe:
             "fallback_ops": {op: n for r in reports for op, n in r["fallback_ops"].items()},
             "arena_bytes": sum(r["arena_bytes"] for r in reports),
             "arena_lower_bound": sum(r["arena_lower_bound"] for r in reports),
+            "arena_no_reuse": sum(r["arena_no_reuse"] for r in reports),
             "passes_fired": {name: sum(r["passes_fired"].get(name, 0) for r in reports)
                              for name in sorted({n for r in reports for n in r["passes_fired"]})},
         }

@@ -9,7 +9,7 @@ def test_defaults_and_engine_options():
     assert config.debug.graph_dump.type is None
     assert config.ge_config.enable_single_stream is False
     optimizer = {"ge.oo.level": "O3", "ge.oo.constantFolding": "true", "ge.oo.deadCodeElimination": "true",
-                 "ge.topoSortingMode": "DFS"}
+                 "ge.topoSortingMode": "MemoryAware", "ge.exec.disableReuseMemory": "0"}
     assert config.ge_options() == {"ge.enableSingleStream": "false", **optimizer}
     config.debug.graph_dump.type = "txt"
     config.debug.graph_dump.path = "/tmp/x"

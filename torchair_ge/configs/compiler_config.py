@@ -61,14 +61,17 @@ class GeConfig(OptionGroup):
     oo_dead_code_elimination = Bool(True, "remove nodes that do not reach the outputs")
     optimization_switch = SwitchList(None, "turn single passes on or off: 'PassName:off;PassName:on'",
                                      env="TORCHAIR_GE_OPTIMIZATION_SWITCH")
+    memory_reuse = Bool(True, "let values whose lifetimes do not overlap share arena bytes (off: for debugging)",
+                        env="TORCHAIR_GE_MEMORY_REUSE")
     export_compile_stat = Bool(False, "write compile statistics (stages, node counts, memory) as JSON per graph",
                                env="TORCHAIR_GE_COMPILE_STAT")
     compile_stat_path = Text("./", "directory for the compile statistics", env="TORCHAIR_GE_COMPILE_STAT_PATH")
 
 
 class ExperimentalConfig(OptionGroup):
-    topology_sorting_strategy = Choice("DFS", ("DFS", "BFS", "RDFS", "StableRDFS"),
-                                       "execution order: which ready node runs next (decides how long values live)",
+    topology_sorting_strategy = Choice("MemoryAware", ("MemoryAware", "DFS", "BFS", "RDFS", "StableRDFS"),
+                                       "execution order: which ready node runs next (decides how long values live); "
+                                       "MemoryAware keeps whichever of the others gives the smallest arena",
                                        env="TORCHAIR_GE_TOPOLOGY_SORTING_STRATEGY")
     frozen_parameter = Bool(False, "parameters and buffers become constants of the graph (zero-copy): enables "
                             "folding; later in-place changes to them are not seen", env="TORCHAIR_GE_FROZEN_PARAMETER")
@@ -109,6 +112,7 @@ class CompilerConfig(OptionGroup):
         options["ge.oo.constantFolding"] = str(ge.oo_constant_folding).lower()
         options["ge.oo.deadCodeElimination"] = str(ge.oo_dead_code_elimination).lower()
         options["ge.topoSortingMode"] = self.experimental_config.topology_sorting_strategy
+        options["ge.exec.disableReuseMemory"] = "0" if ge.memory_reuse else "1"
         if ge.optimization_switch:
             options["ge.optimizationSwitch"] = ge.optimization_switch
         return options

@@ -23,7 +23,8 @@ inline constexpr const char* kDataDumpEnable = "ge.exec.enableDump";        // "
 inline constexpr const char* kDataDumpPath = "ge.exec.dumpPath";            // directory
 inline constexpr const char* kDataDumpFilter = "ge.exec.dumpFilter";        // regex on node name or op type
 inline constexpr const char* kProfilingEnable = "ge.exec.profilingMode";    // "1": time every task of every run
-inline constexpr const char* kTopoSortingMode = "ge.topoSortingMode";       // BFS, DFS (default), RDFS, StableRDFS (or 0-3)
+inline constexpr const char* kTopoSortingMode = "ge.topoSortingMode";       // MemoryAware (default), BFS, DFS, RDFS, StableRDFS (or 0-3)
+inline constexpr const char* kDisableReuseMemory = "ge.exec.disableReuseMemory";  // "1": no two values share arena bytes
 inline constexpr const char* kEnableSingleStream = "ge.enableSingleStream"; // "true"/"false"
 }  // namespace option
 

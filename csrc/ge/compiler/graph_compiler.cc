@@ -61,6 +61,9 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   auto strategy = ParseTopoStrategy(GetOption(options, option::kTopoSortingMode));
   if (!strategy.ok()) return strategy.status().WithContext(fmt::format("option {}", option::kTopoSortingMode));
   out.topo_strategy = *strategy;
+  const std::string no_reuse = GetOption(options, option::kDisableReuseMemory, "0");
+  GE_CHECK(no_reuse == "0" || no_reuse == "1", "option {}='{}' must be 0 or 1", option::kDisableReuseMemory, no_reuse);
+  out.memory_reuse = no_reuse == "0";
   return out;
 }
 
@@ -99,8 +102,21 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
       {"partition", StageRole::kOther, [&] { return PartitionGraph(graph, device.kernel_factory(), device.name()); }},
       {"memory", StageRole::kOther,
        [&]() -> Status {
-         GE_ASSIGN_OR_RETURN(schedule, ScheduleNodes(graph, options.topo_strategy));
-         GE_ASSIGN_OR_RETURN(layout, AssignMemory(graph, schedule));
+         // MemoryAware tries every order and keeps the smallest arena (the first listed on ties).
+         TopoStrategy chosen = options.topo_strategy;
+         if (chosen == TopoStrategy::kMemoryAware) {
+           int64_t best = -1;
+           for (TopoStrategy s : kPlainStrategies) {
+             GE_ASSIGN_OR_RETURN(auto order, ScheduleNodes(graph, s));
+             GE_ASSIGN_OR_RETURN(MemoryLayout trial, AssignMemory(graph, order, options.memory_reuse));
+             if (best < 0 || trial.arena_size < best) {
+               best = trial.arena_size;
+               chosen = s;
+             }
+           }
+         }
+         GE_ASSIGN_OR_RETURN(schedule, ScheduleNodes(graph, chosen));
+         GE_ASSIGN_OR_RETURN(layout, AssignMemory(graph, schedule, options.memory_reuse));
          return {};
        }},
       {"final", StageRole::kFinal,

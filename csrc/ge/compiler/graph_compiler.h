@@ -44,6 +44,7 @@ struct CompileOptions {
   DumpLevel dump_level = DumpLevel::kAll;
   OptimizerOptions optimizer;
   TopoStrategy topo_strategy = kDefaultTopoStrategy;
+  bool memory_reuse = true;  // ge.exec.disableReuseMemory=1 turns it off
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 

@@ -20,7 +20,7 @@ const char* PlacementName(Placement p) {
 
 }  // namespace
 
-Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule) {
+Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse) {
   MemoryLayout layout;
   Node* net_output = graph.NetOutputNode();
   std::unordered_map<const Node*, int32_t> step_of;
@@ -91,10 +91,11 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
       request_value.push_back(id);
     }
   }
-  const ArenaPlan plan = PlanArena(requests);
+  const ArenaPlan plan = PlanArena(requests, reuse);
   for (size_t r = 0; r < requests.size(); ++r) layout.values[static_cast<size_t>(request_value[r])].offset = plan.offsets[r];
   layout.arena_size = plan.arena_size;
   layout.arena_lower_bound = plan.lower_bound;
+  layout.arena_no_reuse = plan.no_reuse_size;
 
   // Annotate nodes so that dumps and summaries show where every output lives.
   for (Node* node : schedule) {

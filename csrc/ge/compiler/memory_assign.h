@@ -17,12 +17,13 @@ struct MemoryLayout {
   std::vector<OutputSource> outputs;
   int64_t arena_size = 0;
   int64_t arena_lower_bound = 0;
+  int64_t arena_no_reuse = 0;  // the arena if no two values shared bytes
   int64_t const_bytes = 0;
 };
 
 
 // Stage "memory". Pinned (never in the arena): graph inputs (read in place), constants, and
 // graph outputs (written straight into the tensors handed back to the caller).
-Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule);
+Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse = true);
 
 }  // namespace ge

@@ -1,6 +1,7 @@
 #include "ge/compiler/memory_planner.h"
 
 #include <algorithm>
+#include <climits>
 #include <numeric>
 
 namespace ge {
@@ -12,9 +13,44 @@ bool LifetimesOverlap(const BufferRequest& a, const BufferRequest& b) {
   return a.first_step <= b.last_step && b.first_step <= a.last_step;
 }
 
+// Greedy by size, best fit: the largest buffers are placed first, each in the smallest gap
+// left between already-placed buffers whose lifetimes overlap its own (or above them all).
+std::vector<int64_t> GreedyBySize(const std::vector<BufferRequest>& requests, int64_t* arena) {
+  std::vector<size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (Align(requests[a].size) != Align(requests[b].size)) return Align(requests[a].size) > Align(requests[b].size);
+    return requests[a].first_step < requests[b].first_step;
+  });
+  std::vector<int64_t> offsets(requests.size(), -1);
+  std::vector<size_t> placed;
+  *arena = 0;
+  std::vector<size_t> conflicts;
+  for (size_t id : order) {
+    const int64_t size = Align(requests[id].size);
+    conflicts.clear();
+    for (size_t other : placed)
+      if (LifetimesOverlap(requests[id], requests[other])) conflicts.push_back(other);
+    std::sort(conflicts.begin(), conflicts.end(), [&](size_t a, size_t b) { return offsets[a] < offsets[b]; });
+    int64_t best = -1, best_gap = INT64_MAX, end = 0;
+    for (size_t other : conflicts) {
+      const int64_t gap = offsets[other] - end;
+      if (gap >= size && gap < best_gap) {
+        best = end;
+        best_gap = gap;
+      }
+      end = std::max(end, offsets[other] + Align(requests[other].size));
+    }
+    offsets[id] = best >= 0 ? best : end;
+    *arena = std::max(*arena, offsets[id] + size);
+    placed.push_back(id);
+  }
+  return offsets;
+}
+
 }  // namespace
 
-ArenaPlan PlanArena(const std::vector<BufferRequest>& requests) {
+ArenaPlan PlanArena(const std::vector<BufferRequest>& requests, bool reuse) {
   ArenaPlan plan;
   plan.offsets.assign(requests.size(), 0);
   std::vector<size_t> order(requests.size());
@@ -39,6 +75,22 @@ ArenaPlan PlanArena(const std::vector<BufferRequest>& requests) {
     live.insert(std::upper_bound(live.begin(), live.end(), id,
                                  [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; }),
                 id);
+  }
+
+  if (!reuse) {  // every buffer its own bytes: for debugging the planner away
+    int64_t offset = 0;
+    for (size_t id : order) {
+      plan.offsets[id] = offset;
+      offset += Align(requests[id].size);
+    }
+    plan.arena_size = offset;
+  } else {
+    int64_t greedy_arena = 0;
+    std::vector<int64_t> greedy = GreedyBySize(requests, &greedy_arena);
+    if (greedy_arena < plan.arena_size) {  // keep whichever packs tighter
+      plan.offsets = std::move(greedy);
+      plan.arena_size = greedy_arena;
+    }
   }
 
   int32_t last = 0;

@@ -23,10 +23,12 @@ struct ArenaPlan {
 
 inline constexpr int64_t kArenaAlignment = 64;
 
-// Places buffers in order of first use; each takes the lowest-offset gap between the buffers
-// still live at that step that fits it (first fit). Buffers whose lifetimes overlap never
-// share bytes; every offset is kArenaAlignment-aligned.
-ArenaPlan PlanArena(const std::vector<BufferRequest>& requests);
+// Plans with two heuristics and keeps the smaller arena: first fit in order of first use (each
+// buffer takes the lowest gap between the buffers still live), and greedy by size with best
+// fit (largest first, each in the tightest gap among the buffers its lifetime overlaps).
+// Buffers whose lifetimes overlap never share bytes; every offset is kArenaAlignment-aligned.
+// With reuse=false every buffer gets bytes of its own (option ge.exec.disableReuseMemory).
+ArenaPlan PlanArena(const std::vector<BufferRequest>& requests, bool reuse = true);
 
 // The invariant checker used by tests: alignment, in-bounds, and no overlap between buffers
 // whose lifetimes intersect.

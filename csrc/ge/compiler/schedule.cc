@@ -95,14 +95,16 @@ Expected<TopoStrategy> ParseTopoStrategy(std::string_view text) {
   if (text == "DFS" || text == "1") return TopoStrategy::kDFS;
   if (text == "RDFS" || text == "2") return TopoStrategy::kRDFS;
   if (text == "StableRDFS" || text == "3") return TopoStrategy::kStableRDFS;
-  return InvalidArgument("topology sorting strategy '{}' is not supported (BFS, DFS, RDFS, StableRDFS)", text);
+  if (text == "MemoryAware") return TopoStrategy::kMemoryAware;
+  return InvalidArgument("topology sorting strategy '{}' is not supported (BFS, DFS, RDFS, StableRDFS, MemoryAware)", text);
 }
 
 Expected<std::vector<Node*>> ScheduleNodes(const Graph& graph, TopoStrategy strategy) {
   std::vector<Node*> order;
   switch (strategy) {
     case TopoStrategy::kBFS: order = Kahn(graph, false); break;
-    case TopoStrategy::kDFS: order = Kahn(graph, true); break;
+    case TopoStrategy::kDFS:
+    case TopoStrategy::kMemoryAware: order = Kahn(graph, true); break;
     case TopoStrategy::kRDFS: order = ReverseDfs(graph, false); break;
     case TopoStrategy::kStableRDFS: order = ReverseDfs(graph, true); break;
   }

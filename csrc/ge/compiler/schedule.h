@@ -15,11 +15,16 @@ enum class TopoStrategy {
   kDFS,         // "DFS" / "1": the users a node just released run next (depth first)
   kRDFS,        // "RDFS" / "2": post-order from the outputs, inputs in input order: each value is made just before its first use
   kStableRDFS,  // "StableRDFS" / "3": like RDFS, inputs visited in creation order
+  kMemoryAware,  // "MemoryAware": the one of the four whose arena plan is smallest (DFS on ties)
 };
 
-Expected<TopoStrategy> ParseTopoStrategy(std::string_view text);  // "" gives the default
-inline constexpr TopoStrategy kDefaultTopoStrategy = TopoStrategy::kDFS;
+inline constexpr TopoStrategy kPlainStrategies[] = {TopoStrategy::kDFS, TopoStrategy::kBFS, TopoStrategy::kRDFS,
+                                                    TopoStrategy::kStableRDFS};
 
+Expected<TopoStrategy> ParseTopoStrategy(std::string_view text);  // "" gives the default
+inline constexpr TopoStrategy kDefaultTopoStrategy = TopoStrategy::kMemoryAware;
+
+// kMemoryAware is resolved by the memory stage (it needs the planner); here it means DFS.
 Expected<std::vector<Node*>> ScheduleNodes(const Graph& graph, TopoStrategy strategy);
 
 }  // namespace ge

@@ -32,6 +32,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->outputs = std::move(layout.outputs);
   model->arena_size = layout.arena_size;
   model->arena_lower_bound = layout.arena_lower_bound;
+  model->arena_no_reuse = layout.arena_no_reuse;
   model->const_bytes = layout.const_bytes;
   return std::shared_ptr<const Model>(std::move(model));
 }

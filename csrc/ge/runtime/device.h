@@ -55,6 +55,9 @@ class Device {
   virtual Allocator& allocator() = 0;
   // Allocates the arena and binds every task's kernel to its addresses.
   virtual Expected<std::unique_ptr<DeviceProgram>> Instantiate(std::shared_ptr<const Model> model) = 0;
+  // Device memory allocations the engine has made so far (outputs through allocator(), arenas
+  // through Instantiate): tests check that a run allocates nothing but its outputs.
+  virtual int64_t allocations() const = 0;
 };
 
 class DeviceRegistry {

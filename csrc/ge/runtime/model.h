@@ -55,6 +55,7 @@ struct Model {
   std::vector<TensorDesc> output_descs;
   int64_t arena_size = 0;
   int64_t arena_lower_bound = 0;  // the largest sum of arena bytes live at one step
+  int64_t arena_no_reuse = 0;     // the arena if no two values shared bytes
   int64_t const_bytes = 0;
 };
 
