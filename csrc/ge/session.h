@@ -26,6 +26,7 @@ struct CompiledGraphSummary {
   int64_t feature_memory_size = 0;  // the arena
   int64_t arena_lower_bound = 0;
   int64_t arena_no_reuse = 0;
+  int64_t view_values = 0;
   int64_t stream_num = 1;
   int64_t task_num = 0;
   std::vector<TensorDesc> input_descs;

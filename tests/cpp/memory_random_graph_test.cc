@@ -1,6 +1,7 @@
-// Property test over random DAGs: every graph compiles with the arena at or above the live-bytes
-// bound and computes the same numbers with memory reuse on and off (a planner that let two
-// live values share bytes would change them). Also: no run allocates engine memory.
+// Property test over random DAGs (elementwise ops, broadcasts, reshapes that become zero-copy
+// views): every graph compiles with the arena at or above the live-bytes bound and computes the
+// same numbers with memory reuse on and off (a planner that let two live values share bytes, or
+// a view outlived by its root, would change them). Also: no run allocates engine memory.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -15,7 +16,7 @@ namespace {
 // A random DAG of elementwise ops over a few shapes; several outputs.
 std::unique_ptr<Graph> RandomGraph(std::mt19937& rng, int* inputs) {
   es::GraphBuilder b("random");
-  const std::vector<Shape> shapes = {{16}, {4, 16}, {3, 4, 16}};
+  const std::vector<Shape> shapes = {{16}, {4, 16}, {3, 4, 16}, {64}};
   std::vector<std::vector<es::EsTensor>> pool(shapes.size());
   *inputs = 0;
   for (size_t s = 0; s < shapes.size(); ++s) pool[s].push_back(b.CreateInput((*inputs)++, DataType::kFloat, shapes[s]));
@@ -24,13 +25,18 @@ std::unique_ptr<Graph> RandomGraph(std::mt19937& rng, int* inputs) {
     const size_t s = rng() % shapes.size();
     auto pick = [&](size_t shape) { return pool[shape][rng() % pool[shape].size()]; };
     es::EsTensor x = pick(s);
+    if (rng() % 6 == 0 && (s == 1 || s == 3)) {  // a reshape between [4, 16] and [64]: a zero-copy view
+      const size_t other = s == 1 ? 3 : 1;
+      pool[other].push_back(es::Reshape(x, b.CreateVector(shapes[other])));
+      continue;
+    }
     switch (rng() % 5) {
       case 0: pool[s].push_back(es::Relu(x)); break;
       case 1: pool[s].push_back(es::Neg(x)); break;
       case 2: pool[s].push_back(es::Add(x, pick(s))); break;
       case 3: pool[s].push_back(es::Mul(x, pick(s))); break;
-      default: {  // broadcast from a smaller shape
-        const size_t small = rng() % (s + 1);
+      default: {  // broadcast from a smaller shape ([16] into [4,16] and [3,4,16]; [64] only itself)
+        const size_t small = s == 3 ? 3 : rng() % (s + 1);
         pool[s].push_back(es::Sub(x, pick(small)));
       }
     }
@@ -48,6 +54,7 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
   ASSERT_TRUE(GEInitialize().ok());
   std::mt19937 rng(7);
   double worst = 1.0;
+  int64_t views = 0;
   for (int trial = 0; trial < 200; ++trial) {
     std::mt19937 replay = rng;
     int n_inputs = 0;
@@ -70,9 +77,10 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
       ASSERT_TRUE(st.ok()) << st.ToString();
       const auto summary = *s.GetCompiledGraphSummary(1);
       EXPECT_GE(summary.feature_memory_size, summary.arena_lower_bound);
+      if (std::string(disable) == "0") views += summary.view_values;
       if (std::string(disable) == "0" && summary.arena_lower_bound > 0)
         worst = std::max(worst, static_cast<double>(summary.feature_memory_size) / summary.arena_lower_bound);
-      else
+      else if (std::string(disable) == "1")
         EXPECT_EQ(summary.feature_memory_size, summary.arena_no_reuse);
       std::vector<Tensor> outputs;
       ASSERT_TRUE(s.RunGraph(1, inputs, &outputs).ok());
@@ -84,6 +92,7 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
     rng.discard(1000);
   }
   EXPECT_LE(worst, 1.10);
+  EXPECT_GT(views, 50);  // the reshapes really were views
   RecordProperty("worst_arena_over_lower_bound", std::to_string(worst));
 }
 

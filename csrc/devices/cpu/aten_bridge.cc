@@ -53,6 +53,14 @@ Expected<at::Tensor> MakeRebindableTensor(const TensorDesc& desc, c10::Storage* 
   return tensor;
 }
 
+Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage) {
+  GE_ASSIGN_OR_RETURN(at::ScalarType type, ToScalarType(desc.dtype));
+  auto tensor = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                                         c10::scalarTypeToTypeMeta(type));
+  tensor.unsafeGetTensorImpl()->set_sizes_contiguous(desc.shape);
+  return tensor;
+}
+
 Expected<Tensor> ToGeTensor(const at::Tensor& tensor) {
   GE_CHECK(tensor.device().is_cpu(), "expected a CPU tensor, got one on {}", tensor.device().str());
   GE_CHECK(tensor.is_contiguous(), "expected a contiguous tensor");

@@ -17,6 +17,8 @@ Expected<at::Tensor> WrapMemory(void* data, const TensorDesc& desc);
 // from it shares the storage and so follows the swap.
 Expected<at::Tensor> MakeRebindableTensor(const TensorDesc& desc, c10::Storage* storage_out);
 // An owning ge::Tensor that keeps `tensor` alive (zero-copy).
+// A contiguous tensor of `desc` over an existing storage (a view of a rebindable I/O value).
+Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage);
 Expected<Tensor> ToGeTensor(const at::Tensor& tensor);
 // An at::Tensor over a ge::Tensor's memory that keeps the ge::Tensor's owner alive (zero-copy).
 Expected<at::Tensor> ToAtenTensor(const Tensor& tensor);

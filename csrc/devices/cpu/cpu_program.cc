@@ -27,9 +27,9 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
       case Placement::kConstant: t = WrapMemory(v.constant.data(), v.desc); break;
       case Placement::kInput: {
         auto [it, first] = first_value_of_input.emplace(v.io_index, id);
-        if (!first) {
+        if (!first) {  // an in-place update or a view of that input: the same storage, its own shape
           program->io_storages_[id] = program->io_storages_[it->second];
-          t = program->values_[it->second];
+          t = TensorOnStorage(v.desc, program->io_storages_[id]);
           break;
         }
         t = MakeRebindableTensor(v.desc, &program->io_storages_[id]);

@@ -143,7 +143,9 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
   }
   std::set<int64_t> groups;
   for (Node* node : graph.nodes()) {
-    ++result.engine_counts[node->GetAttrOr<std::string>(kAttrEngine, "?")];
+    // A zero-copy view runs on no engine: counted apart, so "native" counts kernels.
+    ++result.engine_counts[node->GetAttrOr<bool>(kAttrView, false) ? std::string("view")
+                                                                   : node->GetAttrOr<std::string>(kAttrEngine, "?")];
     if (node->HasAttr(kAttrFusedGroup)) groups.insert(node->GetAttrOr<int64_t>(kAttrFusedGroup, -1));
   }
   result.fused_groups = static_cast<int>(groups.size());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ge/compiler/memory_planner.h"
+#include "ge/passes/rewrite_utils.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge {
@@ -16,6 +17,23 @@ const char* PlacementName(Placement p) {
     case Placement::kConstant: return "constant";
   }
   return "?";
+}
+
+// A node whose output can be its input's bytes read with another shape: a reshape of a dense
+// value (every value is dense). Not when either side is updated in place (a view would see the
+// update that a copy taken earlier would not), nor across control edges.
+bool ViewOp(const Node* node) {
+  const std::string& t = node->type();
+  const bool reshape = (t == "Reshape" && node->GetAttrOr<int64_t>("axis", 0) == 0 &&
+                        node->GetAttrOr<int64_t>("num_axes", -1) == -1) ||
+                       t == "Flatten" || t == "Identity";
+  if (!reshape || node->num_outputs() != 1 || !node->input(0).valid()) return false;
+  if (!node->control_inputs().empty() || !node->control_outputs().empty()) return false;
+  const Value x = node->input(0);
+  const TensorDesc& in = x.node->output_desc(x.index);
+  const TensorDesc& out = node->output_desc(0);
+  return in.dtype == out.dtype && in.NumElements() == out.NumElements() && !IsMutatedValue(x) &&
+         !IsMutatedValue(Value{const_cast<Node*>(node), 0});
 }
 
 }  // namespace
@@ -77,7 +95,31 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     }
   }
 
-  // Lifetimes of arena values over the schedule.
+  // Zero-copy views: a view's value reads its root's bytes (root = the first value of a chain of
+  // views). Views of arena values, inputs and constants; a view that is a graph output keeps
+  // its own output memory (and its copy kernel).
+  std::vector<int32_t> root_of(layout.values.size());
+  for (size_t id = 0; id < root_of.size(); ++id) root_of[id] = static_cast<int32_t>(id);
+  if (reuse) {
+    for (Node* node : schedule) {
+      if (!ViewOp(node)) continue;
+      const int32_t out = layout.value_ids[node][0];
+      const Value x = node->input(0);
+      const int32_t root = root_of[static_cast<size_t>(layout.value_ids[x.node][static_cast<size_t>(x.index)])];
+      ValueInfo& view = layout.values[static_cast<size_t>(out)];
+      const ValueInfo& source = layout.values[static_cast<size_t>(root)];
+      if (view.placement != Placement::kArena || source.placement == Placement::kOutput) continue;
+      root_of[static_cast<size_t>(out)] = root;
+      view.placement = source.placement;
+      view.io_index = source.io_index;
+      if (source.placement == Placement::kConstant) view.constant = Tensor(view.desc, source.constant.data(), source.constant.owner());
+      node->SetAttr(kAttrView, true);
+      ++layout.view_values;
+    }
+  }
+
+  // Lifetimes of arena values over the schedule; a root lives until its last view's last use.
+  std::unordered_map<int32_t, size_t> request_of;  // root value id -> request
   std::vector<BufferRequest> requests;
   std::vector<int32_t> request_value;
   for (Node* node : schedule) {
@@ -87,12 +129,22 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
       int32_t last = step_of[node];
       for (const Use& use : node->users(o))
         if (use.user != net_output) last = std::max(last, step_of[use.user]);
+      const int32_t root = root_of[static_cast<size_t>(id)];
+      if (root != id) {  // a view: extend its root's lifetime
+        BufferRequest& r = requests[request_of.at(root)];
+        r.last_step = std::max(r.last_step, last);
+        continue;
+      }
+      request_of[id] = requests.size();
       requests.push_back({layout.values[static_cast<size_t>(id)].desc.ByteSize(), step_of[node], last});
       request_value.push_back(id);
     }
   }
   const ArenaPlan plan = PlanArena(requests, reuse);
   for (size_t r = 0; r < requests.size(); ++r) layout.values[static_cast<size_t>(request_value[r])].offset = plan.offsets[r];
+  for (size_t id = 0; id < root_of.size(); ++id)
+    if (root_of[id] != static_cast<int32_t>(id) && layout.values[id].placement == Placement::kArena)
+      layout.values[id].offset = layout.values[static_cast<size_t>(root_of[id])].offset;
   layout.arena_size = plan.arena_size;
   layout.arena_lower_bound = plan.lower_bound;
   layout.arena_no_reuse = plan.no_reuse_size;

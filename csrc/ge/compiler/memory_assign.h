@@ -18,12 +18,15 @@ struct MemoryLayout {
   int64_t arena_size = 0;
   int64_t arena_lower_bound = 0;
   int64_t arena_no_reuse = 0;  // the arena if no two values shared bytes
+  int64_t view_values = 0;     // values that are zero-copy views of another value's bytes
   int64_t const_bytes = 0;
 };
 
 
 // Stage "memory". Pinned (never in the arena): graph inputs (read in place), constants, and
-// graph outputs (written straight into the tensors handed back to the caller).
+// graph outputs (written straight into the tensors handed back to the caller). Reshapes,
+// flattens and identities become zero-copy views of their input (attr `_view`; no task) when
+// reuse is on and neither side is updated in place or is a graph output.
 Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse = true);
 
 }  // namespace ge

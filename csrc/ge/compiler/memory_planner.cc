@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <random>
 #include <numeric>
 
 namespace ge {
@@ -13,15 +15,24 @@ bool LifetimesOverlap(const BufferRequest& a, const BufferRequest& b) {
   return a.first_step <= b.last_step && b.first_step <= a.last_step;
 }
 
-// Greedy by size, best fit: the largest buffers are placed first, each in the smallest gap
-// left between already-placed buffers whose lifetimes overlap its own (or above them all).
-std::vector<int64_t> GreedyBySize(const std::vector<BufferRequest>& requests, int64_t* arena) {
-  std::vector<size_t> order(requests.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (Align(requests[a].size) != Align(requests[b].size)) return Align(requests[a].size) > Align(requests[b].size);
-    return requests[a].first_step < requests[b].first_step;
-  });
+// The largest sum of aligned bytes live at one step: no plan can use less.
+int64_t LowerBound(const std::vector<BufferRequest>& requests) {
+  int32_t last = 0;
+  for (const auto& r : requests) last = std::max(last, r.last_step);
+  std::vector<int64_t> live_bytes(static_cast<size_t>(last) + 1, 0);
+  for (const auto& r : requests)
+    for (int32_t s = r.first_step; s <= r.last_step; ++s) live_bytes[static_cast<size_t>(s)] += Align(r.size);
+  int64_t bound = 0;
+  for (int64_t b : live_bytes) bound = std::max(bound, b);
+  return bound;
+}
+
+constexpr int kPerturbations = 64;
+
+// Greedy best fit in a given priority order: each buffer goes into the smallest gap left
+// between already-placed buffers whose lifetimes overlap its own (or above them all).
+std::vector<int64_t> GreedyBestFit(const std::vector<BufferRequest>& requests, const std::vector<size_t>& order,
+                                   int64_t* arena) {
   std::vector<int64_t> offsets(requests.size(), -1);
   std::vector<size_t> placed;
   *arena = 0;
@@ -46,6 +57,29 @@ std::vector<int64_t> GreedyBySize(const std::vector<BufferRequest>& requests, in
     placed.push_back(id);
   }
   return offsets;
+}
+
+// Placement priorities for GreedyBestFit: largest first; longest-lived first; largest
+// size x lifetime first; in order of first use (ties: earlier first use).
+std::vector<std::vector<size_t>> PriorityOrders(const std::vector<BufferRequest>& requests) {
+  auto span = [&](size_t i) { return static_cast<int64_t>(requests[i].last_step - requests[i].first_step + 1); };
+  const std::vector<std::function<int64_t(size_t)>> keys = {
+      [&](size_t i) { return Align(requests[i].size); },
+      [&](size_t i) { return span(i); },
+      [&](size_t i) { return Align(requests[i].size) * span(i); },
+      [&](size_t i) { return -static_cast<int64_t>(requests[i].first_step); },  // in order of first use
+  };
+  std::vector<std::vector<size_t>> orders;
+  for (const auto& key : keys) {
+    std::vector<size_t> order(requests.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (key(a) != key(b)) return key(a) > key(b);
+      return requests[a].first_step < requests[b].first_step;
+    });
+    orders.push_back(std::move(order));
+  }
+  return orders;
 }
 
 }  // namespace
@@ -85,20 +119,29 @@ ArenaPlan PlanArena(const std::vector<BufferRequest>& requests, bool reuse) {
     }
     plan.arena_size = offset;
   } else {
-    int64_t greedy_arena = 0;
-    std::vector<int64_t> greedy = GreedyBySize(requests, &greedy_arena);
-    if (greedy_arena < plan.arena_size) {  // keep whichever packs tighter
-      plan.offsets = std::move(greedy);
-      plan.arena_size = greedy_arena;
+    auto consider = [&](const std::vector<size_t>& priority) {
+      int64_t greedy_arena = 0;
+      std::vector<int64_t> greedy = GreedyBestFit(requests, priority, &greedy_arena);
+      if (greedy_arena < plan.arena_size) {  // keep whichever packs tighter
+        plan.offsets = std::move(greedy);
+        plan.arena_size = greedy_arena;
+      }
+    };
+    const std::vector<std::vector<size_t>> priorities = PriorityOrders(requests);
+    for (const auto& priority : priorities) consider(priority);
+    // Still above the bound: a few seeded random perturbations of the largest-first order
+    // (swapping neighbours of similar size) often close the last gap. Deterministic.
+    const int64_t bound = LowerBound(requests);
+    std::mt19937 rng(12345);
+    for (int attempt = 0; attempt < kPerturbations && plan.arena_size > bound; ++attempt) {
+      std::vector<size_t> order = priorities[static_cast<size_t>(attempt) % priorities.size()];
+      for (size_t i = 1; i < order.size(); ++i)
+        if (rng() % 3 == 0) std::swap(order[i - 1], order[i]);
+      consider(order);
     }
   }
 
-  int32_t last = 0;
-  for (const auto& r : requests) last = std::max(last, r.last_step);
-  std::vector<int64_t> live_bytes(static_cast<size_t>(last) + 1, 0);
-  for (const auto& r : requests)
-    for (int32_t s = r.first_step; s <= r.last_step; ++s) live_bytes[static_cast<size_t>(s)] += Align(r.size);
-  for (int64_t b : live_bytes) plan.lower_bound = std::max(plan.lower_bound, b);
+  plan.lower_bound = LowerBound(requests);
   return plan;
 }
 

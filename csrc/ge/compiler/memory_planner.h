@@ -23,9 +23,10 @@ struct ArenaPlan {
 
 inline constexpr int64_t kArenaAlignment = 64;
 
-// Plans with two heuristics and keeps the smaller arena: first fit in order of first use (each
-// buffer takes the lowest gap between the buffers still live), and greedy by size with best
-// fit (largest first, each in the tightest gap among the buffers its lifetime overlaps).
+// Plans with several heuristics and keeps the smallest arena: first fit in order of first use
+// (each buffer takes the lowest gap between the buffers still live), and greedy best fit (each
+// in the tightest gap among the buffers its lifetime overlaps) placing the largest, the
+// longest-lived, or the largest size x lifetime first.
 // Buffers whose lifetimes overlap never share bytes; every offset is kArenaAlignment-aligned.
 // With reuse=false every buffer gets bytes of its own (option ge.exec.disableReuseMemory).
 ArenaPlan PlanArena(const std::vector<BufferRequest>& requests, bool reuse = true);

@@ -9,7 +9,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   auto model = std::make_shared<Model>();
   model->graph_name = graph.name();
   for (Node* node : schedule) {
-    if (IsLocalOp(node->type())) continue;
+    if (IsLocalOp(node->type()) || node->GetAttrOr<bool>(kAttrView, false)) continue;  // views need no kernel
     TaskDef task;
     task.name = node->name();
     task.type = node->type();
@@ -33,6 +33,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->arena_size = layout.arena_size;
   model->arena_lower_bound = layout.arena_lower_bound;
   model->arena_no_reuse = layout.arena_no_reuse;
+  model->view_values = layout.view_values;
   model->const_bytes = layout.const_bytes;
   return std::shared_ptr<const Model>(std::move(model));
 }
