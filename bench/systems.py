@@ -151,6 +151,9 @@ class OnnxRuntime:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.log_severity_level = 3
+        # ORT's worker threads otherwise spin after each call and steal the (2) cores from
+        # whichever system the interleaved measurement runs next.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
     def prepare(self, entry):
