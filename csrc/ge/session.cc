@@ -92,6 +92,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.arena_lower_bound = m.arena_lower_bound;
   s.arena_no_reuse = m.arena_no_reuse;
   s.view_values = m.view_values;
+  s.inplace_values = m.inplace_values;
   s.task_num = static_cast<int64_t>(m.tasks.size());
   s.input_descs = m.input_descs;
   s.output_descs = m.output_descs;

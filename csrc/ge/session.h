@@ -27,6 +27,7 @@ struct CompiledGraphSummary {
   int64_t arena_lower_bound = 0;
   int64_t arena_no_reuse = 0;
   int64_t view_values = 0;
+  int64_t inplace_values = 0;
   int64_t stream_num = 1;
   int64_t task_num = 0;
   std::vector<TensorDesc> input_descs;

@@ -2,6 +2,8 @@
 // task); a view that is a graph output, or of a value updated in place, stays a copy.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "devices/cpu/cpu_device.h"
 #include "ge/es/es_ops.h"
 #include "ge/ir/annotations.h"
@@ -78,6 +80,36 @@ TEST_F(MemoryViewsTest, GraphOutputsAndUpdatedValuesStayCopies) {
   EXPECT_FLOAT_EQ(out[0].data_as<float>()[0], 8);   // the old cache
   EXPECT_FLOAT_EQ(out[1].data_as<float>()[1], -7);
   EXPECT_FLOAT_EQ(out[2].data_as<float>()[0], 18);  // the updated cache
+}
+
+TEST_F(MemoryViewsTest, ElementwiseOpsWriteOverInputsThatDieThere) {
+  auto chain = [](bool keep_first) {
+    es::GraphBuilder b("chain");
+    auto x = b.CreateInput(0, DataType::kFloat, {256});
+    auto a = es::Exp(x);                 // arena
+    auto c = es::Neg(es::Relu(a));       // Relu over a, Neg over that: one buffer
+    auto out = es::Add(c, keep_first ? a : c);  // with keep_first, `a` is read after the Relu: no reuse of it
+    b.SetOutputs({out});
+    return std::move(b.Build()).value();
+  };
+  int views = 0, tasks = 0;
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, chain(false)).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  auto summary = *s.GetCompiledGraphSummary(1);
+  EXPECT_EQ(summary.inplace_values, 2);                 // Relu over Exp's output, Neg over Relu's
+  EXPECT_EQ(summary.feature_memory_size, 1024);         // one 256-float buffer for the whole chain
+  Session t;
+  ASSERT_TRUE(t.AddGraph(1, chain(true)).ok());
+  ASSERT_TRUE(t.CompileGraph(1).ok());
+  EXPECT_EQ(t.GetCompiledGraphSummary(1)->inplace_values, 1);  // only Neg over Relu's output
+  std::vector<float> data(256);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i % 9) - 4.0f;
+  auto out = Run(chain(true), {data}, &views, &tasks);
+  for (size_t i = 0; i < data.size(); ++i) {
+    const float a = std::exp(data[i]);
+    EXPECT_FLOAT_EQ(out[0][i], -std::max(a, 0.0f) + a);
+  }
 }
 
 }  // namespace

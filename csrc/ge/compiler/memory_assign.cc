@@ -36,6 +36,14 @@ bool ViewOp(const Node* node) {
          !IsMutatedValue(Value{const_cast<Node*>(node), 0});
 }
 
+// Elementwise ops whose CPU kernels (ATen out-variants) may write over an input of the
+// output's own dtype and shape: each element is read before it is written.
+bool ElementwiseInPlaceOp(const std::string& type) {
+  static const char* kOps[] = {"Relu", "Neg", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
+                               "Add",  "Sub", "Mul",     "RealDiv", "Maximum", "Minimum"};
+  return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* op) { return type == op; });
+}
+
 }  // namespace
 
 Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse) {
@@ -95,13 +103,47 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     }
   }
 
-  // Zero-copy views: a view's value reads its root's bytes (root = the first value of a chain of
-  // views). Views of arena values, inputs and constants; a view that is a graph output keeps
+  // Values sharing bytes form groups named by their root (the first value): zero-copy views
+  // read their root's bytes; an elementwise op may write its output over an input that dies at
+  // that op. Views of arena values, inputs and constants; a view that is a graph output keeps
   // its own output memory (and its copy kernel).
   std::vector<int32_t> root_of(layout.values.size());
   for (size_t id = 0; id < root_of.size(); ++id) root_of[id] = static_cast<int32_t>(id);
+  std::vector<int32_t> last_use(layout.values.size(), 0);  // step of each value's last reader
+  for (Node* node : schedule)
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      int32_t last = step_of[node];
+      for (const Use& use : node->users(o)) last = std::max(last, step_of[use.user]);
+      last_use[static_cast<size_t>(layout.value_ids[node][static_cast<size_t>(o)])] = last;
+    }
+  std::unordered_map<int32_t, int32_t> group_last;  // root -> last use of any value of its group
+  auto group_end = [&](int32_t root) {
+    auto it = group_last.find(root);
+    return it == group_last.end() ? last_use[static_cast<size_t>(root)] : it->second;
+  };
+  auto join = [&](int32_t value, int32_t root) {
+    root_of[static_cast<size_t>(value)] = root;
+    group_last[root] = std::max(group_end(root), last_use[static_cast<size_t>(value)]);
+  };
   if (reuse) {
     for (Node* node : schedule) {
+      if (ElementwiseInPlaceOp(node->type()) && node->num_outputs() == 1 &&
+          layout.values[static_cast<size_t>(layout.value_ids[node][0])].placement == Placement::kArena &&
+          node->control_inputs().empty() && node->control_outputs().empty()) {
+        const int32_t out = layout.value_ids[node][0];
+        for (int i = 0; i < node->num_inputs(); ++i) {
+          const Value x = node->input(i);
+          if (!x.valid() || !(x.node->output_desc(x.index) == node->output_desc(0))) continue;
+          const int32_t root = root_of[static_cast<size_t>(layout.value_ids[x.node][static_cast<size_t>(x.index)])];
+          if (layout.values[static_cast<size_t>(root)].placement != Placement::kArena) continue;
+          if (group_end(root) != step_of[node]) continue;  // something reads it later
+          join(out, root);
+          node->SetAttr(kAttrInplaceInput, int64_t{i});
+          ++layout.inplace_values;
+          break;
+        }
+        continue;
+      }
       if (!ViewOp(node)) continue;
       const int32_t out = layout.value_ids[node][0];
       const Value x = node->input(0);
@@ -109,7 +151,7 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
       ValueInfo& view = layout.values[static_cast<size_t>(out)];
       const ValueInfo& source = layout.values[static_cast<size_t>(root)];
       if (view.placement != Placement::kArena || source.placement == Placement::kOutput) continue;
-      root_of[static_cast<size_t>(out)] = root;
+      join(out, root);
       view.placement = source.placement;
       view.io_index = source.io_index;
       if (source.placement == Placement::kConstant) view.constant = Tensor(view.desc, source.constant.data(), source.constant.owner());

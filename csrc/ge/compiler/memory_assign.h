@@ -19,6 +19,7 @@ struct MemoryLayout {
   int64_t arena_lower_bound = 0;
   int64_t arena_no_reuse = 0;  // the arena if no two values shared bytes
   int64_t view_values = 0;     // values that are zero-copy views of another value's bytes
+  int64_t inplace_values = 0;  // elementwise outputs written over an input that dies there
   int64_t const_bytes = 0;
 };
 

@@ -34,6 +34,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->arena_lower_bound = layout.arena_lower_bound;
   model->arena_no_reuse = layout.arena_no_reuse;
   model->view_values = layout.view_values;
+  model->inplace_values = layout.inplace_values;
   model->const_bytes = layout.const_bytes;
   return std::shared_ptr<const Model>(std::move(model));
 }

@@ -12,6 +12,7 @@ inline constexpr const char* kAttrFusedGroup = "_fused_group";  // int: fused ke
 inline constexpr const char* kAttrMemOffsets = "_mem_offsets";  // ints per output; -1 when not in the arena
 inline constexpr const char* kAttrMemSizes = "_mem_sizes";      // ints per output: bytes
 inline constexpr const char* kAttrView = "_view";               // bool: output is a zero-copy view of input 0 (no task)
+inline constexpr const char* kAttrInplaceInput = "_inplace_input";  // int: output written over this input's bytes
 inline constexpr const char* kAttrPlacement = "_placement";     // strings per output: arena/input/output/constant
 
 }  // namespace ge

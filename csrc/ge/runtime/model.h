@@ -57,6 +57,7 @@ struct Model {
   int64_t arena_lower_bound = 0;  // the largest sum of arena bytes live at one step
   int64_t arena_no_reuse = 0;     // the arena if no two values shared bytes
   int64_t view_values = 0;        // values read as zero-copy views of another value
+  int64_t inplace_values = 0;     // elementwise outputs written over a dying input
   int64_t const_bytes = 0;
 };
 
