@@ -118,8 +118,9 @@ TEST(GraphDumpTest, DotAndPythonNameEveryNode) {
   ASSERT_TRUE(py.ok());
   for (Node* node : graph->nodes()) {
     EXPECT_NE(dot->find(node->name()), std::string::npos) << node->name();
-    if (node->type() != kOpNetOutput)  // replayed as b.set_outputs(...)
+    if (node->type() != kOpNetOutput) {  // replayed as b.set_outputs(...)
       EXPECT_NE(py->script.find("\"" + node->name() + "\""), std::string::npos) << node->name();
+    }
   }
   EXPECT_EQ(dot->substr(0, 7), "digraph");
   // The 4x300 float weight goes to the sidecar, byte for byte.

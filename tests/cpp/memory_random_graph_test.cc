@@ -77,11 +77,13 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
       ASSERT_TRUE(st.ok()) << st.ToString();
       const auto summary = *s.GetCompiledGraphSummary(1);
       EXPECT_GE(summary.feature_memory_size, summary.arena_lower_bound);
-      if (std::string(disable) == "0") views += summary.view_values;
-      if (std::string(disable) == "0" && summary.arena_lower_bound > 0)
-        worst = std::max(worst, static_cast<double>(summary.feature_memory_size) / summary.arena_lower_bound);
-      else if (std::string(disable) == "1")
+      if (std::string(disable) == "0") {
+        views += summary.view_values;
+        if (summary.arena_lower_bound > 0)
+          worst = std::max(worst, static_cast<double>(summary.feature_memory_size) / summary.arena_lower_bound);
+      } else {
         EXPECT_EQ(summary.feature_memory_size, summary.arena_no_reuse);
+      }
       std::vector<Tensor> outputs;
       ASSERT_TRUE(s.RunGraph(1, inputs, &outputs).ok());
       std::vector<std::vector<float>> values;

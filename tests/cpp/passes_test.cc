@@ -263,7 +263,9 @@ TEST_F(PassTest, TransposeMatMulFoldUsesTheTransposeFlags) {
   }, CreateTransposeMatMulFoldPass(), true);
   EXPECT_EQ(Count(*g, "Transpose"), 0);
   for (Node* n : g->nodes())
-    if (n->type() == "MatMulV2") EXPECT_TRUE(n->GetAttrOr<bool>("transpose_x2", false));
+    if (n->type() == "MatMulV2") {
+      EXPECT_TRUE(n->GetAttrOr<bool>("transpose_x2", false));
+    }
 }
 
 TEST_F(PassTest, TransposeMatMulFoldLooksThroughPerMatrixReshapes) {
@@ -277,7 +279,9 @@ TEST_F(PassTest, TransposeMatMulFoldLooksThroughPerMatrixReshapes) {
   }, CreateTransposeMatMulFoldPass(), true);
   EXPECT_EQ(Count(*g, "Transpose"), 0);
   for (Node* n : g->nodes())
-    if (n->type() == "BatchMatMulV2") EXPECT_TRUE(n->GetAttrOr<bool>("adj_x2", false));
+    if (n->type() == "BatchMatMulV2") {
+      EXPECT_TRUE(n->GetAttrOr<bool>("adj_x2", false));
+    }
 }
 
 TEST_F(PassTest, TransposeMatMulFoldLeavesLayoutTransposes) {
@@ -369,7 +373,9 @@ TEST_F(PassTest, PatternRewriteFusesAttention) {
       EXPECT_EQ(Count(*g, "FusedAttention"), 1);
       EXPECT_EQ(Count(*g, "SoftmaxV2") + Count(*g, "BatchMatMulV2"), 0);
       for (Node* n : g->nodes())
-        if (n->type() == "FusedAttention") EXPECT_NEAR(n->GetAttrOr<double>("scale", 0), divide ? 0.5 : 0.35, 1e-7);
+        if (n->type() == "FusedAttention") {
+          EXPECT_NEAR(n->GetAttrOr<double>("scale", 0), divide ? 0.5 : 0.35, 1e-7);
+        }
     }
   }
 }

@@ -27,18 +27,6 @@ std::vector<int64_t> ConstIntValues(const at::Tensor& constant) {
   return std::vector<int64_t>(values.data_ptr<int64_t>(), values.data_ptr<int64_t>() + values.numel());
 }
 
-KernelCreator UnaryKernel(UnaryOutFn fn) {
-  return [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
-    return MakeKernel(a.task, [fn, x = a.inputs[0], y = a.outputs[0]]() mutable { fn(y, x); });
-  };
-}
-
-KernelCreator BinaryKernel(BinaryOutFn fn) {
-  return [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
-    return MakeKernel(a.task, [fn, x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { fn(y, x1, x2); });
-  };
-}
-
 std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body) {
   return std::make_unique<ClosureKernel>(task, std::move(body));
 }
@@ -61,6 +49,20 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
 }
 
 void CpuKernelRegistry::Register(const std::string& type, KernelCreator creator) { creators_[type] = std::move(creator); }
+
+void CpuKernelRegistry::RegisterUnary(const std::string& type, UnaryOutFn fn) {
+  Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [fn, x = a.inputs[0], y = a.outputs[0]]() mutable { fn(y, x); });
+  });
+  writes_over_input_.insert(type);
+}
+
+void CpuKernelRegistry::RegisterBinary(const std::string& type, BinaryOutFn fn) {
+  Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [fn, x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { fn(y, x1, x2); });
+  });
+  writes_over_input_.insert(type);
+}
 
 bool CpuKernelRegistry::Supports(const std::string& op_type) const { return creators_.count(op_type) != 0; }
 

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 
 #include <ATen/core/Tensor.h>
@@ -32,11 +33,9 @@ using KernelCreator = std::function<Expected<std::unique_ptr<Kernel>>(KernelArgs
 // The values of a small integer constant input (axes, perm, concat dim), read at load time.
 std::vector<int64_t> ConstIntValues(const at::Tensor& constant);
 
-// Creators of kernels that call one ATen out-variant on the task's inputs: y = fn(x) / fn(x1, x2).
+// Kernels that call one elementwise ATen out-variant on the task's inputs: y = fn(x) / fn(x1, x2).
 using UnaryOutFn = at::Tensor& (*)(at::Tensor&, const at::Tensor&);
 using BinaryOutFn = at::Tensor& (*)(at::Tensor&, const at::Tensor&, const at::Tensor&);
-KernelCreator UnaryKernel(UnaryOutFn fn);
-KernelCreator BinaryKernel(BinaryOutFn fn);
 
 // Wraps a closure as a Kernel; ATen's exceptions become a Status naming the node.
 std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> body);
@@ -45,12 +44,18 @@ class CpuKernelRegistry final : public KernelFactory {
  public:
   static CpuKernelRegistry& Global();
   void Register(const std::string& type, KernelCreator creator);
+  // One elementwise ATen out-variant: TensorIterator reads each element before writing it, so
+  // these kernels may write over an input (WritesOverInput).
+  void RegisterUnary(const std::string& type, UnaryOutFn fn);
+  void RegisterBinary(const std::string& type, BinaryOutFn fn);
   bool Supports(const std::string& op_type) const override;
   std::vector<std::string> SupportedOps() const override;
+  bool WritesOverInput(const std::string& op_type) const override { return writes_over_input_.count(op_type) != 0; }
   Expected<std::unique_ptr<Kernel>> Create(KernelArgs& args) const;
 
  private:
   std::map<std::string, KernelCreator> creators_;
+  std::set<std::string> writes_over_input_;
 };
 
 // Per-family registration (kernels/*.cc).

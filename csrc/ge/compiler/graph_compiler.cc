@@ -108,7 +108,8 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
            int64_t best = -1;
            for (TopoStrategy s : kPlainStrategies) {
              GE_ASSIGN_OR_RETURN(auto order, ScheduleNodes(graph, s));
-             GE_ASSIGN_OR_RETURN(MemoryLayout trial, AssignMemory(graph, order, options.memory_reuse));
+             GE_ASSIGN_OR_RETURN(MemoryLayout trial,
+                                 AssignMemory(graph, order, options.memory_reuse, &device.kernel_factory()));
              if (best < 0 || trial.arena_size < best) {
                best = trial.arena_size;
                chosen = s;
@@ -116,7 +117,7 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
            }
          }
          GE_ASSIGN_OR_RETURN(schedule, ScheduleNodes(graph, chosen));
-         GE_ASSIGN_OR_RETURN(layout, AssignMemory(graph, schedule, options.memory_reuse));
+         GE_ASSIGN_OR_RETURN(layout, AssignMemory(graph, schedule, options.memory_reuse, &device.kernel_factory()));
          return {};
        }},
       {"final", StageRole::kFinal,

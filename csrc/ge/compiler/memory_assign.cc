@@ -23,12 +23,8 @@ const char* PlacementName(Placement p) {
 // value (every value is dense). Not when either side is updated in place (a view would see the
 // update that a copy taken earlier would not), nor across control edges.
 bool ViewOp(const Node* node) {
-  const std::string& t = node->type();
-  const bool reshape = (t == "Reshape" && node->GetAttrOr<int64_t>("axis", 0) == 0 &&
-                        node->GetAttrOr<int64_t>("num_axes", -1) == -1) ||
-                       t == "Flatten" || t == "Identity";
-  if (!reshape || node->num_outputs() != 1 || !node->input(0).valid()) return false;
-  if (!node->control_inputs().empty() || !node->control_outputs().empty()) return false;
+  const bool reshape = IsPlainReshape(node) || node->type() == "Flatten" || node->type() == "Identity";
+  if (!reshape || node->num_outputs() != 1 || !node->input(0).valid() || HasControlEdges(node)) return false;
   const Value x = node->input(0);
   const TensorDesc& in = x.node->output_desc(x.index);
   const TensorDesc& out = node->output_desc(0);
@@ -36,21 +32,18 @@ bool ViewOp(const Node* node) {
          !IsMutatedValue(Value{const_cast<Node*>(node), 0});
 }
 
-// Elementwise ops whose CPU kernels (ATen out-variants) may write over an input of the
-// output's own dtype and shape: each element is read before it is written.
-bool ElementwiseInPlaceOp(const std::string& type) {
-  static const char* kOps[] = {"Relu", "Neg", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Rsqrt", "Abs",
-                               "Add",  "Sub", "Mul",     "RealDiv", "Maximum", "Minimum"};
-  return std::any_of(std::begin(kOps), std::end(kOps), [&](const char* op) { return type == op; });
-}
-
 }  // namespace
 
-Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse) {
+Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse,
+                                    const KernelFactory* kernels) {
   MemoryLayout layout;
   Node* net_output = graph.NetOutputNode();
   std::unordered_map<const Node*, int32_t> step_of;
   for (size_t s = 0; s < schedule.size(); ++s) step_of[schedule[s]] = static_cast<int32_t>(s);
+  for (Node* node : schedule) {  // the memory stage may plan several orders: drop an earlier plan's marks
+    node->mutable_attrs().erase(kAttrView);
+    node->mutable_attrs().erase(kAttrInplaceInput);
+  }
 
   for (Node* node : schedule) {
     const OpProto* proto = OpRegistry::Global().Find(node->type());
@@ -125,60 +118,55 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     root_of[static_cast<size_t>(value)] = root;
     group_last[root] = std::max(group_end(root), last_use[static_cast<size_t>(value)]);
   };
-  if (reuse) {
-    for (Node* node : schedule) {
-      if (ElementwiseInPlaceOp(node->type()) && node->num_outputs() == 1 &&
-          layout.values[static_cast<size_t>(layout.value_ids[node][0])].placement == Placement::kArena &&
-          node->control_inputs().empty() && node->control_outputs().empty()) {
-        const int32_t out = layout.value_ids[node][0];
-        for (int i = 0; i < node->num_inputs(); ++i) {
-          const Value x = node->input(i);
-          if (!x.valid() || !(x.node->output_desc(x.index) == node->output_desc(0))) continue;
-          const int32_t root = root_of[static_cast<size_t>(layout.value_ids[x.node][static_cast<size_t>(x.index)])];
-          if (layout.values[static_cast<size_t>(root)].placement != Placement::kArena) continue;
-          if (group_end(root) != step_of[node]) continue;  // something reads it later
-          join(out, root);
-          node->SetAttr(kAttrInplaceInput, int64_t{i});
-          ++layout.inplace_values;
-          break;
-        }
-        continue;
-      }
-      if (!ViewOp(node)) continue;
-      const int32_t out = layout.value_ids[node][0];
-      const Value x = node->input(0);
+  // A view reads its root's bytes; it needs no kernel at all.
+  auto try_view = [&](Node* node) {
+    if (!ViewOp(node)) return false;
+    const int32_t out = layout.value_ids[node][0];
+    const Value x = node->input(0);
+    const int32_t root = root_of[static_cast<size_t>(layout.value_ids[x.node][static_cast<size_t>(x.index)])];
+    ValueInfo& view = layout.values[static_cast<size_t>(out)];
+    const ValueInfo& source = layout.values[static_cast<size_t>(root)];
+    if (view.placement != Placement::kArena || source.placement == Placement::kOutput) return false;
+    join(out, root);
+    view.placement = source.placement;
+    view.io_index = source.io_index;
+    if (source.placement == Placement::kConstant) view.constant = Tensor(view.desc, source.constant.data(), source.constant.owner());
+    node->SetAttr(kAttrView, true);
+    ++layout.view_values;
+    return true;
+  };
+  // An output written over an arena input of its dtype and shape whose group dies at this op.
+  auto try_write_over_input = [&](Node* node) {
+    if (kernels == nullptr || !kernels->WritesOverInput(node->type()) || node->num_outputs() != 1 ||
+        HasControlEdges(node))
+      return;
+    const int32_t out = layout.value_ids[node][0];
+    if (layout.values[static_cast<size_t>(out)].placement != Placement::kArena) return;
+    for (int i = 0; i < node->num_inputs(); ++i) {
+      const Value x = node->input(i);
+      if (!x.valid() || !(x.node->output_desc(x.index) == node->output_desc(0))) continue;
       const int32_t root = root_of[static_cast<size_t>(layout.value_ids[x.node][static_cast<size_t>(x.index)])];
-      ValueInfo& view = layout.values[static_cast<size_t>(out)];
-      const ValueInfo& source = layout.values[static_cast<size_t>(root)];
-      if (view.placement != Placement::kArena || source.placement == Placement::kOutput) continue;
+      if (layout.values[static_cast<size_t>(root)].placement != Placement::kArena) continue;
+      if (group_end(root) != step_of[node]) continue;  // something reads it later
       join(out, root);
-      view.placement = source.placement;
-      view.io_index = source.io_index;
-      if (source.placement == Placement::kConstant) view.constant = Tensor(view.desc, source.constant.data(), source.constant.owner());
-      node->SetAttr(kAttrView, true);
-      ++layout.view_values;
+      node->SetAttr(kAttrInplaceInput, int64_t{i});
+      ++layout.inplace_values;
+      return;
     }
+  };
+  if (reuse) {
+    for (Node* node : schedule)
+      if (!try_view(node)) try_write_over_input(node);
   }
 
-  // Lifetimes of arena values over the schedule; a root lives until its last view's last use.
-  std::unordered_map<int32_t, size_t> request_of;  // root value id -> request
+  // One arena buffer per group root, live from the root's producer to its group's last use.
   std::vector<BufferRequest> requests;
   std::vector<int32_t> request_value;
   for (Node* node : schedule) {
-    for (int o = 0; o < node->num_outputs(); ++o) {
-      const int32_t id = layout.value_ids[node][static_cast<size_t>(o)];
-      if (layout.values[static_cast<size_t>(id)].placement != Placement::kArena) continue;
-      int32_t last = step_of[node];
-      for (const Use& use : node->users(o))
-        if (use.user != net_output) last = std::max(last, step_of[use.user]);
-      const int32_t root = root_of[static_cast<size_t>(id)];
-      if (root != id) {  // a view: extend its root's lifetime
-        BufferRequest& r = requests[request_of.at(root)];
-        r.last_step = std::max(r.last_step, last);
+    for (int32_t id : layout.value_ids[node]) {
+      if (layout.values[static_cast<size_t>(id)].placement != Placement::kArena || root_of[static_cast<size_t>(id)] != id)
         continue;
-      }
-      request_of[id] = requests.size();
-      requests.push_back({layout.values[static_cast<size_t>(id)].desc.ByteSize(), step_of[node], last});
+      requests.push_back({layout.values[static_cast<size_t>(id)].desc.ByteSize(), step_of[node], group_end(id)});
       request_value.push_back(id);
     }
   }

@@ -4,6 +4,7 @@
 
 #include "ge/ir/annotations.h"
 #include "ge/ir/graph.h"
+#include "ge/runtime/device.h"
 #include "ge/runtime/model.h"
 
 namespace ge {
@@ -28,6 +29,8 @@ struct MemoryLayout {
 // graph outputs (written straight into the tensors handed back to the caller). Reshapes,
 // flattens and identities become zero-copy views of their input (attr `_view`; no task) when
 // reuse is on and neither side is updated in place or is a graph output.
-Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse = true);
+// With `kernels`, an op whose kernel WritesOverInput may take the bytes of an input that dies at it.
+Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse = true,
+                                    const KernelFactory* kernels = nullptr);
 
 }  // namespace ge

@@ -31,11 +31,6 @@ bool LosslessThrough(DataType from, DataType via) {
   }
 }
 
-bool PlainReshape(const Node* node) {
-  return node->type() == "Reshape" && node->GetAttrOr<int64_t>("axis", 0) == 0 &&
-         node->GetAttrOr<int64_t>("num_axes", -1) == -1;
-}
-
 bool IsIdentityPerm(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != static_cast<int64_t>(i)) return false;
@@ -74,9 +69,9 @@ class NoOpElimination final : public GraphPass {
     if (node->num_outputs() != 1 || node->num_inputs() == 0 || !node->input(0).valid()) return false;
     const Value x = node->input(0);
     if (type == "Identity") return TryBypass(graph, node, x);
-    if ((type == "Flatten" || type == "BroadcastTo" || PlainReshape(node)) && SameShape(node))
+    if ((type == "Flatten" || type == "BroadcastTo" || IsPlainReshape(node)) && SameShape(node))
       return TryBypass(graph, node, x);
-    if (PlainReshape(node) && PlainReshape(x.node) && !IsMutatedValue(x.node->input(0))) {
+    if (IsPlainReshape(node) && IsPlainReshape(x.node) && !IsMutatedValue(x.node->input(0))) {
       // Reshape(Reshape(y, s1), s2) == Reshape(y, s2).
       Node* inner = x.node;
       graph.SetInput(node, 0, inner->input(0));

@@ -25,6 +25,11 @@ bool FeedsNetOutput(Value v) {
 
 bool HasControlEdges(const Node* node) { return !node->control_inputs().empty() || !node->control_outputs().empty(); }
 
+bool IsPlainReshape(const Node* node) {
+  return node->type() == "Reshape" && node->GetAttrOr<int64_t>("axis", 0) == 0 &&
+         node->GetAttrOr<int64_t>("num_axes", -1) == -1;
+}
+
 bool HasSingleUser(Value v) { return v.node->users(v.index).size() == 1; }
 
 bool CanBypass(const Node* node, Value replacement) {

@@ -15,6 +15,8 @@ bool IsMutatedValue(Value v);
 // True when NetOutput reads `v`.
 bool FeedsNetOutput(Value v);
 bool HasControlEdges(const Node* node);
+// A Reshape of the whole tensor (axis 0, num_axes -1): the same bytes read with another shape.
+bool IsPlainReshape(const Node* node);
 bool HasSingleUser(Value v);
 
 // Whether every user of `node`'s single output may read `replacement` instead: same dtype and

@@ -29,9 +29,7 @@ Shape SwapLastTwo(Shape s) {
 // A link of the chain between the transpose and the product: keeps the last two dims.
 bool PerMatrixLink(const Node* node) {
   const std::string& t = node->type();
-  if (t != "Identity" && t != "BroadcastTo" && t != "Reshape") return false;
-  if (t == "Reshape" && (node->GetAttrOr<int64_t>("axis", 0) != 0 || node->GetAttrOr<int64_t>("num_axes", -1) != -1))
-    return false;
+  if (t != "Identity" && t != "BroadcastTo" && !IsPlainReshape(node)) return false;
   const Shape& in = node->input(0).node->output_desc(node->input(0).index).shape;
   const Shape& out = node->output_desc(0).shape;
   if (in.size() < 2 || out.size() < 2) return false;

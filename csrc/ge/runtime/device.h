@@ -25,6 +25,10 @@ class KernelFactory {
   virtual ~KernelFactory() = default;
   virtual bool Supports(const std::string& op_type) const = 0;
   virtual std::vector<std::string> SupportedOps() const = 0;
+  // Whether the op's kernel may write its output over an input of the output's dtype and
+  // shape (each element read before it is written): the memory planner then lets an output
+  // take the bytes of an input that dies at the op.
+  virtual bool WritesOverInput(const std::string& op_type) const { return false; }
 };
 
 class Allocator {

@@ -19,37 +19,31 @@
 #include "devices/cpu/kernel_registry.h"
 
 namespace ge::cpu {
-namespace {
-
-void Unary(CpuKernelRegistry& r, const char* type, UnaryOutFn fn) { r.Register(type, UnaryKernel(fn)); }
-void Binary(CpuKernelRegistry& r, const char* type, BinaryOutFn fn) { r.Register(type, BinaryKernel(fn)); }
-
-}  // namespace
 
 void RegisterElementwiseKernels(CpuKernelRegistry& r) {
-  Unary(r, "Identity", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return y.copy_(x); });
-  Unary(r, "Cast", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return y.copy_(x); });
-  Unary(r, "Neg", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::neg_out(y, x); });
+  r.RegisterUnary("Identity", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return y.copy_(x); });
+  r.RegisterUnary("Cast", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return y.copy_(x); });
+  r.RegisterUnary("Neg", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::neg_out(y, x); });
   // clamp_min(x, 0) is relu with NaN propagated, as torch.relu does.
-  Unary(r, "Relu", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::clamp_min_out(y, x, 0); });
-  Unary(r, "Sigmoid", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::sigmoid_out(y, x); });
-  Unary(r, "Tanh", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::tanh_out(y, x); });
-  Unary(r, "Exp", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::exp_out(y, x); });
-  Unary(r, "Log", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::log_out(y, x); });
-  Unary(r, "Sqrt", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::sqrt_out(y, x); });
-  Unary(r, "Rsqrt", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::rsqrt_out(y, x); });
+  r.RegisterUnary("Relu", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::clamp_min_out(y, x, 0); });
+  r.RegisterUnary("Sigmoid", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::sigmoid_out(y, x); });
+  r.RegisterUnary("Tanh", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::tanh_out(y, x); });
+  r.RegisterUnary("Exp", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::exp_out(y, x); });
+  r.RegisterUnary("Log", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::log_out(y, x); });
+  r.RegisterUnary("Sqrt", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::sqrt_out(y, x); });
+  r.RegisterUnary("Rsqrt", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::rsqrt_out(y, x); });
   r.Register("Gelu", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(std::string mode, a.Attr<std::string>("approximate"));
     return MakeKernel(a.task, [mode, x = a.inputs[0], y = a.outputs[0]]() mutable { at::gelu_out(y, x, mode); });
   });
 
-  Binary(r, "Add", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::add_out(y, a, b); });
-  Binary(r, "Sub", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::sub_out(y, a, b); });
-  Binary(r, "Mul", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::mul_out(y, a, b); });
-  Binary(r, "RealDiv", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::div_out(y, a, b); });
-  Binary(r, "Maximum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::maximum_out(y, a, b); });
-  Binary(r, "Minimum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::minimum_out(y, a, b); });
-  Binary(r, "Pow", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::pow_out(y, a, b); });
+  r.RegisterBinary("Add", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::add_out(y, a, b); });
+  r.RegisterBinary("Sub", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::sub_out(y, a, b); });
+  r.RegisterBinary("Mul", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::mul_out(y, a, b); });
+  r.RegisterBinary("RealDiv", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::div_out(y, a, b); });
+  r.RegisterBinary("Maximum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::maximum_out(y, a, b); });
+  r.RegisterBinary("Minimum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::minimum_out(y, a, b); });
+  r.RegisterBinary("Pow", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::pow_out(y, a, b); });
 }
 
 }  // namespace ge::cpu

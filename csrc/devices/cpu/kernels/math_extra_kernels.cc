@@ -102,26 +102,26 @@ Expected<std::unique_ptr<Kernel>> CreateArgReduce(KernelArgs& a) {
 }  // namespace
 
 void RegisterMathExtraKernels(CpuKernelRegistry& r) {
-  r.Register("Abs", UnaryKernel(AbsOut));
-  r.Register("Sign", UnaryKernel(SignOut));
-  r.Register("Floor", UnaryKernel(FloorOut));
-  r.Register("Ceil", UnaryKernel(CeilOut));
-  r.Register("Round", UnaryKernel(RoundOut));
-  r.Register("Trunc", UnaryKernel(TruncOut));
-  r.Register("Reciprocal", UnaryKernel(ReciprocalOut));
-  r.Register("Expm1", UnaryKernel(Expm1Out));
-  r.Register("Log1p", UnaryKernel(Log1pOut));
-  r.Register("Log2", UnaryKernel(Log2Out));
-  r.Register("Sin", UnaryKernel(SinOut));
-  r.Register("Cos", UnaryKernel(CosOut));
-  r.Register("Tan", UnaryKernel(TanOut));
-  r.Register("Atan", UnaryKernel(AtanOut));
-  r.Register("Erf", UnaryKernel(ErfOut));
-  r.Register("HardSigmoid", UnaryKernel(HardSigmoidOut));
-  r.Register("HardSwish", UnaryKernel(HardSwishOut));
-  r.Register("Mish", UnaryKernel(MishOut));
-  r.Register("FloorDiv", BinaryKernel(FloorDivOut));
-  r.Register("FloorMod", BinaryKernel(FloorModOut));
+  r.RegisterUnary("Abs", AbsOut);
+  r.RegisterUnary("Sign", SignOut);
+  r.RegisterUnary("Floor", FloorOut);
+  r.RegisterUnary("Ceil", CeilOut);
+  r.RegisterUnary("Round", RoundOut);
+  r.RegisterUnary("Trunc", TruncOut);
+  r.RegisterUnary("Reciprocal", ReciprocalOut);
+  r.RegisterUnary("Expm1", Expm1Out);
+  r.RegisterUnary("Log1p", Log1pOut);
+  r.RegisterUnary("Log2", Log2Out);
+  r.RegisterUnary("Sin", SinOut);
+  r.RegisterUnary("Cos", CosOut);
+  r.RegisterUnary("Tan", TanOut);
+  r.RegisterUnary("Atan", AtanOut);
+  r.RegisterUnary("Erf", ErfOut);
+  r.RegisterUnary("HardSigmoid", HardSigmoidOut);
+  r.RegisterUnary("HardSwish", HardSwishOut);
+  r.RegisterUnary("Mish", MishOut);
+  r.RegisterBinary("FloorDiv", FloorDivOut);
+  r.RegisterBinary("FloorMod", FloorModOut);
   r.Register("LeakyRelu", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(double slope, a.Attr<double>("negative_slope"));
     return MakeKernel(a.task, [slope, x = a.inputs[0], y = a.outputs[0]]() mutable { at::leaky_relu_out(y, x, slope); });

@@ -97,9 +97,9 @@ void RegisterSelectionKernels(CpuKernelRegistry& r) {
       at::sort_out(values, indices, x, stable, axis, descending);
     });
   });
-  r.Register("BitwiseAnd", BinaryKernel(AndOut));
-  r.Register("BitwiseOr", BinaryKernel(OrOut));
-  r.Register("BitwiseXor", BinaryKernel(XorOut));
+  r.RegisterBinary("BitwiseAnd", AndOut);
+  r.RegisterBinary("BitwiseOr", OrOut);
+  r.RegisterBinary("BitwiseXor", XorOut);
   r.Register("ReduceAny", CreateReduce<Reduction::kAny>);
   r.Register("ReduceAll", CreateReduce<Reduction::kAll>);
   r.Register("ReduceLogSumExp", CreateReduce<Reduction::kLogSumExp>);
