@@ -123,34 +123,22 @@ Expected<std::unique_ptr<Kernel>> CreateSoftmaxV2(KernelArgs& a) {
 }
 
 // ATen's CPU flash attention (the kernel torch itself uses for scaled_dot_product_attention on
-// CPU). It takes [B, H, L, E]: other ranks are viewed as [1, N, L, E]; a mask is expanded to
-// the scores' shape first when it is not already 4-D.
+// CPU) over [B, H, L, E]; 3-D inputs are [N, L, E] viewed as [N, 1, L, E]. The mask is expanded
+// to the scores' shape as a view: every tensor the run touches is prepared here, at load.
 Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(double scale, a.Attr<double>("scale"));
   GE_ASSIGN_OR_RETURN(bool causal, a.Attr<bool>("is_causal"));
-  auto as4d = [](const at::Tensor& t) { return t.dim() == 4 ? t : t.reshape({1, -1, t.size(-2), t.size(-1)}); };
-  at::Tensor q = as4d(a.inputs[0]), k = as4d(a.inputs[1]), v = as4d(a.inputs[2]);
+  auto as4d = [](const at::Tensor& t) { return t.dim() == 4 ? t : t.unsqueeze(1); };
+  at::Tensor q = as4d(a.inputs[0]), k = as4d(a.inputs[1]), v = as4d(a.inputs[2]), y = as4d(a.outputs[0]);
   std::optional<at::Tensor> mask;
   if (a.inputs.size() > 3 && a.inputs[3].defined()) {
-    const at::Tensor& m = a.inputs[3];
-    if (m.dim() == 4 && a.inputs[0].dim() == 4) {
-      mask = m;
-    } else {
-      std::vector<int64_t> scores(a.inputs[0].sizes().begin(), a.inputs[0].sizes().end());
-      scores.back() = a.inputs[1].size(-2);
-      mask = m;  // expanded per run: the mask value is only known then
-      const bool reshape = a.inputs[0].dim() != 4;
-      return MakeKernel(a.task, [=, y = a.outputs[0]]() mutable {
-        at::Tensor full = mask->expand(scores);
-        if (reshape) full = full.reshape({1, -1, scores[scores.size() - 2], scores.back()});
-        auto out = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, full, scale);
-        y.copy_(std::get<0>(out).reshape(y.sizes()));
-      });
-    }
+    std::vector<int64_t> scores(a.inputs[0].sizes().begin(), a.inputs[0].sizes().end());
+    scores.back() = a.inputs[1].size(-2);
+    mask = as4d(a.inputs[3].expand(scores));
   }
-  return MakeKernel(a.task, [=, y = a.outputs[0]]() mutable {
+  return MakeKernel(a.task, [=]() mutable {
     auto out = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, mask, scale);
-    y.copy_(std::get<0>(out).reshape(y.sizes()));
+    y.copy_(std::get<0>(out));
   });
 }
 

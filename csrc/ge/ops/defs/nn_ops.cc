@@ -138,8 +138,8 @@ Status InferFusedAttention(InferContext& ctx) {
   const Shape& q = ctx.Input(0).shape;
   const Shape& k = ctx.Input(1).shape;
   const Shape& v = ctx.Input(2).shape;
-  if (q.size() < 3 || k.size() != q.size() || v.size() != q.size())
-    return ctx.Error("query, key and value must have the same rank >= 3, got {}, {}, {}", ShapeToString(q),
+  if (q.size() < 3 || q.size() > 4 || k.size() != q.size() || v.size() != q.size())
+    return ctx.Error("query, key and value must have the same rank, 3 or 4, got {}, {}, {}", ShapeToString(q),
                      ShapeToString(k), ShapeToString(v));
   const size_t r = q.size();
   for (size_t i = 0; i + 2 < r; ++i)

@@ -79,16 +79,15 @@ std::optional<AttentionMatch> Match(const Node& root) {
   if (!PlainProduct(s.node, true) || !Link(s)) return std::nullopt;
   m.q = s.node->input(0);
   m.k = s.node->input(1);
-  // FusedAttention needs equal leading dims (no broadcasting between q, k and v) and one head size.
+  // FusedAttention takes rank 3 or 4 with equal leading dims (no broadcasting between q, k and
+  // v) and one head size.
   const Shape& q = m.q.node->output_desc(m.q.index).shape;
   const Shape& k = m.k.node->output_desc(m.k.index).shape;
   const Shape& v = m.v.node->output_desc(m.v.index).shape;
-  if (q.size() < 3 || k.size() != q.size() || v.size() != q.size() || v.back() != q.back()) return std::nullopt;
+  if (q.size() < 3 || q.size() > 4 || k.size() != q.size() || v.size() != q.size() || v.back() != q.back())
+    return std::nullopt;
   for (size_t i = 0; i + 2 < q.size(); ++i)
     if (q[i] != k[i] || q[i] != v[i]) return std::nullopt;
-  if (m.mask.valid() && m.mask.node->output_desc(m.mask.index).dtype != DataType::kFloat &&
-      m.mask.node->output_desc(m.mask.index).dtype != dt)
-    return std::nullopt;
   return m;
 }
 
