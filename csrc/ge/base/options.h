@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 
+#include "ge/base/status.h"
+
 namespace ge {
 
 using Options = std::map<std::string, std::string>;
@@ -11,6 +13,15 @@ using Options = std::map<std::string, std::string>;
 inline std::string GetOption(const Options& options, const std::string& key, const std::string& fallback = "") {
   auto it = options.find(key);
   return it == options.end() ? fallback : it->second;
+}
+
+// A true/false option: "1"/"true"/"on" or "0"/"false"/"off"; absent or empty gives `fallback`.
+inline Expected<bool> GetBoolOption(const Options& options, const std::string& key, bool fallback) {
+  const std::string v = GetOption(options, key);
+  if (v.empty()) return fallback;
+  if (v == "1" || v == "true" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "off") return false;
+  return InvalidArgument("option {}='{}' must be true or false (1/0)", key, v);
 }
 
 // Option keys understood by the engine.
@@ -25,6 +36,11 @@ inline constexpr const char* kDataDumpFilter = "ge.exec.dumpFilter";        // r
 inline constexpr const char* kProfilingEnable = "ge.exec.profilingMode";    // "1": time every task of every run
 inline constexpr const char* kTopoSortingMode = "ge.topoSortingMode";       // MemoryAware (default), BFS, DFS, RDFS, StableRDFS (or 0-3)
 inline constexpr const char* kDisableReuseMemory = "ge.exec.disableReuseMemory";  // "1": no two values share arena bytes
+inline constexpr const char* kOoLevel = "ge.oo.level";                       // O3 (default) or O1
+inline constexpr const char* kOoConstantFolding = "ge.oo.constantFolding";   // true (default) / false
+inline constexpr const char* kOoDeadCodeElimination = "ge.oo.deadCodeElimination";  // true / false
+inline constexpr const char* kOoVerifyEachPass = "ge.oo.verifyEachPass";     // re-verify after each changing pass
+inline constexpr const char* kOptimizationSwitch = "ge.optimizationSwitch";  // "PassName:off;PassName:on"
 inline constexpr const char* kEnableSingleStream = "ge.enableSingleStream"; // "true"/"false"
 }  // namespace option
 

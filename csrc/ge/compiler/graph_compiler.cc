@@ -61,9 +61,8 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   auto strategy = ParseTopoStrategy(GetOption(options, option::kTopoSortingMode));
   if (!strategy.ok()) return strategy.status().WithContext(fmt::format("option {}", option::kTopoSortingMode));
   out.topo_strategy = *strategy;
-  const std::string no_reuse = GetOption(options, option::kDisableReuseMemory, "0");
-  GE_CHECK(no_reuse == "0" || no_reuse == "1", "option {}='{}' must be 0 or 1", option::kDisableReuseMemory, no_reuse);
-  out.memory_reuse = no_reuse == "0";
+  GE_ASSIGN_OR_RETURN(bool no_reuse, GetBoolOption(options, option::kDisableReuseMemory, false));
+  out.memory_reuse = !no_reuse;
   return out;
 }
 

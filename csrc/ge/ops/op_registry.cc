@@ -154,4 +154,23 @@ Status OpRegistry::VerifyAndInfer(Node& node) const {
   return {};
 }
 
+Status VerifyGraphTypes(Graph& graph) {
+  GE_RETURN_IF_ERROR(graph.Verify());
+  GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
+  for (Node* node : order) {
+    std::vector<TensorDesc> before;
+    for (int o = 0; o < node->num_outputs(); ++o) before.push_back(node->output_desc(o));
+    GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*node));
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      if (before[static_cast<size_t>(o)].dtype != DataType::kUndefined && !(before[static_cast<size_t>(o)] == node->output_desc(o))) {
+        const std::string got = node->output_desc(o).ToString();
+        node->output_desc(o) = before[static_cast<size_t>(o)];
+        return InvalidArgument("{} output {}: InferShape gives {} but the graph says {}", node->ToString(), o, got,
+                               before[static_cast<size_t>(o)].ToString());
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace ge

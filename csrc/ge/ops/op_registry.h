@@ -34,6 +34,11 @@ class OpRegistry {
   std::map<std::string, OpProto> protos_;
 };
 
+// Graph::Verify plus every node re-verified and re-inferred in topological order: the descs on
+// the graph must be the ones inference gives (a desc not set yet is filled in). The prepare
+// stage, the InferShape pass and verify-after-pass use it.
+Status VerifyGraphTypes(Graph& graph);
+
 // Per-family registration tables (ops/defs/*.cc).
 void RegisterArrayOps(OpRegistry& registry);
 void RegisterElementwiseOps(OpRegistry& registry);

@@ -4,17 +4,9 @@
 #include <cstdlib>
 
 #include "ge/base/logging.h"
-#include "ge/ops/op_registry.h"
 
 namespace ge {
 namespace {
-
-Expected<bool> ParseOnOff(const std::string& key, const std::string& value, bool fallback) {
-  if (value.empty()) return fallback;
-  if (value == "1" || value == "true" || value == "on") return true;
-  if (value == "0" || value == "false" || value == "off") return false;
-  return InvalidArgument("option {}='{}' must be true or false", key, value);
-}
 
 bool Enabled(const PassEntry& entry, const OptimizerOptions& options) {
   auto it = options.switches.find(entry.name);
@@ -27,20 +19,18 @@ bool Enabled(const PassEntry& entry, const OptimizerOptions& options) {
 
 Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options) {
   OptimizerOptions out;
-  const std::string level = GetOption(options, "ge.oo.level", "O3");
+  const std::string level = GetOption(options, option::kOoLevel, "O3");
   if (level == "O1") out.level = OptLevel::kO1;
   else if (level == "O3") out.level = OptLevel::kO3;
-  else return InvalidArgument("option ge.oo.level='{}' is not supported (allowed: O1, O3)", level);
-  GE_ASSIGN_OR_RETURN(out.constant_folding,
-                      ParseOnOff("ge.oo.constantFolding", GetOption(options, "ge.oo.constantFolding"), true));
-  GE_ASSIGN_OR_RETURN(out.dead_code_elimination, ParseOnOff("ge.oo.deadCodeElimination",
-                                                            GetOption(options, "ge.oo.deadCodeElimination"), true));
+  else return InvalidArgument("option {}='{}' is not supported (allowed: O1, O3)", option::kOoLevel, level);
+  GE_ASSIGN_OR_RETURN(out.constant_folding, GetBoolOption(options, option::kOoConstantFolding, true));
+  GE_ASSIGN_OR_RETURN(out.dead_code_elimination, GetBoolOption(options, option::kOoDeadCodeElimination, true));
   const char* env = std::getenv("TORCHAIR_GE_VERIFY_PASSES");
-  GE_ASSIGN_OR_RETURN(out.verify_each_pass, ParseOnOff("ge.oo.verifyEachPass", GetOption(options, "ge.oo.verifyEachPass"),
-                                                       env != nullptr && std::string(env) == "1"));
+  GE_ASSIGN_OR_RETURN(out.verify_each_pass,
+                      GetBoolOption(options, option::kOoVerifyEachPass, env != nullptr && std::string(env) == "1"));
 
   // "Name:off;Name:on" -- every name must be a pass of the pipeline.
-  const std::string spec = GetOption(options, "ge.optimizationSwitch");
+  const std::string spec = GetOption(options, option::kOptimizationSwitch);
   const std::vector<std::string> known = OptimizerPassNames();
   size_t start = 0;
   while (start < spec.size()) {
@@ -54,28 +44,11 @@ Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options)
     const std::string name = item.substr(0, colon);
     GE_CHECK(std::find(known.begin(), known.end(), name) != known.end(),
              "ge.optimizationSwitch: unknown pass '{}' (passes: {})", name, fmt::join(known, ", "));
-    GE_ASSIGN_OR_RETURN(out.switches[name], ParseOnOff("ge.optimizationSwitch", item.substr(colon + 1), true));
+    const std::string state = item.substr(colon + 1);
+    GE_CHECK(state == "on" || state == "off", "ge.optimizationSwitch: '{}' is not 'PassName:on|off'", item);
+    out.switches[name] = state == "on";
   }
   return out;
-}
-
-Status VerifyGraphTypes(const Graph& graph) {
-  GE_RETURN_IF_ERROR(graph.Verify());
-  GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
-  for (Node* node : order) {
-    std::vector<TensorDesc> before;
-    for (int o = 0; o < node->num_outputs(); ++o) before.push_back(node->output_desc(o));
-    GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*node));
-    for (int o = 0; o < node->num_outputs(); ++o) {
-      if (before[static_cast<size_t>(o)].dtype != DataType::kUndefined && !(before[static_cast<size_t>(o)] == node->output_desc(o))) {
-        const std::string got = node->output_desc(o).ToString();
-        node->output_desc(o) = before[static_cast<size_t>(o)];
-        return InvalidArgument("{} output {}: InferShape gives {} but the graph says {}", node->ToString(), o, got,
-                               before[static_cast<size_t>(o)].ToString());
-      }
-    }
-  }
-  return {};
 }
 
 Status RunPassStage(const PassStage& stage, Graph& graph, const PassContext& context, const OptimizerOptions& options,

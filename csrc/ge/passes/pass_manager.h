@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ge/ops/op_registry.h"  // VerifyGraphTypes
 #include "ge/passes/pass.h"
 
 namespace ge {
@@ -57,10 +58,6 @@ using AfterPassFn = std::function<Status(const std::string& stage, const std::st
 // Runs one stage. Passes switched off by level/options/switches are skipped (and not recorded).
 Status RunPassStage(const PassStage& stage, Graph& graph, const PassContext& context, const OptimizerOptions& options,
                     std::vector<PassStat>* stats, const AfterPassFn& after_pass = nullptr);
-
-// Structural verification plus every node re-verified and re-inferred: the descs on the graph
-// must be the ones inference gives. (The prepare stage and verify_each_pass use it.)
-Status VerifyGraphTypes(const Graph& graph);
 
 // The optimizer stages in order (pipeline.cc).
 const std::vector<PassStage>& OptimizerStages();

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ge/base/half.h"
+#include "ge/compiler/partition.h"  // kOpTorch
 #include "ge/ops/op_registry.h"
 
 namespace ge {
@@ -11,8 +12,10 @@ bool IsMutatedValue(Value v) {
   for (const Use& use : v.node->users(v.index)) {
     const OpProto* proto = OpRegistry::Global().Find(use.user->type());
     if (!proto) continue;
-    for (const auto& [out, in] : proto->inplace)
-      if (in == use.input_index) return true;
+    for (const auto& [out, in] : proto->inplace) {  // `in` is a prototype input: map it to node inputs
+      const auto [begin, end] = proto->InputRange(in, use.user->num_inputs());
+      if (use.input_index >= begin && use.input_index < end) return true;
+    }
   }
   return false;
 }
@@ -90,7 +93,7 @@ Node* AddConst(Graph& graph, Tensor value, const std::string& name) {
 }
 
 bool HasSideEffects(const Node* node) {
-  if (node->type() == "TorchOp" || node->type() == kOpNetOutput || node->type() == kOpData) return true;
+  if (node->type() == kOpTorch || node->type() == kOpNetOutput || node->type() == kOpData) return true;
   const OpProto* proto = OpRegistry::Global().Find(node->type());
   return proto != nullptr && !proto->inplace.empty();
 }

@@ -10,14 +10,8 @@ namespace ge {
 Expected<RunDebugOptions> RunDebugOptions::FromOptions(const Options& options, uint32_t graph_id) {
   RunDebugOptions out;
   out.graph_id = graph_id;
-  auto flag = [&](const char* key) -> Expected<bool> {
-    const std::string v = GetOption(options, key, "0");
-    if (v == "1" || v == "true") return true;
-    if (v == "0" || v == "false" || v.empty()) return false;
-    return InvalidArgument("option {}='{}' must be 0 or 1", key, v);
-  };
-  GE_ASSIGN_OR_RETURN(out.profiling, flag(option::kProfilingEnable));
-  GE_ASSIGN_OR_RETURN(out.data_dump, flag(option::kDataDumpEnable));
+  GE_ASSIGN_OR_RETURN(out.profiling, GetBoolOption(options, option::kProfilingEnable, false));
+  GE_ASSIGN_OR_RETURN(out.data_dump, GetBoolOption(options, option::kDataDumpEnable, false));
   out.dump_path = GetOption(options, option::kDataDumpPath, ".");
   out.dump_filter = GetOption(options, option::kDataDumpFilter);
   return out;

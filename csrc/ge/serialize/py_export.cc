@@ -135,17 +135,14 @@ Expected<PyDump> GraphToPython(const Graph& graph, const std::string& sidecar_na
     GE_CHECK(proto != nullptr, "{}: op type is not registered", node->ToString());
     // Regroup the flat node inputs by prototype input (a dynamic input takes a list).
     std::vector<std::string> args;
-    const int dynamic_at = proto->DynamicInputIndex();
-    const int fixed = static_cast<int>(proto->inputs.size()) - (dynamic_at >= 0 ? 1 : 0);
-    const int dynamic_count = node->num_inputs() - fixed;
-    int k = 0;
-    for (int i = 0; i < static_cast<int>(proto->inputs.size()) && k <= node->num_inputs(); ++i) {
-      if (i == dynamic_at) {
+    for (int i = 0; i < static_cast<int>(proto->inputs.size()); ++i) {
+      const auto [begin, end] = proto->InputRange(i, node->num_inputs());
+      if (proto->inputs[static_cast<size_t>(i)].kind == InputKind::kDynamic) {
         std::vector<std::string> items;
-        for (int j = 0; j < dynamic_count; ++j) items.push_back(ref(node->input(k++)));
+        for (int k = begin; k < end; ++k) items.push_back(ref(node->input(k)));
         args.push_back(PyList(items, [](const std::string& s) { return s; }));
-      } else if (k < node->num_inputs()) {
-        Value v = node->input(k++);
+      } else if (begin < node->num_inputs()) {
+        const Value v = node->input(begin);
         args.push_back(v.valid() ? ref(v) : "None");
       }
     }
