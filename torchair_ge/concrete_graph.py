@@ -17,7 +17,6 @@ class ConcreteGraph:
     def __init__(self, session, graph_id, converted, profiling_path=None, frozen=None):
         self._session = session
         self._graph_id = graph_id
-        self._num_inputs = converted.num_inputs
         self._outputs = converted.outputs
         self._mutated = converted.mutated_inputs
         self._positions = converted.input_positions  # FX input number per engine input, when some are frozen
@@ -51,9 +50,11 @@ class ConcreteGraph:
         # The engine reads inputs densely; a strided input the graph writes to is updated
         # through a dense copy that is written back afterwards.
         strided = [i for i in self._mutated if isinstance(args[i], torch.Tensor) and not args[i].is_contiguous()]
-        dense = list(args)
-        for i in strided:
-            dense[i] = args[i].contiguous()
+        dense = args
+        if strided:
+            dense = list(args)
+            for i in strided:
+                dense[i] = args[i].contiguous()
         run_args = dense if self._positions is None else [dense[p] for p in self._positions]
         try:
             results = self._session.run_graph(self._graph_id, run_args)

@@ -32,12 +32,6 @@ void BindBuilder(py::module_& m) {
       .def_property_readonly("node_name", [](const es::EsTensor& t) { return t.value().node->name(); })
       .def_property_readonly("node_type", [](const es::EsTensor& t) { return t.value().node->type(); })
       .def_property_readonly("index", [](const es::EsTensor& t) { return t.value().index; })
-      .def("set_attr",
-           [](const es::EsTensor& t, const std::string& name, const py::handle& value) {
-             Node* node = t.value().node;
-             t.value().node->SetAttr(name, ToAttr(*OpRegistry::Global().Find(node->type()), name, value));
-           },
-           "Sets an attribute on the producing node (private '_' attrs: source info for dumps).")
       .def("__repr__", [](const es::EsTensor& t) {
         return fmt::format("EsTensor({}:{} {})", t.value().node->name(), t.value().index, t.desc().ToString());
       });

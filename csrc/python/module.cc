@@ -2,6 +2,7 @@
 #include "devices/cpu/cpu_device.h"
 #include "ge/base/logging.h"
 #include "ge/passes/pass_manager.h"
+#include "ge/serialize/file_io.h"
 #include "python/py_utils.h"
 
 PYBIND11_MODULE(_C, m) {
@@ -19,6 +20,8 @@ PYBIND11_MODULE(_C, m) {
         ge::SetLogLevel(parsed);
       },
       pybind11::arg("level"), "Sets the engine's log level: DEBUG, INFO, WARNING, ERROR, OFF or EVENT.");
+  m.def("safe_file_name", &ge::SafeFileName, pybind11::arg("name"),
+        "The file name the engine gives a node's dumps (unsafe characters replaced by '_').");
   m.def("optimizer_passes", &ge::OptimizerPassNames, "Names of the graph optimizer's passes, in pipeline order.");
   m.def("log_level", [] {
     static const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF", "EVENT"};

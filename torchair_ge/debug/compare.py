@@ -14,6 +14,8 @@ import numpy as np
 import torch
 import torch.fx
 
+from torchair_ge import _C
+
 
 @dataclass
 class NodeComparison:
@@ -69,28 +71,25 @@ def load_data_dump(step_dir):
     return {node: [outs[k] for k in sorted(outs)] for node, outs in found.items()}
 
 
-def _safe_file_name(name):
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)  # as the engine's SafeFileName
-
-
-def _errors(got, want):
-    want = want.detach().to(torch.float64) if want.is_floating_point() or want.dtype == torch.bool else want.detach()
-    got = torch.from_numpy(np.ascontiguousarray(got)).to(want.dtype)
-    if want.dtype == torch.bool:
-        diff = (got != want).to(torch.float64)
-        return float(diff.max()) if diff.numel() else 0.0, float(diff.max()) if diff.numel() else 0.0, diff, want
-    diff = (got.to(torch.float64) - want.to(torch.float64)).abs()
-    if not diff.numel():
-        return 0.0, 0.0, diff, want
-    rel = diff / want.to(torch.float64).abs().clamp_min(1e-12)
-    return float(diff.nan_to_num(nan=float("inf")).max()), float(rel.nan_to_num(nan=float("inf")).max()), diff, want
+def _errors(got, want, rtol, atol):
+    """(max abs error, max rel error, whether any element is out of tolerance) of a dumped array
+    against eager's tensor; integer and bool values must match exactly, NaN matches NaN."""
+    exact = not want.is_floating_point()
+    want = want.detach().to(torch.float64)
+    got = torch.from_numpy(np.ascontiguousarray(got)).to(torch.float64)
+    if not want.numel():
+        return 0.0, 0.0, False
+    close = torch.isclose(got, want, rtol=0 if exact else rtol, atol=0 if exact else atol, equal_nan=True)
+    diff = (got - want).abs().nan_to_num(nan=float("inf"))
+    diff[close & diff.isinf()] = 0  # NaN == NaN, inf == inf
+    rel = diff / want.abs().clamp_min(1e-12)
+    return float(diff.max()), float(rel.max()), not bool(close.all())
 
 
 def _compare_graph(gm, converted, graph_id, inputs, step_dir, rtol, atol):
     from torchair_ge.fx2ge.interpreter import source_line
 
     dumped = load_data_dump(step_dir) if os.path.isdir(step_dir) else {}
-    ir_types = {}
     eager = {}
 
     class Recorder(torch.fx.Interpreter):
@@ -113,17 +112,12 @@ def _compare_graph(gm, converted, graph_id, inputs, step_dir, rtol, atol):
             row = NodeComparison(graph_id, node.name + (f"[{k}]" if len(values) > 1 else ""), str(node.target), "",
                                  "", tuple(value.shape), str(value.dtype).replace("torch.", ""),
                                  source=source_line(node))
-            outs = dumped.get(_safe_file_name(ir_node))
+            outs = dumped.get(_C.safe_file_name(ir_node))  # the engine's own file naming
             if outs is None or index >= len(outs):
                 row.status = "not dumped"  # a graph input/constant, or a value computed in place
             else:
                 row.ir_node = ir_node
-                row.ir_type = ir_types.get(ir_node, "")
-                row.max_abs, row.max_rel, diff, want = _errors(outs[index], value)
-                if want.dtype == torch.bool or not want.is_floating_point():
-                    bad = bool((diff > 0).any()) if diff.numel() else False
-                else:
-                    bad = bool((diff > atol + rtol * want.abs()).any() or diff.isnan().any())
+                row.max_abs, row.max_rel, bad = _errors(outs[index], value, rtol, atol)
                 row.status = "mismatch" if bad else "ok"
             rows.append(row)
     return rows
