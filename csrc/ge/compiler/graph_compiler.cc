@@ -76,7 +76,7 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
     StageRole role;
     std::function<Status()> run;
   };
-  const PassContext pass_context{nullptr, &device};
+  const PassContext pass_context{&device};
   const bool dumping = !options.dump_formats.empty();
   size_t stage_number = 0;
   int pass_number = 0;

@@ -4,7 +4,6 @@
 
 #include <string_view>
 
-#include "ge/base/options.h"
 #include "ge/ir/graph.h"
 
 namespace ge {
@@ -12,7 +11,6 @@ namespace ge {
 class Device;
 
 struct PassContext {
-  const Options* options = nullptr;
   Device* device = nullptr;              // for passes that evaluate (constant folding); may be null
   int64_t fold_limit_bytes = 1 << 20;    // constant folding never materializes more than this per node
 };

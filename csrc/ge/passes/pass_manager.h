@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ge/base/options.h"
 #include "ge/ops/op_registry.h"  // VerifyGraphTypes
 #include "ge/passes/pass.h"
 
