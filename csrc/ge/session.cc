@@ -41,7 +41,7 @@ struct Session::Entry {
   std::mutex compile_mu;  // one compilation at a time per graph
   std::unique_ptr<Graph> graph;
   Options options;
-  std::shared_ptr<SinkExecutor> executor;  // set once compiled
+  std::shared_ptr<SinkExecutor> executor;  // set once compiled; read with std::atomic_load (no lock per run)
   CompiledGraphSummary summary;
 };
 
@@ -71,7 +71,7 @@ Status Session::AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const 
 Status Session::CompileGraph(uint32_t graph_id) {
   GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
   std::lock_guard<std::mutex> lock(entry->compile_mu);
-  if (entry->executor) return {};
+  if (std::atomic_load(&entry->executor)) return {};
   Options merged;
   {
     std::lock_guard<std::mutex> g(Global().mu);
@@ -100,29 +100,24 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.stages = compiled.stages;
   s.fused_groups = compiled.fused_groups;
   s.passes = compiled.passes;
-  entry->executor = std::move(executor);
+  std::atomic_store(&entry->executor, std::move(executor));
   return {};
 }
 
-Status Session::RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+Expected<std::shared_ptr<SinkExecutor>> Session::Executor(uint32_t graph_id) const {
   GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
-  std::shared_ptr<SinkExecutor> executor;
-  {
-    std::lock_guard<std::mutex> lock(entry->compile_mu);
-    executor = entry->executor;
-  }
-  GE_CHECK(executor != nullptr, "graph {} must be compiled (CompileGraph) before it runs", graph_id);
+  auto executor = std::atomic_load(&entry->executor);
+  GE_CHECK(executor != nullptr, "graph {} must be compiled (CompileGraph) first", graph_id);
+  return executor;
+}
+
+Status Session::RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  GE_ASSIGN_OR_RETURN(auto executor, Executor(graph_id));
   return executor->Run(inputs, outputs);
 }
 
 Expected<GraphProfile> Session::TakeProfile(uint32_t graph_id) {
-  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
-  std::shared_ptr<SinkExecutor> executor;
-  {
-    std::lock_guard<std::mutex> lock(entry->compile_mu);
-    executor = entry->executor;
-  }
-  GE_CHECK(executor != nullptr, "graph {} has not been compiled", graph_id);
+  GE_ASSIGN_OR_RETURN(auto executor, Executor(graph_id));
   GraphProfile profile;
   const Model& m = executor->model();
   profile.graph_name = m.graph_name;

@@ -68,6 +68,7 @@ class Session {
  private:
   struct Entry;
   Expected<std::shared_ptr<Entry>> Find(uint32_t graph_id) const;
+  Expected<std::shared_ptr<SinkExecutor>> Executor(uint32_t graph_id) const;  // compiled graphs only
 
   Options options_;
   mutable std::mutex mu_;
