@@ -83,6 +83,7 @@ class GeCompiler:
             "arena_no_reuse": summary["arena_no_reuse"],
             "view_values": summary["view_values"],
             "inplace_values": summary["inplace_values"],
+            "workspace_bytes": summary["workspace_bytes"],
             "const_bytes": summary["const_memory_size"],
             "native_nodes": summary["engines"].get("native", 0),
             "fallback_nodes": summary["engines"].get("host_fallback", 0),
@@ -148,6 +149,7 @@ def write_compile_stat(report, summary, directory):
         "ir_ops": report["ir_ops"],
         "memory": {"arena_bytes": arena, "arena_lower_bound": bound, "arena_no_reuse": report["arena_no_reuse"],
                    "view_values": report["view_values"], "inplace_values": report["inplace_values"],
+                   "workspace_bytes": report["workspace_bytes"],
                    "arena_over_lower_bound": arena / bound if bound else None, "const_bytes": report["const_bytes"]},
     }
     os.makedirs(directory, exist_ok=True)

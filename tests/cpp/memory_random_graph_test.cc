@@ -1,9 +1,10 @@
-// Property test over random DAGs (elementwise ops, broadcasts, reshapes that become zero-copy
-// views): every graph compiles with the arena at or above the live-bytes bound and computes the
+// Property test over random DAGs (elementwise ops, broadcasts, reshapes, slices and selects that
+// become zero-copy views at an offset into their root): every graph compiles with the arena at or above the live-bytes bound and computes the
 // same numbers with memory reuse on and off (a planner that let two live values share bytes, or
 // a view outlived by its root, would change them). Also: no run allocates engine memory.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <random>
 
 #include "devices/cpu/cpu_device.h"
@@ -28,6 +29,22 @@ std::unique_ptr<Graph> RandomGraph(std::mt19937& rng, int* inputs) {
     if (rng() % 6 == 0 && (s == 1 || s == 3)) {  // a reshape between [4, 16] and [64]: a zero-copy view
       const size_t other = s == 1 ? 3 : 1;
       pool[other].push_back(es::Reshape(x, b.CreateVector(shapes[other])));
+      continue;
+    }
+    if (rng() % 6 == 0 && s >= 1) {  // a contiguous block of x: a view `k` blocks into it
+      const auto k = static_cast<int64_t>(rng() % 3);
+      auto range = [&](int64_t begin, int64_t end) {
+        return std::array{b.CreateVector({begin}), b.CreateVector({end}), b.CreateVector({0}), b.CreateVector({1})};
+      };
+      if (s == 3) {  // [64] -> [16]
+        auto r = range(16 * k, 16 * k + 16);
+        pool[0].push_back(es::StridedSliceV2(x, r[0], r[1], r[2], r[3]));
+      } else if (s == 1) {  // [4, 16] -> row k: [16]
+        pool[0].push_back(es::GatherV2(x, b.CreateScalar(static_cast<double>(k), DataType::kInt64), b.CreateVector({0})));
+      } else {  // [3, 4, 16] -> [1, 4, 16] -> [4, 16]
+        auto r = range(k, k + 1);
+        pool[1].push_back(es::Reshape(es::StridedSliceV2(x, r[0], r[1], r[2], r[3]), b.CreateVector(shapes[1])));
+      }
       continue;
     }
     switch (rng() % 5) {

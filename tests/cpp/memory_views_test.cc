@@ -1,5 +1,6 @@
-// Zero-copy views: reshapes of arena values, inputs and constants read their source's bytes (no
-// task); a view that is a graph output, or of a value updated in place, stays a copy.
+// Zero-copy views: reshapes, and slices/selects of one contiguous block, of arena values, inputs
+// and constants read their source's bytes (no task); a view that is a graph output, or of a
+// value updated in place, stays a copy.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,6 +111,79 @@ TEST_F(MemoryViewsTest, ElementwiseOpsWriteOverInputsThatDieThere) {
     const float a = std::exp(data[i]);
     EXPECT_FLOAT_EQ(out[0][i], -std::max(a, 0.0f) + a);
   }
+}
+
+TEST_F(MemoryViewsTest, SlicesOfOneContiguousBlockAreViewsAtTheirOffset) {
+  es::GraphBuilder b("slices");
+  auto x = b.CreateInput(0, DataType::kFloat, {4, 3});
+  auto c = b.CreateConst(Tensor::FromVector(DataType::kFloat, {2, 3}, std::vector<float>{1, 2, 3, 10, 20, 30}));
+  auto slice = [&](es::EsTensor t, int64_t begin, int64_t end, int64_t axis) {
+    return es::StridedSliceV2(t, b.CreateVector({begin}), b.CreateVector({end}), b.CreateVector({axis}),
+                              b.CreateVector({1}));
+  };
+  auto rows = slice(x, 1, 3, 0);                                          // view: x bytes 12..36
+  auto cols = slice(x, 0, 2, 1);                                          // strided: a copy
+  auto picked = es::GatherV2(x, b.CreateScalar(2, DataType::kInt64), b.CreateVector({0}));  // view: row 2
+  auto const_row = slice(c, 1, 2, 0);                                     // view into the constant
+  auto hidden = es::Exp(x);
+  auto hidden_rows = slice(hidden, 2, 4, 0);                              // view of an arena value
+  b.SetOutputs({es::Add(rows, hidden_rows), es::Mul(picked, const_row), es::Neg(cols)});
+  int views = 0, tasks = 0;
+  std::vector<float> in(12);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  auto out = Run(std::move(b.Build()).value(), {in}, &views, &tasks);
+  EXPECT_EQ(views, 4);
+  EXPECT_EQ(tasks, 5);  // Exp, the column slice, Add, Mul, Neg
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 3; ++k) EXPECT_FLOAT_EQ(out[0][r * 3 + k], in[(1 + r) * 3 + k] + std::exp(in[(2 + r) * 3 + k]));
+  const float tens[] = {10, 20, 30};
+  for (int k = 0; k < 3; ++k) EXPECT_FLOAT_EQ(out[1][k], in[6 + k] * tens[k]);
+  for (int r = 0; r < 4; ++r)
+    for (int k = 0; k < 2; ++k) EXPECT_FLOAT_EQ(out[2][r * 2 + k], -in[r * 3 + k]);
+}
+
+TEST_F(MemoryViewsTest, LeadingUnitDimsLetAnInnerSliceBeAView) {
+  es::GraphBuilder b("inner");
+  auto x = b.CreateInput(0, DataType::kFloat, {1, 2, 8});
+  auto slice = [&](es::EsTensor t, int64_t begin, int64_t end, int64_t axis) {
+    return es::StridedSliceV2(t, b.CreateVector({begin}), b.CreateVector({end}), b.CreateVector({axis}),
+                              b.CreateVector({1}));
+  };
+  auto hidden = es::Exp(x);
+  auto second = slice(hidden, 1, 2, 1);        // [1, 1, 8]: the second row, contiguous
+  auto part = slice(second, 2, 6, 2);          // [1, 1, 4]: leading dims are 1, so contiguous too
+  auto last = slice(hidden, 4, 8, 2);          // [1, 2, 4]: two runs, a copy
+  b.SetOutputs({es::Relu(part), es::Neg(last)});
+  int views = 0, tasks = 0;
+  std::vector<float> in(16);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.1f * static_cast<float>(i);
+  auto out = Run(std::move(b.Build()).value(), {in}, &views, &tasks);
+  EXPECT_EQ(views, 2);
+  for (int k = 0; k < 4; ++k) EXPECT_FLOAT_EQ(out[0][k], std::exp(in[8 + 2 + k]));
+  for (int r = 0; r < 2; ++r)
+    for (int k = 0; k < 4; ++k) EXPECT_FLOAT_EQ(out[1][r * 4 + k], -std::exp(in[r * 8 + 4 + k]));
+}
+
+TEST_F(MemoryViewsTest, AnOpMayWriteOverASliceViewThatDiesThere) {
+  es::GraphBuilder b("over_slice");
+  auto x = b.CreateInput(0, DataType::kFloat, {4, 16});
+  auto slice = [&](es::EsTensor t, int64_t begin, int64_t end) {
+    return es::StridedSliceV2(t, b.CreateVector({begin}), b.CreateVector({end}), b.CreateVector({0}),
+                              b.CreateVector({1}));
+  };
+  auto hidden = es::Exp(x);
+  auto head = es::Neg(slice(hidden, 0, 2));   // reads rows 0-1 first
+  auto tail = es::Relu(slice(hidden, 2, 4));  // the last reader of `hidden`: may write over rows 2-3
+  b.SetOutputs({es::Add(head, tail)});
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, [&] { return std::move(b.Build()).value(); }()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  EXPECT_GE(s.GetCompiledGraphSummary(1)->inplace_values, 1);
+  std::vector<float> in(64);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = 0.05f * static_cast<float>(i) - 1.0f;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {4, 16}), in.data(), nullptr)}, &out).ok());
+  for (int i = 0; i < 32; ++i) EXPECT_FLOAT_EQ(out[0].data_as<float>()[i], -std::exp(in[i]) + std::exp(in[32 + i]));
 }
 
 }  // namespace

@@ -29,3 +29,33 @@ def test_arena_near_the_bound_and_reuse_off_matches(entry):
     assert on["arena_bytes"] <= 1.10 * on["arena_lower_bound"], on
     # With reuse on, reshapes are views: fewer values need bytes of their own at all.
     assert on["arena_no_reuse"] <= off["arena_no_reuse"]
+
+
+class _Slicer(torch.nn.Module):
+    """Row slices, a select and a chunk that each take one contiguous block, next to column
+    slices that cannot."""
+
+    def forward(self, x, cache):
+        h = torch.tanh(x)                      # [6, 8]: arena
+        top, bottom = h.chunk(2, dim=0)        # two contiguous row blocks of h
+        first = x[0]                           # a row of the caller's input
+        window = cache[:, 1:3]                 # [1, 2, 8] of [1, 4, 8]: leading dim 1, contiguous
+        left = h[:, :4]                        # columns: strided, a copy
+        return top * bottom + first, window.sum(-1) + left.sum(), torch.relu(bottom[1:]).mean()
+
+
+def test_contiguous_slices_are_views_with_eager_numbers():
+    x, cache = torch.randn(6, 8), torch.randn(1, 4, 8)
+    reports = {}
+    for reuse in (True, False):
+        config = torchair_ge.CompilerConfig()
+        config.ge_config.memory_reuse = reuse
+        backend = torchair_ge.get_npu_backend(compiler_config=config)
+        torch._dynamo.reset()
+        got = torch.compile(_Slicer(), backend=backend, dynamic=False)(x, cache)
+        torch.testing.assert_close(got, _Slicer()(x, cache))
+        (reports[reuse],) = backend.compiler.reports
+    # top, bottom, x[0], the cache window and bottom[1:] read their source's bytes.
+    assert reports[True]["view_values"] >= 5, reports[True]
+    assert reports[False]["view_values"] == 0
+    assert reports[True]["tasks"] < reports[False]["tasks"]

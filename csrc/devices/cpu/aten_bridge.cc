@@ -53,11 +53,14 @@ Expected<at::Tensor> MakeRebindableTensor(const TensorDesc& desc, c10::Storage* 
   return tensor;
 }
 
-Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage) {
+Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage, int64_t byte_offset) {
   GE_ASSIGN_OR_RETURN(at::ScalarType type, ToScalarType(desc.dtype));
+  const int64_t item = DataTypeSize(desc.dtype);
+  GE_CHECK(byte_offset % item == 0, "view offset {} is not a multiple of the element size {}", byte_offset, item);
   auto tensor = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
                                                          c10::scalarTypeToTypeMeta(type));
   tensor.unsafeGetTensorImpl()->set_sizes_contiguous(desc.shape);
+  tensor.unsafeGetTensorImpl()->set_storage_offset(byte_offset / item);
   return tensor;
 }
 

@@ -16,9 +16,10 @@ Expected<at::Tensor> WrapMemory(void* data, const TensorDesc& desc);
 // A tensor whose storage pointer is swapped per run (graph inputs/outputs). Every view made
 // from it shares the storage and so follows the swap.
 Expected<at::Tensor> MakeRebindableTensor(const TensorDesc& desc, c10::Storage* storage_out);
+// A contiguous tensor of `desc` over an existing storage, `byte_offset` bytes in (a view of a
+// rebindable I/O value).
+Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage, int64_t byte_offset = 0);
 // An owning ge::Tensor that keeps `tensor` alive (zero-copy).
-// A contiguous tensor of `desc` over an existing storage (a view of a rebindable I/O value).
-Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage);
 Expected<Tensor> ToGeTensor(const at::Tensor& tensor);
 // An at::Tensor over a ge::Tensor's memory that keeps the ge::Tensor's owner alive (zero-copy).
 Expected<at::Tensor> ToAtenTensor(const Tensor& tensor);

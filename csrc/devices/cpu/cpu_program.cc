@@ -29,7 +29,7 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
         auto [it, first] = first_value_of_input.emplace(v.io_index, id);
         if (!first) {  // an in-place update or a view of that input: the same storage, its own shape
           program->io_storages_[id] = program->io_storages_[it->second];
-          t = TensorOnStorage(v.desc, program->io_storages_[id]);
+          t = TensorOnStorage(v.desc, program->io_storages_[id], v.offset);
           break;
         }
         t = MakeRebindableTensor(v.desc, &program->io_storages_[id]);
@@ -46,6 +46,7 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
     KernelArgs args{task, {}, {}};
     for (int32_t id : task.inputs) args.inputs.push_back(id < 0 ? at::Tensor() : program->values_[static_cast<size_t>(id)]);
     for (int32_t id : task.outputs) args.outputs.push_back(program->values_[static_cast<size_t>(id)]);
+    for (int32_t id : task.workspaces) args.workspaces.push_back(program->values_[static_cast<size_t>(id)]);
     GE_ASSIGN_OR_RETURN(auto kernel, registry.Create(args));
     program->kernels_.push_back(std::move(kernel));
   }

@@ -48,7 +48,16 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
   return *registry;
 }
 
-void CpuKernelRegistry::Register(const std::string& type, KernelCreator creator) { creators_[type] = std::move(creator); }
+void CpuKernelRegistry::Register(const std::string& type, KernelCreator creator, WorkspaceFn workspaces) {
+  creators_[type] = std::move(creator);
+  if (workspaces) workspaces_[type] = std::move(workspaces);
+}
+
+std::vector<TensorDesc> CpuKernelRegistry::Workspaces(const std::string& op_type, const std::vector<TensorDesc>& inputs,
+                                                      const std::vector<TensorDesc>& outputs, const AttrMap& attrs) const {
+  auto it = workspaces_.find(op_type);
+  return it == workspaces_.end() ? std::vector<TensorDesc>{} : it->second(inputs, outputs, attrs);
+}
 
 void CpuKernelRegistry::RegisterUnary(const std::string& type, UnaryOutFn fn) {
   Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {

@@ -19,6 +19,7 @@ struct KernelArgs {
   const TaskDef& task;
   std::vector<at::Tensor> inputs;   // undefined tensor for an absent optional input
   std::vector<at::Tensor> outputs;
+  std::vector<at::Tensor> workspaces;  // arena scratch, as the op's WorkspaceFn asked for
 
   template <typename T>
   Expected<T> Attr(const std::string& name) const {
@@ -29,6 +30,9 @@ struct KernelArgs {
 };
 
 using KernelCreator = std::function<Expected<std::unique_ptr<Kernel>>(KernelArgs&)>;
+// The scratch tensors a kernel needs, from its input/output descs and attrs (KernelFactory::Workspaces).
+using WorkspaceFn = std::function<std::vector<TensorDesc>(const std::vector<TensorDesc>& inputs,
+                                                          const std::vector<TensorDesc>& outputs, const AttrMap& attrs)>;
 
 // The values of a small integer constant input (axes, perm, concat dim), read at load time.
 std::vector<int64_t> ConstIntValues(const at::Tensor& constant);
@@ -43,7 +47,7 @@ std::unique_ptr<Kernel> MakeKernel(const TaskDef& task, std::function<void()> bo
 class CpuKernelRegistry final : public KernelFactory {
  public:
   static CpuKernelRegistry& Global();
-  void Register(const std::string& type, KernelCreator creator);
+  void Register(const std::string& type, KernelCreator creator, WorkspaceFn workspaces = nullptr);
   // One elementwise ATen out-variant: TensorIterator reads each element before writing it, so
   // these kernels may write over an input (WritesOverInput).
   void RegisterUnary(const std::string& type, UnaryOutFn fn);
@@ -51,11 +55,14 @@ class CpuKernelRegistry final : public KernelFactory {
   bool Supports(const std::string& op_type) const override;
   std::vector<std::string> SupportedOps() const override;
   bool WritesOverInput(const std::string& op_type) const override { return writes_over_input_.count(op_type) != 0; }
+  std::vector<TensorDesc> Workspaces(const std::string& op_type, const std::vector<TensorDesc>& inputs,
+                                     const std::vector<TensorDesc>& outputs, const AttrMap& attrs) const override;
   Expected<std::unique_ptr<Kernel>> Create(KernelArgs& args) const;
 
  private:
   std::map<std::string, KernelCreator> creators_;
   std::set<std::string> writes_over_input_;
+  std::map<std::string, WorkspaceFn> workspaces_;
 };
 
 // Per-family registration (kernels/*.cc).

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "ge/compiler/memory_planner.h"
+#include "ge/compiler/partition.h"
+#include "ge/compiler/view_ops.h"
 #include "ge/passes/rewrite_utils.h"
 #include "ge/ops/op_registry.h"
 
@@ -19,19 +21,6 @@ const char* PlacementName(Placement p) {
   return "?";
 }
 
-// A node whose output can be its input's bytes read with another shape: a reshape of a dense
-// value (every value is dense). Not when either side is updated in place (a view would see the
-// update that a copy taken earlier would not), nor across control edges.
-bool ViewOp(const Node* node) {
-  const bool reshape = IsPlainReshape(node) || node->type() == "Flatten" || node->type() == "Identity";
-  if (!reshape || node->num_outputs() != 1 || !node->input(0).valid() || HasControlEdges(node)) return false;
-  const Value x = node->input(0);
-  const TensorDesc& in = x.node->output_desc(x.index);
-  const TensorDesc& out = node->output_desc(0);
-  return in.dtype == out.dtype && in.NumElements() == out.NumElements() && !IsMutatedValue(x) &&
-         !IsMutatedValue(Value{const_cast<Node*>(node), 0});
-}
-
 }  // namespace
 
 Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse,
@@ -43,6 +32,8 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
   for (Node* node : schedule) {  // the memory stage may plan several orders: drop an earlier plan's marks
     node->mutable_attrs().erase(kAttrView);
     node->mutable_attrs().erase(kAttrInplaceInput);
+    node->mutable_attrs().erase(kAttrWorkspaceOffsets);
+    node->mutable_attrs().erase(kAttrWorkspaceSizes);
   }
 
   for (Node* node : schedule) {
@@ -97,10 +88,11 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
   }
 
   // Values sharing bytes form groups named by their root (the first value): zero-copy views
-  // read their root's bytes; an elementwise op may write its output over an input that dies at
-  // that op. Views of arena values, inputs and constants; a view that is a graph output keeps
-  // its own output memory (and its copy kernel).
+  // read a contiguous block of their root's bytes (`delta` bytes in); an elementwise op may
+  // write its output over an input that dies at that op. Views of arena values, inputs and
+  // constants; a view that is a graph output keeps its own output memory (and its copy kernel).
   std::vector<int32_t> root_of(layout.values.size());
+  std::vector<int64_t> delta(layout.values.size(), 0);  // byte offset of a value inside its root
   for (size_t id = 0; id < root_of.size(); ++id) root_of[id] = static_cast<int32_t>(id);
   std::vector<int32_t> last_use(layout.values.size(), 0);  // step of each value's last reader
   for (Node* node : schedule)
@@ -114,23 +106,30 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     auto it = group_last.find(root);
     return it == group_last.end() ? last_use[static_cast<size_t>(root)] : it->second;
   };
-  auto join = [&](int32_t value, int32_t root) {
+  auto value_of = [&](Value v) { return layout.value_ids[v.node][static_cast<size_t>(v.index)]; };
+  auto join = [&](int32_t value, int32_t source, int64_t offset_in_source) {
+    const int32_t root = root_of[static_cast<size_t>(source)];
     root_of[static_cast<size_t>(value)] = root;
+    delta[static_cast<size_t>(value)] = delta[static_cast<size_t>(source)] + offset_in_source;
     group_last[root] = std::max(group_end(root), last_use[static_cast<size_t>(value)]);
   };
   // A view reads its root's bytes; it needs no kernel at all.
   auto try_view = [&](Node* node) {
-    if (!ViewOp(node)) return false;
+    const std::optional<int64_t> offset = ViewByteOffset(node);
+    if (!offset) return false;
     const int32_t out = layout.value_ids[node][0];
-    const Value x = node->input(0);
-    const int32_t root = root_of[static_cast<size_t>(layout.value_ids[x.node][static_cast<size_t>(x.index)])];
+    const int32_t source = value_of(node->input(0));
+    const int32_t root = root_of[static_cast<size_t>(source)];
     ValueInfo& view = layout.values[static_cast<size_t>(out)];
-    const ValueInfo& source = layout.values[static_cast<size_t>(root)];
-    if (view.placement != Placement::kArena || source.placement == Placement::kOutput) return false;
-    join(out, root);
-    view.placement = source.placement;
-    view.io_index = source.io_index;
-    if (source.placement == Placement::kConstant) view.constant = Tensor(view.desc, source.constant.data(), source.constant.owner());
+    const ValueInfo& root_info = layout.values[static_cast<size_t>(root)];
+    if (view.placement != Placement::kArena || root_info.placement == Placement::kOutput) return false;
+    join(out, source, *offset);
+    view.placement = root_info.placement;
+    view.io_index = root_info.io_index;
+    if (root_info.placement == Placement::kInput) view.offset = delta[static_cast<size_t>(out)];
+    if (root_info.placement == Placement::kConstant)
+      view.constant = Tensor(view.desc, static_cast<uint8_t*>(root_info.constant.data()) + delta[static_cast<size_t>(out)],
+                             root_info.constant.owner());
     node->SetAttr(kAttrView, true);
     ++layout.view_values;
     return true;
@@ -145,10 +144,10 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     for (int i = 0; i < node->num_inputs(); ++i) {
       const Value x = node->input(i);
       if (!x.valid() || !(x.node->output_desc(x.index) == node->output_desc(0))) continue;
-      const int32_t root = root_of[static_cast<size_t>(layout.value_ids[x.node][static_cast<size_t>(x.index)])];
+      const int32_t root = root_of[static_cast<size_t>(value_of(x))];
       if (layout.values[static_cast<size_t>(root)].placement != Placement::kArena) continue;
       if (group_end(root) != step_of[node]) continue;  // something reads it later
-      join(out, root);
+      join(out, value_of(x), 0);
       node->SetAttr(kAttrInplaceInput, int64_t{i});
       ++layout.inplace_values;
       return;
@@ -159,7 +158,8 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
       if (!try_view(node)) try_write_over_input(node);
   }
 
-  // One arena buffer per group root, live from the root's producer to its group's last use.
+  // One arena buffer per group root, live from the root's producer to its group's last use,
+  // and one per kernel workspace, live only while its task runs.
   std::vector<BufferRequest> requests;
   std::vector<int32_t> request_value;
   for (Node* node : schedule) {
@@ -169,12 +169,27 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
       requests.push_back({layout.values[static_cast<size_t>(id)].desc.ByteSize(), step_of[node], group_end(id)});
       request_value.push_back(id);
     }
+    if (kernels == nullptr || IsLocalOp(node->type()) || node->GetAttrOr<bool>(kAttrView, false)) continue;
+    std::vector<TensorDesc> inputs, outputs;
+    for (Value v : node->inputs()) inputs.push_back(v.valid() ? v.node->output_desc(v.index) : TensorDesc());
+    for (int o = 0; o < node->num_outputs(); ++o) outputs.push_back(node->output_desc(o));
+    for (TensorDesc& desc : kernels->Workspaces(node->type(), inputs, outputs, node->attrs())) {
+      const auto id = static_cast<int32_t>(layout.values.size());
+      ValueInfo info;
+      info.desc = std::move(desc);
+      info.producer = node->name() + " (workspace)";
+      layout.workspace_bytes += info.desc.ByteSize();
+      requests.push_back({info.desc.ByteSize(), step_of[node], step_of[node]});
+      request_value.push_back(id);
+      layout.values.push_back(std::move(info));
+      layout.workspace_ids[node].push_back(id);
+    }
   }
   const ArenaPlan plan = PlanArena(requests, reuse);
   for (size_t r = 0; r < requests.size(); ++r) layout.values[static_cast<size_t>(request_value[r])].offset = plan.offsets[r];
-  for (size_t id = 0; id < root_of.size(); ++id)
+  for (size_t id = 0; id < root_of.size(); ++id)  // node outputs (workspaces come after them and are roots)
     if (root_of[id] != static_cast<int32_t>(id) && layout.values[id].placement == Placement::kArena)
-      layout.values[id].offset = layout.values[static_cast<size_t>(root_of[id])].offset;
+      layout.values[id].offset = layout.values[static_cast<size_t>(root_of[id])].offset + delta[id];
   layout.arena_size = plan.arena_size;
   layout.arena_lower_bound = plan.lower_bound;
   layout.arena_no_reuse = plan.no_reuse_size;
@@ -193,6 +208,15 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
       node->SetAttr(kAttrMemOffsets, offsets);
       node->SetAttr(kAttrMemSizes, sizes);
       node->SetAttr(kAttrPlacement, placements);
+    }
+    if (auto ws = layout.workspace_ids.find(node); ws != layout.workspace_ids.end()) {
+      std::vector<int64_t> ws_offsets, ws_sizes;
+      for (int32_t id : ws->second) {
+        ws_offsets.push_back(layout.values[static_cast<size_t>(id)].offset);
+        ws_sizes.push_back(layout.values[static_cast<size_t>(id)].desc.ByteSize());
+      }
+      node->SetAttr(kAttrWorkspaceOffsets, ws_offsets);
+      node->SetAttr(kAttrWorkspaceSizes, ws_sizes);
     }
   }
   return layout;

@@ -21,15 +21,19 @@ struct MemoryLayout {
   int64_t arena_no_reuse = 0;  // the arena if no two values shared bytes
   int64_t view_values = 0;     // values that are zero-copy views of another value's bytes
   int64_t inplace_values = 0;  // elementwise outputs written over an input that dies there
+  std::unordered_map<const Node*, std::vector<int32_t>> workspace_ids;  // per kernel node (KernelFactory::Workspaces)
+  int64_t workspace_bytes = 0;
   int64_t const_bytes = 0;
 };
 
 
 // Stage "memory". Pinned (never in the arena): graph inputs (read in place), constants, and
 // graph outputs (written straight into the tensors handed back to the caller). Reshapes,
-// flattens and identities become zero-copy views of their input (attr `_view`; no task) when
-// reuse is on and neither side is updated in place or is a graph output.
-// With `kernels`, an op whose kernel WritesOverInput may take the bytes of an input that dies at it.
+// flattens, identities and slices/selects that take one contiguous block become zero-copy views
+// of their input (attr `_view`; no task; see ViewByteOffset) when reuse is on and neither side
+// is updated in place or is a graph output.
+// With `kernels`, an op whose kernel WritesOverInput may take the bytes of an input that dies at
+// it, and every workspace a kernel asks for is an arena value live only at its task.
 Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse = true,
                                     const KernelFactory* kernels = nullptr);
 

@@ -22,6 +22,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
       task.inputs.push_back(v.valid() ? layout.value_ids.at(v.node)[static_cast<size_t>(v.index)] : -1);
     task.outputs = layout.value_ids.at(node);
     for (int o = 0; o < node->num_outputs(); ++o) task.output_used.push_back(!node->users(o).empty());
+    if (auto ws = layout.workspace_ids.find(node); ws != layout.workspace_ids.end()) task.workspaces = ws->second;
     model->tasks.push_back(std::move(task));
   }
   for (int32_t id : layout.input_values) model->input_descs.push_back(layout.values[static_cast<size_t>(id)].desc);
@@ -35,6 +36,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->arena_no_reuse = layout.arena_no_reuse;
   model->view_values = layout.view_values;
   model->inplace_values = layout.inplace_values;
+  model->workspace_bytes = layout.workspace_bytes;
   model->const_bytes = layout.const_bytes;
   return std::shared_ptr<const Model>(std::move(model));
 }

@@ -13,6 +13,8 @@ inline constexpr const char* kAttrMemOffsets = "_mem_offsets";  // ints per outp
 inline constexpr const char* kAttrMemSizes = "_mem_sizes";      // ints per output: bytes
 inline constexpr const char* kAttrView = "_view";               // bool: output is a zero-copy view of input 0 (no task)
 inline constexpr const char* kAttrInplaceInput = "_inplace_input";  // int: output written over this input's bytes
+inline constexpr const char* kAttrWorkspaceOffsets = "_workspace_offsets";  // ints: arena offset of each kernel scratch tensor
+inline constexpr const char* kAttrWorkspaceSizes = "_workspace_sizes";      // ints: their bytes
 inline constexpr const char* kAttrPlacement = "_placement";     // strings per output: arena/input/output/constant
 
 }  // namespace ge

@@ -29,6 +29,13 @@ class KernelFactory {
   // shape (each element read before it is written): the memory planner then lets an output
   // take the bytes of an input that dies at the op.
   virtual bool WritesOverInput(const std::string& op_type) const { return false; }
+  // Scratch tensors the op's kernel needs while it runs (e.g. statistics or indices an ATen
+  // out-variant insists on writing). The memory planner gives each one arena bytes live only
+  // at that task, so scratch reuses memory like any value and a run allocates none.
+  virtual std::vector<TensorDesc> Workspaces(const std::string& op_type, const std::vector<TensorDesc>& inputs,
+                                             const std::vector<TensorDesc>& outputs, const AttrMap& attrs) const {
+    return {};
+  }
 };
 
 class Allocator {

@@ -12,9 +12,9 @@ namespace ge {
 // Where a value's bytes live while a run executes.
 enum class Placement : uint8_t {
   kArena,     // `offset` bytes into the run's arena
-  kInput,     // the caller's input tensor number `io_index`, read in place
+  kInput,     // the caller's input tensor number `io_index`, read in place from byte `offset`
   kOutput,    // an output tensor allocated per run and handed to the caller, number `io_index`
-  kConstant,  // `constant`, owned by the model
+  kConstant,  // `constant`, owned by the model (a view's `constant` points into its root's bytes)
 };
 
 struct ValueInfo {
@@ -36,6 +36,7 @@ struct TaskDef {
   std::vector<int32_t> inputs;   // value ids; -1 for an absent optional input
   std::vector<int32_t> outputs;  // value ids
   std::vector<bool> output_used; // kernels may skip outputs nobody reads
+  std::vector<int32_t> workspaces;  // value ids of the scratch tensors the kernel asked for (arena)
 };
 
 // How graph output k is produced.
@@ -58,6 +59,7 @@ struct Model {
   int64_t arena_no_reuse = 0;     // the arena if no two values shared bytes
   int64_t view_values = 0;        // values read as zero-copy views of another value
   int64_t inplace_values = 0;     // elementwise outputs written over a dying input
+  int64_t workspace_bytes = 0;    // scratch requested by kernels (planned in the arena)
   int64_t const_bytes = 0;
 };
 

@@ -81,9 +81,8 @@ Expected<PoolWindow> ReadPoolWindow(const KernelArgs& a) {
 
 Expected<std::unique_ptr<Kernel>> CreateMaxPoolV3(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
-  // ATen's out-variant also produces argmax indices: a workspace allocated once, here.
-  at::Tensor indices = at::empty(a.outputs[0].sizes(), at::TensorOptions().dtype(at::kLong));
-  return MakeKernel(a.task, [w, indices, x = a.inputs[0], y = a.outputs[0]]() mutable {
+  // ATen's out-variant also produces argmax indices, which nobody reads: a workspace.
+  return MakeKernel(a.task, [w, indices = a.workspaces.at(0), x = a.inputs[0], y = a.outputs[0]]() mutable {
     at::max_pool2d_with_indices_out(y, indices, x, w.kernel, w.stride, w.padding, /*dilation=*/{1, 1}, w.ceil_mode);
   });
 }
@@ -151,13 +150,13 @@ Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
   std::optional<at::Tensor> gamma, beta;
   if (a.inputs[1].defined()) gamma = a.inputs[1];
   if (a.inputs[2].defined()) beta = a.inputs[2];
-  // ATen gives 1/sqrt(var + eps); the IR's third output is the variance itself.
-  at::Tensor rstd = at::empty(a.outputs[1].sizes(), a.outputs[1].options());
+  // ATen gives 1/sqrt(var + eps); the IR's third output is the variance itself, so rstd is
+  // written into that output's bytes and turned into the variance there when anyone reads it.
   const bool want_variance = a.task.output_used.size() > 2 && a.task.output_used[2];
   return MakeKernel(a.task, [=, y = a.outputs[0], mean = a.outputs[1], variance = a.outputs[2]]() mutable {
-    at::native_layer_norm_out(y, mean, rstd, x, normalized, gamma, beta, eps);
+    at::native_layer_norm_out(y, mean, variance, x, normalized, gamma, beta, eps);
     if (want_variance) {
-      at::pow_out(variance, rstd, -2);
+      variance.pow_(-2);
       variance.sub_(eps);
     }
   });
@@ -168,7 +167,10 @@ Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
 void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("Conv2D", CreateConv2D);
   r.Register("Conv2DTranspose", CreateConv2DTranspose);
-  r.Register("MaxPoolV3", CreateMaxPoolV3);
+  r.Register("MaxPoolV3", CreateMaxPoolV3, [](const std::vector<TensorDesc>&, const std::vector<TensorDesc>& outputs,
+                                               const AttrMap&) {
+    return std::vector<TensorDesc>{TensorDesc(DataType::kInt64, outputs.at(0).shape)};  // the argmax indices
+  });
   r.Register("AvgPoolV2", CreateAvgPoolV2);
   r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);
   r.Register("BatchNorm", CreateBatchNorm);
