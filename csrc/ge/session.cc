@@ -100,6 +100,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.engine_counts = compiled.engine_counts;
   s.stages = compiled.stages;
   s.fused_groups = compiled.fused_groups;
+  s.autofuse = compiled.autofuse;
   s.passes = compiled.passes;
   std::atomic_store(&entry->executor, std::move(executor));
   return {};

@@ -35,6 +35,7 @@ struct CompiledGraphSummary {
   std::vector<TensorDesc> output_descs;
   std::map<std::string, int> engine_counts;
   int fused_groups = 0;
+  autofuse::AutofuseStats autofuse;  // generated kernels: how many, nodes fused, cache hit, build time, fallback reason
   std::vector<StageStat> stages;
   std::vector<PassStat> passes;
 };

@@ -35,7 +35,11 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
     passes.append(py::dict(py::arg("stage") = p.stage, py::arg("name") = p.pass, py::arg("ms") = p.milliseconds,
                            py::arg("nodes_before") = p.nodes_before, py::arg("nodes") = p.nodes_after,
                            py::arg("runs") = p.runs, py::arg("changed") = p.changed));
-  return py::dict(py::arg("is_static") = s.is_static, py::arg("passes") = passes, py::arg("const_memory_size") = s.const_memory_size,
+  const auto& af = s.autofuse;
+  py::dict autofuse(py::arg("kernels") = af.kernels, py::arg("fused_nodes") = af.fused_nodes,
+                    py::arg("cache_hit") = af.cache_hit, py::arg("build_ms") = af.build_ms, py::arg("library") = af.library,
+                    py::arg("source") = af.source, py::arg("fallback") = af.fallback);
+  return py::dict(py::arg("is_static") = s.is_static, py::arg("autofuse") = autofuse, py::arg("passes") = passes, py::arg("const_memory_size") = s.const_memory_size,
                   py::arg("feature_memory_size") = s.feature_memory_size,
                   py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("arena_no_reuse") = s.arena_no_reuse, py::arg("view_values") = s.view_values, py::arg("inplace_values") = s.inplace_values, py::arg("workspace_bytes") = s.workspace_bytes, py::arg("stream_num") = s.stream_num,
                   py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),

@@ -43,6 +43,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterMathExtraKernels(*r);
     RegisterSelectionKernels(*r);
     RegisterTorchOpKernel(*r);
+    RegisterFusedKernel(*r);
     return r;
   }();
   return *registry;

@@ -20,6 +20,7 @@ struct KernelArgs {
   std::vector<at::Tensor> inputs;   // undefined tensor for an absent optional input
   std::vector<at::Tensor> outputs;
   std::vector<at::Tensor> workspaces;  // arena scratch, as the op's WorkspaceFn asked for
+  const KernelLibrary* library = nullptr;  // the model's generated kernels (FusedKernel tasks)
 
   template <typename T>
   Expected<T> Attr(const std::string& name) const {
@@ -75,5 +76,6 @@ void RegisterInplaceKernels(CpuKernelRegistry& registry);
 void RegisterMathExtraKernels(CpuKernelRegistry& registry);
 void RegisterSelectionKernels(CpuKernelRegistry& registry);
 void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
+void RegisterFusedKernel(CpuKernelRegistry& registry);    // generated kernels (auto-fusion)
 
 }  // namespace ge::cpu

@@ -41,6 +41,10 @@ inline constexpr const char* kOoConstantFolding = "ge.oo.constantFolding";   // 
 inline constexpr const char* kOoDeadCodeElimination = "ge.oo.deadCodeElimination";  // true / false
 inline constexpr const char* kOoVerifyEachPass = "ge.oo.verifyEachPass";     // re-verify after each changing pass
 inline constexpr const char* kOptimizationSwitch = "ge.optimizationSwitch";  // "PassName:off;PassName:on"
+inline constexpr const char* kAutofuse = "ge.autofuse";                       // true (default) / false: fuse elementwise/reduction groups into generated kernels
+inline constexpr const char* kStaticKernelCompile = "ge.staticKernelCompile";  // true (default) / false: compile generated kernels (off: no generated kernels)
+inline constexpr const char* kKernelCacheDir = "ge.kernelCacheDir";           // generated-kernel cache (default $TORCHAIR_GE_CACHE_DIR or ~/.cache/torchair_ge)
+inline constexpr const char* kKernelFastMath = "ge.kernelFastMath";           // true / false (default): -ffast-math for generated kernels
 inline constexpr const char* kEnableSingleStream = "ge.enableSingleStream"; // "true"/"false"
 }  // namespace option
 

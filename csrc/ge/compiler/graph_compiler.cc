@@ -63,6 +63,7 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   out.topo_strategy = *strategy;
   GE_ASSIGN_OR_RETURN(bool no_reuse, GetBoolOption(options, option::kDisableReuseMemory, false));
   out.memory_reuse = !no_reuse;
+  GE_ASSIGN_OR_RETURN(out.autofuse, autofuse::AutofuseOptions::FromOptions(options));
   return out;
 }
 
@@ -70,6 +71,7 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
   CompiledGraph result;
   std::vector<Node*> schedule;
   MemoryLayout layout;
+  std::shared_ptr<const KernelLibrary> kernel_library;
 
   struct Stage {
     const char* name;
@@ -98,6 +100,11 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
       {opt[0].name.c_str(), StageRole::kOther, optimizer_stage(opt[0])},
       {opt[1].name.c_str(), StageRole::kOther, optimizer_stage(opt[1])},
       {opt[2].name.c_str(), StageRole::kOptimized, optimizer_stage(opt[2])},
+      {"autofuse", StageRole::kOther,
+       [&]() -> Status {
+         GE_ASSIGN_OR_RETURN(kernel_library, autofuse::RunAutofuse(graph, options.autofuse, &result.autofuse));
+         return {};
+       }},
       {"partition", StageRole::kOther, [&] { return PartitionGraph(graph, device.kernel_factory(), device.name()); }},
       {"memory", StageRole::kOther,
        [&]() -> Status {
@@ -121,7 +128,7 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
        }},
       {"final", StageRole::kFinal,
        [&]() -> Status {
-         GE_ASSIGN_OR_RETURN(result.model, BuildModel(graph, schedule, std::move(layout)));
+         GE_ASSIGN_OR_RETURN(result.model, BuildModel(graph, schedule, std::move(layout), kernel_library));
          return {};
        }},
   };

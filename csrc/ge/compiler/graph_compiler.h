@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ge/autofuse/autofuse_stage.h"
 #include "ge/base/options.h"
 #include "ge/ir/graph.h"
 #include "ge/compiler/schedule.h"
@@ -28,6 +29,7 @@ struct CompiledGraph {
   std::map<std::string, int> engine_counts;  // engine -> node count
   int fused_groups = 0;                       // distinct _fused_group values
   std::vector<PassStat> passes;               // every optimizer pass that ran, in order
+  autofuse::AutofuseStats autofuse;
 };
 
 // Which stages a graph dump covers (option ge.graphDumpLevel).
@@ -45,11 +47,12 @@ struct CompileOptions {
   OptimizerOptions optimizer;
   TopoStrategy topo_strategy = kDefaultTopoStrategy;
   bool memory_reuse = true;  // ge.exec.disableReuseMemory=1 turns it off
+  autofuse::AutofuseOptions autofuse;
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 
 // Runs prepare -> optimize_original -> optimize_stage1 -> optimize_stage2 (the optimizer,
-// ge/passes) -> partition -> memory -> final (tasks). With dump formats set, writes
+// ge/passes) -> autofuse (generated kernels, ge/autofuse) -> partition -> memory -> final (tasks). With dump formats set, writes
 // `graph_<id>_pid<pid>_<NN>_<stage>.<ext>` into dump_path: stage 00 is the graph as given
 // ("original"), the last is "final" (every node annotated with engine, stream, memory and
 // its FX origin).

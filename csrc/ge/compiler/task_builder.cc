@@ -5,7 +5,8 @@
 namespace ge {
 
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryLayout layout) {
+                                                  MemoryLayout layout,
+                                                  std::shared_ptr<const KernelLibrary> kernel_library) {
   auto model = std::make_shared<Model>();
   model->graph_name = graph.name();
   for (Node* node : schedule) {
@@ -38,6 +39,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->inplace_values = layout.inplace_values;
   model->workspace_bytes = layout.workspace_bytes;
   model->const_bytes = layout.const_bytes;
+  model->kernel_library = std::move(kernel_library);
   return std::shared_ptr<const Model>(std::move(model));
 }
 

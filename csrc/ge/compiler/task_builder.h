@@ -7,8 +7,10 @@
 namespace ge {
 
 // Stage "tasks": one task per kernel-running node in schedule order, with its inputs and
-// outputs resolved to value ids; the result is the immutable Model.
+// outputs resolved to value ids; the result is the immutable Model, which keeps the graph's
+// generated-kernel library (if any) loaded.
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryLayout layout);
+                                                  MemoryLayout layout,
+                                                  std::shared_ptr<const KernelLibrary> kernel_library = nullptr);
 
 }  // namespace ge

@@ -47,4 +47,24 @@ Status InferBroadcast(InferContext& ctx) {
   return {};
 }
 
+Status InferOutputsFromAttrs(InferContext& ctx) {
+  const auto dtypes = ctx.Attr<std::vector<int64_t>>("output_dtypes");
+  const auto ranks = ctx.Attr<std::vector<int64_t>>("output_ranks");
+  const auto dims = ctx.Attr<std::vector<int64_t>>("output_shapes");
+  const int n = ctx.node().num_outputs();
+  if (static_cast<int>(dtypes.size()) != n || static_cast<int>(ranks.size()) != n)
+    return ctx.Error("output_dtypes/output_ranks describe {}/{} outputs, the node has {}", dtypes.size(), ranks.size(), n);
+  size_t next = 0;
+  for (int o = 0; o < n; ++o) {
+    if (ranks[o] < 0 || next + static_cast<size_t>(ranks[o]) > dims.size())
+      return ctx.Error("output_shapes is too short for output {}", o);
+    Shape shape(dims.begin() + static_cast<std::ptrdiff_t>(next), dims.begin() + static_cast<std::ptrdiff_t>(next + ranks[o]));
+    next += static_cast<size_t>(ranks[o]);
+    ctx.Output(o).dtype = static_cast<DataType>(dtypes[o]);
+    ctx.Output(o).SetShape(std::move(shape));
+  }
+  if (next != dims.size()) return ctx.Error("output_shapes has {} values, the ranks need {}", dims.size(), next);
+  return {};
+}
+
 }  // namespace ge

@@ -16,5 +16,8 @@ int64_t WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad
 // Infer functions used by several ops.
 Status InferSameAsFirstInput(InferContext& ctx);
 Status InferBroadcast(InferContext& ctx);
+// Output descs carried as attrs (output_dtypes, output_ranks, output_shapes = the dims of every
+// output back to back): ops whose shapes the engine cannot infer itself (TorchOp, FusedKernel).
+Status InferOutputsFromAttrs(InferContext& ctx);
 
 }  // namespace ge

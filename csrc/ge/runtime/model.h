@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "ge/ir/attr.h"
+#include "ge/runtime/kernel_library.h"
 
 namespace ge {
 
@@ -61,6 +64,7 @@ struct Model {
   int64_t inplace_values = 0;     // elementwise outputs written over a dying input
   int64_t workspace_bytes = 0;    // scratch requested by kernels (planned in the arena)
   int64_t const_bytes = 0;
+  std::shared_ptr<const KernelLibrary> kernel_library;  // generated kernels (FusedKernel tasks); may be null
 };
 
 }  // namespace ge

@@ -1,0 +1,193 @@
+#include "ge/autofuse/autofuse_stage.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "ge/autofuse/cpp_codegen.h"
+#include "ge/autofuse/fusible_ops.h"
+#include "ge/base/logging.h"
+#include "ge/ir/annotations.h"
+#include "ge/passes/rewrite_utils.h"
+
+namespace ge::autofuse {
+namespace {
+
+// GE's switch: AUTOFUSE_FLAGS="--enable_autofuse=false" (other flags in it are ignored).
+bool AutofuseFlagsDisable() {
+  const char* flags = std::getenv("AUTOFUSE_FLAGS");
+  return flags != nullptr && std::string(flags).find("--enable_autofuse=false") != std::string::npos;
+}
+
+struct LoweredGroup {
+  KernelIR ir;
+  std::vector<Value> inputs;   // by kernel input buffer
+  std::vector<Value> outputs;  // by kernel output
+};
+
+// For a group without reductions: the first axis from which every input it reads is either
+// whole (contiguous) or constant (broadcast) along every later axis, so rows are as long as
+// possible and read without index arithmetic.
+int ChooseInnerFrom(const FusionGroup& g, const std::set<const Node*>& members) {
+  std::vector<Shape> shapes;
+  for (const Node* n : g.nodes) {
+    auto info = Fusible(n);
+    const int data = info->data_inputs < 0 ? n->num_inputs() : info->data_inputs;
+    for (int i = 0; i < data; ++i) {
+      const Value v = n->input(i);
+      if (v.valid() && !members.count(v.node)) shapes.push_back(v.node->output_desc(v.index).shape);
+    }
+  }
+  const int rank = static_cast<int>(g.shape.size());
+  for (int k = 0; k < rank; ++k) {
+    bool ok = true;
+    for (const Shape& s : shapes) {
+      const int lead = rank - static_cast<int>(s.size());
+      bool whole = true, constant = true;
+      for (int d = k; d < rank; ++d) {
+        const int64_t dim = d < lead ? 1 : s[static_cast<size_t>(d - lead)];
+        if (dim != g.shape[static_cast<size_t>(d)]) whole = false;
+        if (dim != 1) constant = false;
+      }
+      ok = ok && (whole || constant);
+    }
+    if (ok) return k;
+  }
+  return std::max(rank - 1, 0);
+}
+
+Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name) {
+  const std::set<const Node*> members(g.nodes.begin(), g.nodes.end());
+  const int inner_from = g.row_axis ? *g.row_axis : ChooseInnerFrom(g, members);
+  KernelBuilder b(name, g.shape, inner_from);
+  std::map<std::pair<const Node*, int>, int> value_op;
+  for (const Node* n : g.nodes) {
+    auto info = Fusible(n);
+    if (!info) return Internal("{} is in a fusion group but not fusible", n->ToString());
+    const int data = info->data_inputs < 0 ? n->num_inputs() : info->data_inputs;
+    std::vector<int> args;
+    for (int i = 0; i < data; ++i) {
+      const Value v = n->input(i);
+      if (!v.valid()) {
+        args.push_back(-1);
+      } else if (members.count(v.node)) {
+        args.push_back(value_op.at({v.node, v.index}));
+      } else {
+        GE_ASSIGN_OR_RETURN(int id, b.External(v));
+        args.push_back(id);
+      }
+    }
+    GE_ASSIGN_OR_RETURN(std::vector<int> outs, LowerNode(b, n, args));
+    for (size_t o = 0; o < outs.size(); ++o) value_op[{n, static_cast<int>(o)}] = outs[o];
+  }
+  LoweredGroup out;
+  for (Node* n : g.nodes)
+    for (int o = 0; o < n->num_outputs(); ++o) {
+      bool outside = false;
+      for (const Use& use : n->users(o)) outside = outside || !members.count(use.user);
+      if (!outside) continue;
+      b.Store(value_op.at({n, o}), n->output_desc(o));
+      out.outputs.push_back(n->output(o));
+    }
+  out.inputs = b.external_inputs();
+  out.ir = b.Take();
+  GE_RETURN_IF_ERROR(out.ir.Verify());
+  return out;
+}
+
+// `replaced` maps values of groups replaced earlier to the fused outputs that now carry them
+// (a group may read another group's output).
+Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowered, int64_t index,
+                    std::map<std::pair<const Node*, int>, Value>* replaced) {
+  std::vector<Value> inputs;
+  for (const Value& v : lowered.inputs) {
+    auto it = replaced->find({v.node, v.index});
+    inputs.push_back(it == replaced->end() ? v : it->second);
+  }
+  Node* fused = graph.AddNode("FusedKernel", lowered.ir.name, inputs, static_cast<int>(lowered.outputs.size()));
+  std::vector<int64_t> dtypes, ranks, dims;
+  for (size_t k = 0; k < lowered.outputs.size(); ++k) {
+    const Value v = lowered.outputs[k];
+    const TensorDesc& desc = v.node->output_desc(v.index);
+    fused->output_desc(static_cast<int>(k)) = desc;
+    dtypes.push_back(static_cast<int64_t>(desc.dtype));
+    ranks.push_back(static_cast<int64_t>(desc.shape.size()));
+    dims.insert(dims.end(), desc.shape.begin(), desc.shape.end());
+  }
+  std::vector<std::string> fused_ops;
+  for (const Node* n : g.nodes) fused_ops.push_back(n->type() + ":" + n->name());
+  fused->SetAttr("kernel", lowered.ir.name);
+  fused->SetAttr("kernel_ir", lowered.ir.ToString());
+  fused->SetAttr("fused_ops", fused_ops);
+  fused->SetAttr("output_dtypes", dtypes);
+  fused->SetAttr("output_ranks", ranks);
+  fused->SetAttr("output_shapes", dims);
+  fused->SetAttr(kAttrFusedGroup, index);
+  // Named after the node that makes its last output, the value users see.
+  const Node* last = lowered.outputs.back().node;
+  for (const char* key : {kAttrFxNode, kAttrSource})
+    if (last->HasAttr(key)) fused->SetAttr(key, last->attrs().at(key));
+  for (size_t k = 0; k < lowered.outputs.size(); ++k) {
+    graph.ReplaceAllUsesWith(lowered.outputs[k], fused->output(static_cast<int>(k)));
+    (*replaced)[{lowered.outputs[k].node, lowered.outputs[k].index}] = fused->output(static_cast<int>(k));
+  }
+  for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) GE_RETURN_IF_ERROR(graph.RemoveNode(*it));
+  return {};
+}
+
+}  // namespace
+
+Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
+  AutofuseOptions out;
+  GE_ASSIGN_OR_RETURN(bool autofuse, GetBoolOption(options, option::kAutofuse, true));
+  GE_ASSIGN_OR_RETURN(bool static_compile, GetBoolOption(options, option::kStaticKernelCompile, true));
+  out.enabled = autofuse && static_compile && !AutofuseFlagsDisable();
+  out.compiler.cache_dir = GetOption(options, option::kKernelCacheDir);
+  GE_ASSIGN_OR_RETURN(out.compiler.fast_math, GetBoolOption(options, option::kKernelFastMath, false));
+  return out;
+}
+
+Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,
+                                                           AutofuseStats* stats) {
+  if (!options.enabled) return std::shared_ptr<const KernelLibrary>();
+  const std::vector<FusionGroup> groups = FindFusionGroups(graph, options.grouping);
+  if (groups.empty()) return std::shared_ptr<const KernelLibrary>();
+  std::vector<LoweredGroup> lowered;
+  std::vector<FusionGroup> used;  // groups whose values someone reads
+  std::vector<KernelIR> kernels;
+  for (const FusionGroup& candidate : groups) {
+    auto group = LowerGroup(candidate, fmt::format("ge_fused_{}", kernels.size()));
+    if (!group.ok()) {  // a lowering gap is a bug, but not the user's problem: keep the library kernels
+      stats->fallback = group.status().ToString();
+      GE_LOGW("graph '{}': auto-fusion skipped: {}", graph.name(), stats->fallback);
+      return std::shared_ptr<const KernelLibrary>();
+    }
+    if (group->outputs.empty()) continue;
+    kernels.push_back(group->ir);
+    lowered.push_back(std::move(group).value());
+    used.push_back(candidate);
+  }
+  if (kernels.empty()) return std::shared_ptr<const KernelLibrary>();
+  KernelBuildInfo build;
+  auto library = BuildKernelLibrary(GenerateCpp(kernels), options.compiler, &build);
+  stats->source = build.source;
+  if (!library.ok()) {
+    stats->fallback = library.status().message();
+    GE_LOGW("graph '{}': generated kernels unavailable, running library kernels instead: {}", graph.name(),
+            stats->fallback);
+    return std::shared_ptr<const KernelLibrary>();
+  }
+  stats->cache_hit = build.cache_hit;
+  stats->build_ms = build.compile_ms;
+  stats->library = build.library;
+  std::map<std::pair<const Node*, int>, Value> replaced;
+  for (size_t i = 0; i < used.size(); ++i) {
+    GE_RETURN_IF_ERROR(ReplaceGroup(graph, used[i], lowered[i], static_cast<int64_t>(i), &replaced));
+    ++stats->kernels;
+    stats->fused_nodes += static_cast<int>(used[i].nodes.size());
+  }
+  return std::move(library).value();
+}
+
+}  // namespace ge::autofuse

@@ -1,0 +1,37 @@
+// Stage "autofuse": groups fusible nodes (grouping.h), lowers each group to kernel IR, generates
+// one C++ translation unit for the graph, compiles it into the kernel cache and, only when that
+// succeeded, replaces every group with a FusedKernel node. When there is no compiler, it fails
+// or times out, the graph keeps its library kernels and one warning says why: a model never
+// fails because of fusion.
+#pragma once
+
+#include <memory>
+
+#include "ge/autofuse/grouping.h"
+#include "ge/autofuse/kernel_compiler.h"
+#include "ge/base/options.h"
+
+namespace ge::autofuse {
+
+struct AutofuseOptions {
+  bool enabled = true;  // ge.autofuse, and AUTOFUSE_FLAGS="--enable_autofuse=false" as in GE
+  GroupingOptions grouping;
+  KernelCompilerOptions compiler;
+  static Expected<AutofuseOptions> FromOptions(const Options& options);
+};
+
+struct AutofuseStats {
+  int kernels = 0;      // FusedKernel nodes made
+  int fused_nodes = 0;  // nodes they replaced
+  bool cache_hit = false;
+  double build_ms = 0;  // compiler time (0 on a cache hit)
+  std::string library;  // the loaded .so and its source in the cache
+  std::string source;
+  std::string fallback;  // why the graph kept its library kernels, when it did
+};
+
+// Returns the graph's kernel library (null when nothing was fused).
+Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,
+                                                           AutofuseStats* stats);
+
+}  // namespace ge::autofuse

@@ -1,0 +1,374 @@
+#include "ge/autofuse/cpp_codegen.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "ge/runtime/fused_kernel_abi.h"
+
+namespace ge::autofuse {
+namespace {
+
+// Scalar helpers the kernels call; all inline, so loop bodies end up call-free except for the
+// transcendental libm functions.
+constexpr const char* kPrelude = R"(
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+inline float ge_f16_to_f32(uint16_t h) { _Float16 f; std::memcpy(&f, &h, 2); return static_cast<float>(f); }
+inline uint16_t ge_f32_to_f16(float x) { _Float16 f = static_cast<_Float16>(x); uint16_t h; std::memcpy(&h, &f, 2); return h; }
+inline float ge_bf16_to_f32(uint16_t h) { uint32_t u = static_cast<uint32_t>(h) << 16; float f; std::memcpy(&f, &u, 4); return f; }
+inline uint16_t ge_f32_to_bf16(float x) {  // round to nearest even, as torch does
+  uint32_t u; std::memcpy(&u, &x, 4);
+  if (x != x) return 0x7FC0;
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+inline float ge_relu(float x) { return x < 0.f ? 0.f : x; }
+inline float ge_max(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
+inline float ge_min(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+inline float ge_sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+inline float ge_hardsigmoid(float x) { return ge_min(ge_max(x + 3.f, 0.f), 6.f) / 6.f; }
+inline float ge_gelu(float x) { return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752440f)); }
+inline float ge_gelu_tanh(float x) {
+  return 0.5f * x * (1.f + std::tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+}
+}  // namespace
+)";
+
+std::string FloatLiteral(double v) {
+  if (std::isnan(v)) return "NAN";
+  if (std::isinf(v)) return v > 0 ? "INFINITY" : "(-INFINITY)";
+  return fmt::format("{:.9g}f", static_cast<float>(v)).find_first_of(".en") == std::string::npos
+             ? fmt::format("{:.9g}.f", static_cast<float>(v))
+             : fmt::format("{:.9g}f", static_cast<float>(v));
+}
+
+const char* CType(ScalarType t) {
+  switch (t) {
+    case ScalarType::kFloat: return "float";
+    case ScalarType::kBool: return "bool";
+    case ScalarType::kInt64: return "int64_t";
+  }
+  return "?";
+}
+
+const char* StorageCType(DataType t) {
+  switch (t) {
+    case DataType::kFloat: return "float";
+    case DataType::kFloat16:
+    case DataType::kBFloat16: return "uint16_t";
+    case DataType::kBool: return "uint8_t";
+    case DataType::kInt32: return "int32_t";
+    case DataType::kInt64: return "int64_t";
+    default: return "void";
+  }
+}
+
+std::string LoadExpr(DataType t, const std::string& ptr, const std::string& index) {
+  const std::string at = fmt::format("{}[{}]", ptr, index);
+  switch (t) {
+    case DataType::kFloat16: return fmt::format("ge_f16_to_f32({})", at);
+    case DataType::kBFloat16: return fmt::format("ge_bf16_to_f32({})", at);
+    case DataType::kBool: return fmt::format("({} != 0)", at);
+    case DataType::kInt32: return fmt::format("static_cast<int64_t>({})", at);
+    default: return at;
+  }
+}
+
+std::string StoreValue(DataType t, const std::string& v) {
+  switch (t) {
+    case DataType::kFloat16: return fmt::format("ge_f32_to_f16({})", v);
+    case DataType::kBFloat16: return fmt::format("ge_f32_to_bf16({})", v);
+    case DataType::kBool: return fmt::format("static_cast<uint8_t>({} ? 1 : 0)", v);
+    default: return v;
+  }
+}
+
+std::string UnaryExpr(const std::string& fn, const std::string& x) {
+  static const std::map<std::string, std::string> kStd = {
+      {"tanh", "std::tanh"}, {"exp", "std::exp"},   {"log", "std::log"},     {"sqrt", "std::sqrt"},
+      {"abs", "std::fabs"},  {"sin", "std::sin"},   {"cos", "std::cos"},     {"erf", "std::erf"},
+      {"expm1", "std::expm1"}, {"log1p", "std::log1p"}, {"floor", "std::floor"}, {"ceil", "std::ceil"},
+      {"trunc", "std::trunc"}, {"round", "std::nearbyint"}};
+  if (auto it = kStd.find(fn); it != kStd.end()) return fmt::format("{}({})", it->second, x);
+  if (fn == "neg") return fmt::format("(-{})", x);
+  if (fn == "not") return fmt::format("(!{})", x);
+  if (fn == "rsqrt") return fmt::format("(1.f / std::sqrt({}))", x);
+  if (fn == "reciprocal") return fmt::format("(1.f / {})", x);
+  if (fn == "hardswish") return fmt::format("({0} * ge_hardsigmoid({0}))", x);
+  if (fn == "round_f16") return fmt::format("ge_f16_to_f32(ge_f32_to_f16({}))", x);
+  if (fn == "round_bf16") return fmt::format("ge_bf16_to_f32(ge_f32_to_bf16({}))", x);
+  return fmt::format("ge_{}({})", fn, x);  // relu, sigmoid, hardsigmoid, gelu, gelu_tanh
+}
+
+std::string BinaryExpr(const std::string& fn, const std::string& a, const std::string& b) {
+  static const std::map<std::string, std::string> kInfix = {
+      {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}, {"lt", "<"}, {"le", "<="},
+      {"gt", ">"},  {"ge", ">="}, {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};
+  if (auto it = kInfix.find(fn); it != kInfix.end()) return fmt::format("({} {} {})", a, it->second, b);
+  if (fn == "pow") return fmt::format("std::pow({}, {})", a, b);
+  return fmt::format("ge_{}({}, {})", fn, a, b);  // max, min
+}
+
+std::string Combine(const std::string& fn, const std::string& acc, const std::string& v) {
+  if (fn == "sum") return fmt::format("{} + {}", acc, v);
+  return fmt::format("ge_{}({}, {})", fn, acc, v);
+}
+
+const char* ReduceInit(const std::string& fn) {
+  if (fn == "sum") return "0.f";
+  if (fn == "max") return "(-INFINITY)";
+  return "INFINITY";
+}
+
+// How an input is read along a row.
+enum class Access { kContiguous, kBroadcast, kGeneral };
+
+struct InputPlan {
+  Access access;
+  std::vector<int64_t> strides;  // per iteration axis; 0 where broadcast
+};
+
+class KernelWriter {
+ public:
+  explicit KernelWriter(const KernelIR& k) : k_(k), rank_(static_cast<int>(k.shape.size())) {
+    for (const KBuffer& in : k.inputs) plans_.push_back(Plan(in.desc.shape));
+    flat_ = k.inner_from == 0;
+    for (const KOp& op : k.ops) has_reduce_ = has_reduce_ || op.kind == OpKind::kReduce;
+  }
+
+  std::string Write() {
+    const int64_t rows = k_.rows(), row = k_.row_size();
+    // Without reductions a single row (all axes inner) is cut into chunks so that it runs in parallel.
+    chunked_ = flat_ && !has_reduce_;
+    const int64_t chunk = 8192;
+    const int64_t items = chunked_ ? (row + chunk - 1) / chunk : rows;
+    const int64_t grain = chunked_ ? 1 : std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1));
+    out_ += fmt::format("// {}\nstatic void {}_body(int64_t item_begin, int64_t item_end, void* ctx) {{\n", Summary(),
+                        k_.name);
+    out_ += "  void* const* bufs = static_cast<void* const*>(ctx);\n";
+    for (size_t i = 0; i < k_.inputs.size(); ++i)
+      out_ += fmt::format("  const {0}* __restrict in{1} = static_cast<const {0}*>(bufs[{1}]);\n",
+                          StorageCType(k_.inputs[i].desc.dtype), i);
+    for (size_t o = 0; o < k_.outputs.size(); ++o)
+      out_ += fmt::format("  {0}* __restrict out{1} = static_cast<{0}*>(bufs[{2}]);\n", StorageCType(k_.outputs[o].desc.dtype),
+                          o, k_.inputs.size() + o);
+    out_ += "  for (int64_t r = item_begin; r < item_end; ++r) {\n";
+    if (chunked_) {
+      out_ += fmt::format("    const int64_t lo = r * {0}, hi = lo + {0} < {1} ? lo + {0} : {1};\n", chunk, row);
+      out_ += "    const int64_t obase = 0;\n";
+    } else {
+      out_ += fmt::format("    const int64_t lo = 0, hi = {};\n    const int64_t obase = r * {};\n", row, row);
+    }
+    WriteBases();
+    for (size_t i = 0; i < k_.ops.size(); ++i)
+      if (k_.ops[i].kind == OpKind::kReduce) WriteReduction(static_cast<int>(i));
+    WriteElementLoop();
+    for (const KStore& s : k_.stores) {
+      const KOp& op = k_.ops[static_cast<size_t>(s.op)];
+      if (!op.row || IsElementOutput(s.output)) continue;
+      EmitRow(s.op);
+      out_ += fmt::format("    out{}[r] = {};\n", s.output, StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
+    }
+    out_ += "  }\n}\n\n";
+    out_ += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const GeKernelRuntime* runtime) {{\n", k_.name);
+    out_ += fmt::format("  runtime->parallel_for({}, {}, &{}_body, const_cast<void*>(static_cast<const void*>(buffers)));\n}}\n\n",
+                        items, grain, k_.name);
+    return out_;
+  }
+
+ private:
+  std::string Summary() const {
+    return fmt::format("{}: shape {}, {} rows x {}, {} ops", k_.name, ShapeToString(k_.shape), k_.rows(), k_.row_size(),
+                       k_.ops.size());
+  }
+
+  InputPlan Plan(const Shape& s) const {
+    InputPlan p;
+    p.strides.assign(static_cast<size_t>(rank_), 0);
+    const size_t lead = static_cast<size_t>(rank_) - s.size();
+    int64_t stride = 1;
+    for (int d = rank_ - 1; d >= static_cast<int>(lead); --d) {
+      const int64_t dim = s[static_cast<size_t>(d) - lead];
+      p.strides[static_cast<size_t>(d)] = dim == 1 ? 0 : stride;
+      stride *= dim;
+    }
+    bool contiguous = true, broadcast = true;
+    int64_t expect = 1;
+    for (int d = rank_ - 1; d >= k_.inner_from; --d) {
+      const int64_t st = p.strides[static_cast<size_t>(d)];
+      if (st != 0) broadcast = false;
+      if (st != expect && k_.shape[static_cast<size_t>(d)] != 1) contiguous = false;
+      expect *= k_.shape[static_cast<size_t>(d)];
+    }
+    p.access = broadcast ? Access::kBroadcast : contiguous ? Access::kContiguous : Access::kGeneral;
+    return p;
+  }
+
+  bool IsElementOutput(int output) const {
+    return k_.outputs[static_cast<size_t>(output)].desc.NumElements() == k_.rows() * k_.row_size() && !(k_.row_size() == 1 && false);
+  }
+
+  // Each input's offset for this row from the outer coordinates (literal strides).
+  void WriteBases() {
+    if (chunked_) {
+      for (size_t i = 0; i < plans_.size(); ++i) out_ += fmt::format("    const int64_t base{} = 0;\n", i);
+      return;
+    }
+    out_ += "    int64_t rest = r;\n";
+    for (int d = k_.inner_from - 1; d >= 0; --d) {
+      const int64_t dim = k_.shape[static_cast<size_t>(d)];
+      if (d == 0) out_ += fmt::format("    const int64_t o{} = rest;\n", d);
+      else out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, dim);
+    }
+    out_ += "    (void)rest;\n";
+    for (size_t i = 0; i < plans_.size(); ++i) {
+      std::string expr = "0";
+      for (int d = 0; d < k_.inner_from; ++d)
+        if (plans_[i].strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, plans_[i].strides[static_cast<size_t>(d)]);
+      out_ += fmt::format("    const int64_t base{} = {};\n", i, expr);
+    }
+  }
+
+  std::string InnerIndex(size_t input, const std::string& i) const {
+    const InputPlan& p = plans_[input];
+    if (p.access == Access::kBroadcast) return fmt::format("base{}", input);
+    if (p.access == Access::kContiguous) return fmt::format("base{} + {}", input, i);
+    std::string expr = fmt::format("base{}", input);
+    int64_t inner_stride = 1;
+    for (int d = rank_ - 1; d >= k_.inner_from; --d) {
+      const int64_t dim = k_.shape[static_cast<size_t>(d)];
+      const int64_t st = p.strides[static_cast<size_t>(d)];
+      if (st != 0) expr += fmt::format(" + (({} / {}) % {}) * {}", i, inner_stride, dim, st);
+      inner_stride *= dim;
+    }
+    return expr;
+  }
+
+  static std::string Name(int op) { return fmt::format("v{}", op); }
+
+  std::string Expr(const KOp& op, const std::string& index) const {
+    auto a = [&](size_t n) { return Name(op.args[n]); };
+    switch (op.kind) {
+      case OpKind::kLoad: {
+        const size_t b = static_cast<size_t>(op.buffer);
+        return LoadExpr(k_.inputs[b].desc.dtype, fmt::format("in{}", b), InnerIndex(b, index));
+      }
+      case OpKind::kConst:
+        if (op.type == ScalarType::kBool) return op.value != 0 ? "true" : "false";
+        if (op.type == ScalarType::kInt64) return fmt::format("int64_t{{{}}}", static_cast<int64_t>(op.value));
+        return FloatLiteral(op.value);
+      case OpKind::kUnary: return UnaryExpr(op.fn, a(0));
+      case OpKind::kBinary: return BinaryExpr(op.fn, a(0), a(1));
+      case OpKind::kSelect: return fmt::format("({} ? {} : {})", a(0), a(1), a(2));
+      case OpKind::kCast: {
+        const ScalarType from = k_.ops[static_cast<size_t>(op.args[0])].type;
+        if (from == ScalarType::kBool && op.type == ScalarType::kFloat) return fmt::format("({} ? 1.f : 0.f)", a(0));
+        return fmt::format("static_cast<{}>({})", CType(op.type), a(0));
+      }
+      case OpKind::kReduce: break;
+    }
+    return "?";
+  }
+
+  // Row-level values once per row, with what they need, in op order.
+  void EmitRow(int id) {
+    if (emitted_row_.count(id)) return;
+    const KOp& op = k_.ops[static_cast<size_t>(id)];
+    if (op.kind == OpKind::kReduce) return;  // written by WriteReduction before anyone reads it
+    for (int a : op.args) EmitRow(a);
+    out_ += fmt::format("    const {} {} = {};\n", CType(op.type), Name(id), Expr(op, "0"));
+    emitted_row_.insert(id);
+  }
+
+  // The element-level ops `roots` need (row-level operands emitted first), in op order.
+  std::vector<int> ElementClosure(const std::vector<int>& roots) {
+    std::set<int> need;
+    std::vector<int> stack = roots;
+    while (!stack.empty()) {
+      const int id = stack.back();
+      stack.pop_back();
+      const KOp& op = k_.ops[static_cast<size_t>(id)];
+      if (op.row) {
+        EmitRow(id);
+        continue;
+      }
+      if (!need.insert(id).second) continue;
+      for (int a : op.args) stack.push_back(a);
+    }
+    return {need.begin(), need.end()};
+  }
+
+  void EmitElements(const std::vector<int>& ops, const std::string& index, const std::string& indent) {
+    for (int id : ops) {
+      const KOp& op = k_.ops[static_cast<size_t>(id)];
+      out_ += fmt::format("{}const {} {} = {};\n", indent, CType(op.type), Name(id), Expr(op, index));
+    }
+  }
+
+  // A reduction over the row: 16 independent lanes so that the compiler can vectorize it
+  // without reassociating (no fast-math), then the lanes and the tail.
+  void WriteReduction(int id) {
+    const KOp& op = k_.ops[static_cast<size_t>(id)];
+    const int operand = op.args[0];
+    const std::vector<int> body = ElementClosure({operand});
+    const std::string value = k_.ops[static_cast<size_t>(operand)].row ? Name(operand) : Name(operand);
+    const std::string acc = fmt::format("acc{}", id);
+    out_ += fmt::format("    float {}[16];\n    for (int j = 0; j < 16; ++j) {}[j] = {};\n", acc, acc, ReduceInit(op.fn));
+    out_ += "    {\n      int64_t i = lo;\n";
+    out_ += "      for (; i + 16 <= hi; i += 16) {\n        for (int j = 0; j < 16; ++j) {\n";
+    out_ += "          const int64_t ii = i + j;\n";
+    EmitElements(body, "ii", "          ");
+    out_ += fmt::format("          {0}[j] = {1};\n        }}\n      }}\n", acc, Combine(op.fn, acc + "[j]", value));
+    out_ += fmt::format("      float red = {}[0];\n      for (int j = 1; j < 16; ++j) red = {};\n", acc,
+                        Combine(op.fn, "red", acc + "[j]"));
+    out_ += "      for (; i < hi; ++i) {\n";
+    EmitElements(body, "i", "        ");
+    out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", value));
+    out_ += fmt::format("      {} = red;\n    }}\n", Name(id));
+    // Declared before the block so later code can read it.
+    const std::string decl = fmt::format("    float {};\n", Name(id));
+    out_.insert(out_.rfind(fmt::format("    float {}[16];", acc)), decl);
+    emitted_row_.insert(id);
+  }
+
+  void WriteElementLoop() {
+    std::vector<int> roots;
+    for (const KStore& s : k_.stores)
+      if (IsElementOutput(s.output)) roots.push_back(s.op);
+    if (roots.empty()) return;
+    const std::vector<int> body = ElementClosure(roots);
+    out_ += "    for (int64_t i = lo; i < hi; ++i) {\n";
+    EmitElements(body, "i", "      ");
+    for (const KStore& s : k_.stores)
+      if (IsElementOutput(s.output))
+        out_ += fmt::format("      out{}[obase + i] = {};\n", s.output,
+                            StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
+    out_ += "    }\n";
+  }
+
+  const KernelIR& k_;
+  int rank_;
+  std::vector<InputPlan> plans_;
+  bool flat_ = false, has_reduce_ = false, chunked_ = false;
+  std::set<int> emitted_row_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string GenerateCpp(const std::vector<KernelIR>& kernels) {
+  std::string out = "// Generated by torchair_ge auto-fusion: one function per fused group.\n";
+  out += kPrelude;
+  out += kFusedKernelAbiSource;
+  out += "\n\n";
+  for (const KernelIR& k : kernels) out += KernelWriter(k).Write();
+  return out;
+}
+
+}  // namespace ge::autofuse

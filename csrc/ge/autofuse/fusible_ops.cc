@@ -1,0 +1,237 @@
+#include "ge/autofuse/fusible_ops.h"
+
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+#include "ge/passes/rewrite_utils.h"
+
+namespace ge::autofuse {
+namespace {
+
+bool IsFloat(DataType t) { return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16; }
+bool IsFloatOrBool(DataType t) { return IsFloat(t) || t == DataType::kBool; }
+
+DataType InDtype(const Node* node, int i) {
+  const Value v = node->input(i);
+  return v.valid() ? v.node->output_desc(v.index).dtype : DataType::kUndefined;
+}
+const Shape& InShape(const Node* node, int i) {
+  const Value v = node->input(i);
+  return v.node->output_desc(v.index).shape;
+}
+
+bool AllInputs(const Node* node, bool (*ok)(DataType)) {
+  for (int i = 0; i < node->num_inputs(); ++i)
+    if (node->input(i).valid() && !ok(InDtype(node, i))) return false;
+  return true;
+}
+
+// The first reduced axis when `axes` (normalized) are exactly the trailing axes of a rank-r input.
+std::optional<int> TrailingAxes(std::vector<int64_t> axes, int rank) {
+  if (rank == 0) return std::nullopt;
+  if (axes.empty())  // "all axes"
+    for (int a = 0; a < rank; ++a) axes.push_back(a);
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    const int64_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    reduced[static_cast<size_t>(axis)] = true;
+  }
+  int first = rank;
+  while (first > 0 && reduced[static_cast<size_t>(first - 1)]) --first;
+  for (int a = 0; a < first; ++a)
+    if (reduced[static_cast<size_t>(a)]) return std::nullopt;
+  if (first == rank) return std::nullopt;
+  return first;
+}
+
+using Lowering = std::function<Expected<std::vector<int>>(KernelBuilder&, const Node*, const std::vector<int>&)>;
+
+struct OpRule {
+  std::function<std::optional<FusibleInfo>(const Node*)> check;
+  Lowering lower;
+};
+
+std::optional<FusibleInfo> Elementwise(bool ok) {
+  if (!ok) return std::nullopt;
+  return FusibleInfo{std::nullopt, {false}};
+}
+
+Lowering UnaryFn(std::string fn) {
+  return [fn](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+    return std::vector<int>{b.Unary(fn, a[0])};
+  };
+}
+Lowering BinaryFn(std::string fn) {
+  return [fn](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+    return std::vector<int>{b.Binary(fn, a[0], a[1])};
+  };
+}
+
+int Square(KernelBuilder& b, int x) { return b.Binary("mul", x, x); }
+
+// Softmax-family and reductions: `axes` attr or const input 1.
+std::optional<FusibleInfo> RowOp(const Node* node, const std::vector<int64_t>& axes, std::vector<bool> row_outputs) {
+  if (!IsFloat(InDtype(node, 0))) return std::nullopt;
+  auto first = TrailingAxes(axes, static_cast<int>(InShape(node, 0).size()));
+  if (!first) return std::nullopt;
+  return FusibleInfo{*first, std::move(row_outputs)};
+}
+
+std::optional<FusibleInfo> CheckReduce(const Node* node) {
+  auto axes = ConstInts(node->input(1));
+  if (!axes) return std::nullopt;
+  auto info = RowOp(node, *axes, {true});
+  if (info) info->data_inputs = 1;
+  return info;
+}
+
+Lowering ReduceFn(std::string fn, bool mean) {
+  return [fn, mean](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+    int r = b.Reduce(fn, a[0]);
+    if (mean) r = b.Binary("div", r, b.Const(static_cast<double>(b.ir().row_size())));
+    return std::vector<int>{r};
+  };
+}
+
+const std::unordered_map<std::string, OpRule>& Rules() {
+  static const auto* rules = [] {
+    auto* r = new std::unordered_map<std::string, OpRule>();
+    auto float_unary = [](const Node* n) { return Elementwise(AllInputs(n, IsFloat)); };
+    for (const auto& [type, fn] : std::vector<std::pair<std::string, std::string>>{
+             {"Neg", "neg"}, {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Exp", "exp"},
+             {"Log", "log"}, {"Sqrt", "sqrt"}, {"Rsqrt", "rsqrt"}, {"Abs", "abs"}, {"Reciprocal", "reciprocal"},
+             {"Sin", "sin"}, {"Cos", "cos"}, {"Erf", "erf"}, {"Expm1", "expm1"}, {"Log1p", "log1p"},
+             {"Floor", "floor"}, {"Ceil", "ceil"}, {"Trunc", "trunc"}, {"Round", "round"},
+             {"HardSigmoid", "hardsigmoid"}, {"HardSwish", "hardswish"}})
+      (*r)[type] = {float_unary, UnaryFn(fn)};
+    (*r)["Gelu"] = {[](const Node* n) { return Elementwise(AllInputs(n, IsFloat)); },
+                    [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                      const bool tanh = n->GetAttrOr<std::string>("approximate", "none") == "tanh";
+                      return std::vector<int>{b.Unary(tanh ? "gelu_tanh" : "gelu", a[0])};
+                    }};
+    (*r)["LeakyRelu"] = {float_unary, [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                           const int slope = b.Const(n->GetAttrOr<double>("negative_slope", 0.0));
+                           const int negative = b.Binary("lt", a[0], b.Const(0.0));
+                           return std::vector<int>{b.Select(negative, b.Binary("mul", a[0], slope), a[0])};
+                         }};
+    (*r)["Identity"] = {[](const Node* n) { return Elementwise(AllInputs(n, IsFloatOrBool)); },
+                        [](KernelBuilder&, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                          return std::vector<int>{a[0]};
+                        }};
+    for (const auto& [type, fn] : std::vector<std::pair<std::string, std::string>>{
+             {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"RealDiv", "div"}, {"Maximum", "max"}, {"Minimum", "min"}})
+      (*r)[type] = {float_unary, BinaryFn(fn)};
+    (*r)["Pow"] = {float_unary, [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                     const auto& e = b.op(a[1]);
+                     if (e.kind == OpKind::kConst && e.value == 2.0) return std::vector<int>{Square(b, a[0])};
+                     if (e.kind == OpKind::kConst && e.value == 1.0) return std::vector<int>{a[0]};
+                     return std::vector<int>{b.Binary("pow", a[0], a[1])};
+                   }};
+    for (const auto& [type, fn] : std::vector<std::pair<std::string, std::string>>{
+             {"Equal", "eq"}, {"NotEqual", "ne"}, {"Less", "lt"}, {"LessEqual", "le"}, {"Greater", "gt"}, {"GreaterEqual", "ge"}})
+      (*r)[type] = {float_unary, BinaryFn(fn)};
+    auto bool_only = [](const Node* n) { return Elementwise(AllInputs(n, [](DataType t) { return t == DataType::kBool; })); };
+    (*r)["LogicalAnd"] = {bool_only, BinaryFn("and")};
+    (*r)["LogicalOr"] = {bool_only, BinaryFn("or")};
+    (*r)["LogicalNot"] = {bool_only, UnaryFn("not")};
+    (*r)["SelectV2"] = {[](const Node* n) {
+                          return Elementwise(InDtype(n, 0) == DataType::kBool && IsFloat(InDtype(n, 1)) && IsFloat(InDtype(n, 2)));
+                        },
+                        [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                          return std::vector<int>{b.Select(a[0], a[1], a[2])};
+                        }};
+    (*r)["MaskedFill"] = {[](const Node* n) {
+                            return Elementwise(IsFloat(InDtype(n, 0)) && InDtype(n, 1) == DataType::kBool && IsFloat(InDtype(n, 2)));
+                          },
+                          [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                            return std::vector<int>{b.Select(a[1], a[2], a[0])};
+                          }};
+    (*r)["ClipByValue"] = {float_unary, [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                             return std::vector<int>{b.Binary("min", b.Binary("max", a[0], a[1]), a[2])};
+                           }};
+    (*r)["BroadcastTo"] = {[](const Node* n) {
+                             auto info = Elementwise(IsFloatOrBool(InDtype(n, 0)));
+                             if (info) info->data_inputs = 1;
+                             return info;
+                           },
+                           [](KernelBuilder&, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                             return std::vector<int>{a[0]};
+                           }};
+    (*r)["Cast"] = {[](const Node* n) {
+                      const DataType out = n->output_desc(0).dtype;
+                      return Elementwise(ScalarTypeOf(InDtype(n, 0)).has_value() && IsFloatOrBool(out));
+                    },
+                    [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                      const DataType out = n->output_desc(0).dtype;
+                      if (out == DataType::kBool) return std::vector<int>{b.Binary("ne", b.Cast(a[0], ScalarType::kFloat), b.Const(0.0))};
+                      int v = b.Cast(a[0], ScalarType::kFloat);
+                      // Narrowing rounds as eager does; the value stays a float inside the kernel.
+                      const DataType in = InDtype(n, 0);
+                      if (out == DataType::kFloat16 && in != DataType::kFloat16) v = b.Unary("round_f16", v);
+                      if (out == DataType::kBFloat16 && in != DataType::kBFloat16) v = b.Unary("round_bf16", v);
+                      return std::vector<int>{v};
+                    }};
+    (*r)["ReduceSum"] = {CheckReduce, ReduceFn("sum", false)};
+    (*r)["ReduceMean"] = {CheckReduce, ReduceFn("sum", true)};
+    (*r)["ReduceMax"] = {CheckReduce, ReduceFn("max", false)};
+    (*r)["ReduceMin"] = {CheckReduce, ReduceFn("min", false)};
+    (*r)["SoftmaxV2"] = {[](const Node* n) { return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false}); },
+                         [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                           const int e = b.Unary("exp", b.Binary("sub", a[0], b.Reduce("max", a[0])));
+                           return std::vector<int>{b.Binary("div", e, b.Reduce("sum", e))};
+                         }};
+    (*r)["LogSoftmaxV2"] = {[](const Node* n) { return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false}); },
+                            [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                              const int shifted = b.Binary("sub", a[0], b.Reduce("max", a[0]));
+                              const int log_sum = b.Unary("log", b.Reduce("sum", b.Unary("exp", shifted)));
+                              return std::vector<int>{b.Binary("sub", shifted, log_sum)};
+                            }};
+    (*r)["LayerNorm"] = {[](const Node* n) -> std::optional<FusibleInfo> {
+                           const int rank = static_cast<int>(InShape(n, 0).size());
+                           int64_t axis = n->GetAttrOr<int64_t>("begin_norm_axis", -1);
+                           if (axis < 0) axis += rank;
+                           std::vector<int64_t> axes;
+                           for (int64_t a = axis; a < rank; ++a) axes.push_back(a);
+                           if (!AllInputs(n, IsFloat)) return std::nullopt;
+                           return RowOp(n, axes, {false, true, true});
+                         },
+                         [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                           const int count = b.Const(static_cast<double>(b.ir().row_size()));
+                           const int mean = b.Binary("div", b.Reduce("sum", a[0]), count);
+                           const int centered = b.Binary("sub", a[0], mean);
+                           const int variance = b.Binary("div", b.Reduce("sum", Square(b, centered)), count);
+                           const int eps = b.Const(n->GetAttrOr<double>("epsilon", 1e-5));
+                           int y = b.Binary("mul", centered, b.Unary("rsqrt", b.Binary("add", variance, eps)));
+                           if (a.size() > 1 && a[1] >= 0) y = b.Binary("mul", y, a[1]);
+                           if (a.size() > 2 && a[2] >= 0) y = b.Binary("add", y, a[2]);
+                           return std::vector<int>{y, mean, variance};
+                         }};
+    return r;
+  }();
+  return *rules;
+}
+
+}  // namespace
+
+std::optional<FusibleInfo> Fusible(const Node* node) {
+  auto it = Rules().find(node->type());
+  if (it == Rules().end() || HasControlEdges(node) || HasSideEffects(node)) return std::nullopt;
+  for (int o = 0; o < node->num_outputs(); ++o)
+    if (!IsFloatOrBool(node->output_desc(o).dtype) || IsMutatedValue(Value{const_cast<Node*>(node), o})) return std::nullopt;
+  auto info = it->second.check(node);
+  if (!info) return std::nullopt;
+  const int data = info->data_inputs < 0 ? node->num_inputs() : info->data_inputs;
+  for (int i = 0; i < data; ++i)
+    if (node->input(i).valid() && !ScalarTypeOf(InDtype(node, i))) return std::nullopt;
+  return info;
+}
+
+Expected<std::vector<int>> LowerNode(KernelBuilder& b, const Node* node, const std::vector<int>& args) {
+  auto it = Rules().find(node->type());
+  if (it == Rules().end()) return Unimplemented("{} cannot be fused", node->ToString());
+  return it->second.lower(b, node, args);
+}
+
+}  // namespace ge::autofuse

@@ -1,0 +1,184 @@
+#include "ge/autofuse/grouping.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "ge/autofuse/fusible_ops.h"
+#include "ge/ir/annotations.h"
+
+namespace ge::autofuse {
+
+Shape RowShape(const Shape& shape, int row_axis) {
+  Shape row = shape;
+  for (size_t d = static_cast<size_t>(row_axis); d < row.size(); ++d) row[d] = 1;
+  return row;
+}
+
+namespace {
+
+struct Member {
+  int group = -1;
+  std::vector<bool> row_outputs;  // per output: one value per row
+};
+
+class Grouper {
+ public:
+  Grouper(const Graph& graph, const GroupingOptions& options) : options_(options) {
+    auto order = graph.TopologicalOrder();
+    if (order.ok()) order_ = std::move(order).value();
+    for (size_t i = 0; i < order_.size(); ++i) position_[order_[i]] = static_cast<int>(i);
+  }
+
+  std::vector<FusionGroup> Run() {
+    for (Node* node : order_) Visit(node);
+    std::vector<FusionGroup> out;
+    for (auto& g : groups_)
+      if (g.group.nodes.size() >= 2) out.push_back(std::move(g.group));
+    return out;
+  }
+
+ private:
+  struct Group {
+    FusionGroup group;
+    std::set<const Node*> members;
+    std::set<std::pair<const Node*, int>> inputs;  // distinct external values read
+    int first_position = 0;
+  };
+
+  int DataInputs(const Node* node, const FusibleInfo& info) const {
+    return info.data_inputs < 0 ? node->num_inputs() : info.data_inputs;
+  }
+
+  // Whether value `v` is a row-level value of group `g` (or an element-level one).
+  bool IsRowValue(Value v) const {
+    auto it = members_.find(v.node);
+    return it != members_.end() && it->second.row_outputs[static_cast<size_t>(v.index)];
+  }
+
+  // Can `node` (fusible as `info`) join group `gi`? Sets *row_outputs to the levels its outputs get there.
+  bool Compatible(int gi, const Node* node, const FusibleInfo& info, std::vector<bool>* row_outputs) const {
+    const FusionGroup& g = groups_[static_cast<size_t>(gi)].group;
+    if (node->GetAttrOr<int64_t>(kAttrStream, 0) != g.stream) return false;
+    const int data = DataInputs(node, info);
+    auto in_group = [&](Value v) {
+      auto it = members_.find(v.node);
+      return it != members_.end() && it->second.group == gi;
+    };
+    if (info.row_axis) {  // a reducing op: reads an element-level value of the group's space
+      const Value x = node->input(0);
+      if (x.node->output_desc(x.index).shape != g.shape || (g.row_axis && *g.row_axis != *info.row_axis)) return false;
+      for (int i = 0; i < data; ++i)
+        if (node->input(i).valid() && in_group(node->input(i)) && IsRowValue(node->input(i))) return false;
+      *row_outputs = info.row_outputs;
+      return true;
+    }
+    const Shape& out = node->output_desc(0).shape;
+    if (out == g.shape) {  // element-level; row-level operands must broadcast as a row does
+      for (int i = 0; i < data; ++i) {
+        const Value v = node->input(i);
+        if (v.valid() && in_group(v) && IsRowValue(v) &&
+            (!g.row_axis || v.node->output_desc(v.index).shape != RowShape(g.shape, *g.row_axis)))
+          return false;
+      }
+      *row_outputs = {false};
+      return true;
+    }
+    if (g.row_axis && out == RowShape(g.shape, *g.row_axis)) {  // row-level: only on row-level group values
+      for (int i = 0; i < data; ++i) {
+        const Value v = node->input(i);
+        if (v.valid() && in_group(v) && !IsRowValue(v)) return false;
+      }
+      *row_outputs = {true};
+      return true;
+    }
+    return false;
+  }
+
+  // True when some data input of `node` outside group `gi` depends on a member of the group:
+  // fusing would make the group wait for itself.
+  bool CreatesCycle(int gi, const Node* node) const {
+    const Group& g = groups_[static_cast<size_t>(gi)];
+    std::vector<const Node*> stack;
+    std::set<const Node*> seen;
+    for (const Value& v : node->inputs())
+      if (v.valid() && !g.members.count(v.node)) stack.push_back(v.node);
+    for (const Node* c : node->control_inputs()) stack.push_back(c);
+    while (!stack.empty()) {
+      const Node* n = stack.back();
+      stack.pop_back();
+      if (!seen.insert(n).second) continue;
+      if (g.members.count(n)) return true;
+      if (position_.at(n) < g.first_position) continue;  // made before the group started
+      for (const Value& v : n->inputs())
+        if (v.valid()) stack.push_back(v.node);
+      for (const Node* c : n->control_inputs()) stack.push_back(c);
+    }
+    return false;
+  }
+
+  void Visit(Node* node) {
+    auto info = Fusible(node);
+    if (!info) return;
+    const int data = DataInputs(node, *info);
+    std::vector<int> tried;
+    for (int i = 0; i < data; ++i) {
+      const Value v = node->input(i);
+      if (!v.valid()) continue;
+      auto it = members_.find(v.node);
+      if (it == members_.end() || std::count(tried.begin(), tried.end(), it->second.group)) continue;
+      const int gi = it->second.group;
+      tried.push_back(gi);
+      std::vector<bool> rows;
+      if (!Compatible(gi, node, *info, &rows) || CreatesCycle(gi, node)) continue;
+      Group& g = groups_[static_cast<size_t>(gi)];
+      auto inputs = g.inputs;
+      for (int k = 0; k < data; ++k) {
+        const Value x = node->input(k);
+        if (x.valid() && !g.members.count(x.node)) inputs.insert({x.node, x.index});
+      }
+      if (static_cast<int>(g.group.nodes.size()) >= options_.max_nodes || static_cast<int>(inputs.size()) > options_.max_inputs)
+        continue;
+      g.inputs = std::move(inputs);
+      if (info->row_axis) g.group.row_axis = info->row_axis;
+      Join(gi, node, std::move(rows));
+      return;
+    }
+    // A new group seeded by this node.
+    Group g;
+    if (info->row_axis) {
+      const Value x = node->input(0);
+      g.group.shape = x.node->output_desc(x.index).shape;
+      g.group.row_axis = info->row_axis;
+    } else {
+      g.group.shape = node->output_desc(0).shape;
+    }
+    g.group.stream = node->GetAttrOr<int64_t>(kAttrStream, 0);
+    g.first_position = position_.at(node);
+    for (int k = 0; k < data; ++k)
+      if (node->input(k).valid()) g.inputs.insert({node->input(k).node, node->input(k).index});
+    groups_.push_back(std::move(g));
+    Join(static_cast<int>(groups_.size()) - 1, node, info->row_axis ? info->row_outputs : std::vector<bool>{false});
+  }
+
+  void Join(int gi, Node* node, std::vector<bool> row_outputs) {
+    Group& g = groups_[static_cast<size_t>(gi)];
+    g.group.nodes.push_back(node);
+    g.members.insert(node);
+    members_[node] = {gi, std::move(row_outputs)};
+  }
+
+  const GroupingOptions& options_;
+  std::vector<Node*> order_;
+  std::unordered_map<const Node*, int> position_;
+  std::vector<Group> groups_;
+  std::unordered_map<const Node*, Member> members_;
+};
+
+}  // namespace
+
+std::vector<FusionGroup> FindFusionGroups(const Graph& graph, const GroupingOptions& options) {
+  return Grouper(graph, options).Run();
+}
+
+}  // namespace ge::autofuse

@@ -1,0 +1,104 @@
+#include "ge/autofuse/kernel_builder.h"
+
+#include "ge/passes/rewrite_utils.h"
+
+namespace ge::autofuse {
+
+bool IsComparison(const std::string& fn) {
+  return fn == "lt" || fn == "le" || fn == "gt" || fn == "ge" || fn == "eq" || fn == "ne";
+}
+
+KernelBuilder::KernelBuilder(std::string name, Shape shape, int inner_from) {
+  ir_.name = std::move(name);
+  ir_.shape = std::move(shape);
+  ir_.inner_from = inner_from;
+}
+
+int KernelBuilder::Add(KOp op) {
+  if (op.kind == OpKind::kReduce || op.kind == OpKind::kConst) {
+    op.row = true;
+  } else if (op.kind != OpKind::kLoad) {
+    op.row = true;
+    for (int a : op.args) op.row = op.row && ir_.ops[static_cast<size_t>(a)].row;
+  }
+  ir_.ops.push_back(std::move(op));
+  return static_cast<int>(ir_.ops.size()) - 1;
+}
+
+Expected<int> KernelBuilder::External(Value v) {
+  const auto key = std::make_pair(static_cast<const Node*>(v.node), v.index);
+  if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
+  const TensorDesc& desc = v.node->output_desc(v.index);
+  auto type = ScalarTypeOf(desc.dtype);
+  if (!type) return InvalidArgument("{} output {}: dtype {} cannot be loaded by a fused kernel", v.node->ToString(), v.index,
+                                    DataTypeName(desc.dtype));
+  int id;
+  const Tensor* constant = ConstValue(v);
+  if (constant != nullptr && desc.NumElements() == 1 && desc.dtype == DataType::kFloat) {
+    id = Const(static_cast<double>(*constant->data_as<float>()), *type);
+  } else {
+    KOp load{OpKind::kLoad, *type};
+    load.buffer = static_cast<int>(ir_.inputs.size());
+    // Row-level when it does not vary over the inner axes (right-aligned broadcast).
+    const Shape& s = desc.shape;
+    const size_t rank = ir_.shape.size(), lead = rank - s.size();
+    load.row = true;
+    for (size_t d = static_cast<size_t>(ir_.inner_from); d < rank; ++d)
+      if (d >= lead && s[d - lead] != 1) load.row = false;
+    ir_.inputs.push_back({desc});
+    external_.push_back(v);
+    id = Add(std::move(load));
+  }
+  loaded_[key] = id;
+  return id;
+}
+
+int KernelBuilder::Const(double value, ScalarType type) {
+  KOp op{OpKind::kConst, type};
+  op.value = value;
+  return Add(std::move(op));
+}
+
+int KernelBuilder::Unary(const std::string& fn, int a) {
+  KOp op{OpKind::kUnary, fn == "not" ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type};
+  op.fn = fn;
+  op.args = {a};
+  return Add(std::move(op));
+}
+
+int KernelBuilder::Binary(const std::string& fn, int a, int b) {
+  const bool logical = fn == "and" || fn == "or";
+  KOp op{OpKind::kBinary, IsComparison(fn) || logical ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type};
+  op.fn = fn;
+  op.args = {a, b};
+  return Add(std::move(op));
+}
+
+int KernelBuilder::Select(int cond, int a, int b) {
+  KOp op{OpKind::kSelect, ir_.ops[static_cast<size_t>(a)].type};
+  op.args = {cond, a, b};
+  return Add(std::move(op));
+}
+
+int KernelBuilder::Cast(int a, ScalarType type) {
+  if (ir_.ops[static_cast<size_t>(a)].type == type) return a;
+  KOp op{OpKind::kCast, type};
+  op.args = {a};
+  return Add(std::move(op));
+}
+
+int KernelBuilder::Reduce(const std::string& fn, int a) {
+  KOp op{OpKind::kReduce, ScalarType::kFloat};
+  op.fn = fn;
+  op.args = {a};
+  return Add(std::move(op));
+}
+
+int KernelBuilder::Store(int op, const TensorDesc& desc) {
+  ir_.outputs.push_back({desc});
+  const int output = static_cast<int>(ir_.outputs.size()) - 1;
+  ir_.stores.push_back({output, op});
+  return output;
+}
+
+}  // namespace ge::autofuse

@@ -1,0 +1,44 @@
+// Builds a KernelIR from graph values: external values become loads (scalar constants become
+// immediates), ops become KOps whose row-levelness follows from their operands.
+#pragma once
+
+#include <map>
+
+#include "ge/autofuse/kernel_ir.h"
+#include "ge/ir/graph.h"
+
+namespace ge::autofuse {
+
+class KernelBuilder {
+ public:
+  KernelBuilder(std::string name, Shape shape, int inner_from);
+
+  // The value of `v`, produced outside the group: a load of a new input buffer (one per
+  // distinct value), or an immediate for a one-element constant.
+  Expected<int> External(Value v);
+  int Const(double value, ScalarType type = ScalarType::kFloat);
+  int Unary(const std::string& fn, int a);
+  // Arithmetic keeps the operand type; comparisons ("lt", "eq", ...) give bool.
+  int Binary(const std::string& fn, int a, int b);
+  int Select(int cond, int a, int b);
+  int Cast(int a, ScalarType type);
+  int Reduce(const std::string& fn, int a);
+  // Makes `op` the value of a new output of `desc`; returns the output index.
+  int Store(int op, const TensorDesc& desc);
+
+  const KOp& op(int id) const { return ir_.ops[static_cast<size_t>(id)]; }
+  const KernelIR& ir() const { return ir_; }
+  const std::vector<Value>& external_inputs() const { return external_; }
+  KernelIR Take() { return std::move(ir_); }
+
+ private:
+  int Add(KOp op);
+
+  KernelIR ir_;
+  std::vector<Value> external_;  // by input buffer index
+  std::map<std::pair<const Node*, int>, int> loaded_;
+};
+
+bool IsComparison(const std::string& fn);
+
+}  // namespace ge::autofuse

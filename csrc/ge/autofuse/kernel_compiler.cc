@@ -1,0 +1,218 @@
+#include "ge/autofuse/kernel_compiler.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+
+#include "ge/base/logging.h"
+#include "ge/serialize/file_io.h"
+
+extern char** environ;
+
+namespace ge::autofuse {
+namespace {
+
+// 128-bit FNV-1a (two 64-bit lanes with different offsets): stable across runs and builds.
+std::string Hash(std::string_view data) {
+  uint64_t a = 1469598103934665603ull, b = 0x6c62272e07bb0142ull;
+  for (unsigned char c : data) {
+    a = (a ^ c) * 1099511628211ull;
+    b = (b ^ c) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
+  }
+  return fmt::format("{:016x}{:016x}", a, b);
+}
+
+bool IsExecutable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
+
+std::string FindOnPath(const std::string& name) {
+  if (name.find('/') != std::string::npos) return IsExecutable(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return "";
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (IsExecutable(candidate)) return candidate;
+  }
+  return "";
+}
+
+Expected<std::string> FindCompiler(const KernelCompilerOptions& options) {
+  std::vector<std::string> names;
+  if (!options.compiler.empty()) names.push_back(options.compiler);
+  else if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx) names.push_back(cxx);
+  else names = {"c++", "g++", "clang++"};
+  for (const std::string& n : names)
+    if (std::string found = FindOnPath(n); !found.empty()) return found;
+  return NotFound("no C++ compiler found (tried {} on PATH)", fmt::join(names, ", "));
+}
+
+struct ProcessResult {
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs argv[0] with argv (no shell), output captured to a file, killed after `timeout_seconds`.
+Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::string& log_path, int timeout_seconds) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return Internal("cannot start {}: {}", argv[0], std::strerror(rc));
+  ProcessResult result;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  int status = 0;
+  while (true) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0) return Internal("waiting for {} failed: {}", argv[0], std::strerror(errno));
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      result.timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!result.timed_out) result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream log(log_path);
+  std::stringstream text;
+  text << log.rdbuf();
+  result.output = text.str();
+  ::unlink(log_path.c_str());
+  return result;
+}
+
+// `c++ --version`, once per compiler path per process: part of the cache key.
+Expected<std::string> CompilerVersion(const std::string& compiler, const std::string& scratch_dir) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = versions.find(compiler); it != versions.end()) return it->second;
+  GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess({compiler, "--version"},
+                                                  fmt::format("{}/version.{}.log", scratch_dir, ::getpid()), 30));
+  if (r.timed_out || r.exit_code != 0) return Internal("{} --version failed: {}", compiler, r.output);
+  versions[compiler] = r.output;
+  return r.output;
+}
+
+Status MakePrivateDir(const std::string& dir) {
+  std::string partial;
+  std::stringstream parts(dir);
+  std::string part;
+  if (!dir.empty() && dir[0] == '/') partial = "/";
+  while (std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    partial += part + "/";
+    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
+      return Internal("cannot create the kernel cache directory {}: {}", partial, std::strerror(errno));
+  }
+  // The last component is ours: nobody else may read or plant kernels there.
+  if (::chmod(dir.c_str(), 0700) != 0) return Internal("cannot chmod {}: {}", dir, std::strerror(errno));
+  return {};
+}
+
+Expected<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("{} does not exist", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+// A checked entry: the library's checksum matches its .sum and it loads.
+Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const std::string& library, const std::string& sum_path) {
+  GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(library));
+  GE_ASSIGN_OR_RETURN(std::string sum, ReadFile(sum_path));
+  if (Hash(bytes) != sum) return Internal("checksum mismatch");
+  return KernelLibrary::Load(library);
+}
+
+}  // namespace
+
+std::vector<std::string> CompileFlags(const KernelCompilerOptions& options) {
+  // -fno-math-errno lets sqrt become an instruction; it changes no value, only errno.
+  std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fno-math-errno",
+                                    "-fvisibility=hidden", "-w"};
+  if (options.fast_math) flags.push_back("-ffast-math");
+  return flags;
+}
+
+std::string KernelCacheDir(const KernelCompilerOptions& options) {
+  if (!options.cache_dir.empty()) return options.cache_dir;
+  if (const char* dir = std::getenv("TORCHAIR_GE_CACHE_DIR"); dir != nullptr && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg) return std::string(xdg) + "/torchair_ge";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home ? home : "/tmp") + "/.cache/torchair_ge";
+}
+
+Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,
+                                                                 const KernelCompilerOptions& options,
+                                                                 KernelBuildInfo* info) {
+  const std::string dir = KernelCacheDir(options) + "/kernels";
+  GE_RETURN_IF_ERROR(MakePrivateDir(dir));
+  GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
+  GE_ASSIGN_OR_RETURN(std::string version, CompilerVersion(compiler, dir));
+  const std::vector<std::string> flags = CompileFlags(options);
+  const std::string key = Hash(fmt::format("{}\n{}\n{}\n{}", source, fmt::join(flags, " "), compiler, version));
+  const std::string stem = dir + "/" + key;
+  info->library = stem + ".so";
+  info->source = stem + ".cc";
+  if (Exists(info->library)) {
+    auto loaded = LoadEntry(info->library, stem + ".sum");
+    if (loaded.ok()) {
+      info->cache_hit = true;
+      return loaded;
+    }
+    GE_LOGW("kernel cache entry {} is corrupt ({}); rebuilding it", info->library, loaded.status().message());
+    ::unlink(info->library.c_str());
+    ::unlink((stem + ".sum").c_str());
+  }
+
+  // Private temp names: concurrent processes building the same entry each write their own
+  // files and the renames make whichever finishes last the entry (both are identical).
+  const std::string tmp = fmt::format("{}.{}.{}", stem, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  GE_RETURN_IF_ERROR(WriteFileAtomic(info->source, source));
+  std::vector<std::string> argv = {compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-o", tmp + ".so", info->source});
+  const auto start = std::chrono::steady_clock::now();
+  GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, tmp + ".log", options.timeout_seconds));
+  info->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (r.timed_out) {
+    ::unlink((tmp + ".so").c_str());
+    return Internal("{} did not finish within {} s", compiler, options.timeout_seconds);
+  }
+  if (r.exit_code != 0) {
+    ::unlink((tmp + ".so").c_str());
+    return Internal("{} failed (exit {}) on {}:\n{}", compiler, r.exit_code, info->source, r.output.substr(0, 4000));
+  }
+  GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(tmp + ".so"));
+  GE_RETURN_IF_ERROR(WriteFileAtomic(stem + ".sum", Hash(bytes)));
+  if (::rename((tmp + ".so").c_str(), info->library.c_str()) != 0)
+    return Internal("cannot move {} into the cache: {}", tmp + ".so", std::strerror(errno));
+  return KernelLibrary::Load(info->library);
+}
+
+}  // namespace ge::autofuse

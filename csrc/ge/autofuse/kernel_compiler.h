@@ -1,0 +1,39 @@
+// Compiles a generated translation unit with the system C++ compiler into a private on-disk
+// cache and loads it. The compiler runs without a shell (posix_spawn, argv only) under a
+// timeout; entries are keyed by a hash of the source, the flags and the compiler's version;
+// writes are atomic (temp file + rename) and every entry carries a checksum, so a corrupt
+// entry is detected, removed and rebuilt.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ge/runtime/kernel_library.h"
+
+namespace ge::autofuse {
+
+struct KernelCompilerOptions {
+  std::string compiler;   // empty: $CXX, else the first of c++, g++, clang++ on PATH
+  std::string cache_dir;  // empty: $TORCHAIR_GE_CACHE_DIR, else $XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge
+  bool fast_math = false; // -ffast-math (changes numerics; only when the user asks)
+  int timeout_seconds = 300;
+};
+
+struct KernelBuildInfo {
+  bool cache_hit = false;
+  double compile_ms = 0;   // compiler time (0 on a hit)
+  std::string library;     // the cached .so
+  std::string source;      // the cached .cc (kept for reading and debugging)
+};
+
+// The compiler command line without the output/input paths (for the cache key and logs).
+std::vector<std::string> CompileFlags(const KernelCompilerOptions& options);
+// Where the cache lives for these options (created with mode 0700 on first use).
+std::string KernelCacheDir(const KernelCompilerOptions& options);
+
+Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,
+                                                                 const KernelCompilerOptions& options,
+                                                                 KernelBuildInfo* info);
+
+}  // namespace ge::autofuse

@@ -1,0 +1,127 @@
+#include "ge/autofuse/kernel_ir.h"
+
+#include <fmt/format.h>
+
+namespace ge::autofuse {
+
+std::string_view ScalarTypeName(ScalarType type) {
+  switch (type) {
+    case ScalarType::kFloat: return "float";
+    case ScalarType::kBool: return "bool";
+    case ScalarType::kInt64: return "int64";
+  }
+  return "?";
+}
+
+std::optional<ScalarType> ScalarTypeOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::kFloat:
+    case DataType::kFloat16:
+    case DataType::kBFloat16: return ScalarType::kFloat;
+    case DataType::kBool: return ScalarType::kBool;
+    case DataType::kInt32:
+    case DataType::kInt64: return ScalarType::kInt64;
+    default: return std::nullopt;
+  }
+}
+
+int64_t KernelIR::rows() const {
+  int64_t n = 1;
+  for (int a = 0; a < inner_from; ++a) n *= shape[static_cast<size_t>(a)];
+  return n;
+}
+
+int64_t KernelIR::row_size() const {
+  int64_t n = 1;
+  for (size_t a = static_cast<size_t>(inner_from); a < shape.size(); ++a) n *= shape[a];
+  return n;
+}
+
+namespace {
+
+const char* KindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kLoad: return "load";
+    case OpKind::kConst: return "const";
+    case OpKind::kUnary: return "unary";
+    case OpKind::kBinary: return "binary";
+    case OpKind::kSelect: return "select";
+    case OpKind::kCast: return "cast";
+    case OpKind::kReduce: return "reduce";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string KernelIR::ToString() const {
+  std::string out = fmt::format("kernel {} shape {} inner_from {}\n", name, ShapeToString(shape), inner_from);
+  for (size_t i = 0; i < inputs.size(); ++i) out += fmt::format("  in{}: {}\n", i, inputs[i].desc.ToString());
+  for (size_t i = 0; i < outputs.size(); ++i) out += fmt::format("  out{}: {}\n", i, outputs[i].desc.ToString());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const KOp& op = ops[i];
+    out += fmt::format("  %{} = {}{} {}", i, KindName(op.kind), op.row ? "[row]" : "", ScalarTypeName(op.type));
+    if (!op.fn.empty()) out += " " + op.fn;
+    if (op.kind == OpKind::kLoad) out += fmt::format(" in{}", op.buffer);
+    if (op.kind == OpKind::kConst) out += fmt::format(" {}", op.value);
+    for (int a : op.args) out += fmt::format(" %{}", a);
+    out += "\n";
+  }
+  for (const KStore& s : stores) out += fmt::format("  out{} <- %{}\n", s.output, s.op);
+  return out;
+}
+
+Status KernelIR::Verify() const {
+  const int rank = static_cast<int>(shape.size());
+  GE_CHECK(inner_from >= 0 && inner_from <= rank, "kernel {}: inner_from {} outside rank {}", name, inner_from, rank);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& s = inputs[i].desc.shape;
+    GE_CHECK(static_cast<int>(s.size()) <= rank, "kernel {}: input {} has rank above the iteration space", name, i);
+    for (size_t d = 0; d < s.size(); ++d) {
+      const int64_t full = shape[shape.size() - s.size() + d];
+      GE_CHECK(s[d] == full || s[d] == 1, "kernel {}: input {} shape {} does not broadcast to {}", name, i,
+               ShapeToString(s), ShapeToString(shape));
+    }
+  }
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const KOp& op = ops[i];
+    for (int a : op.args) {
+      GE_CHECK(a >= 0 && static_cast<size_t>(a) < i, "kernel {}: op %{} reads %{}, not an earlier op", name, i, a);
+      if (op.row && op.kind != OpKind::kReduce)
+        GE_CHECK(ops[static_cast<size_t>(a)].row, "kernel {}: row-level op %{} reads element-level %{}", name, i, a);
+    }
+    switch (op.kind) {
+      case OpKind::kLoad:
+        GE_CHECK(op.buffer >= 0 && static_cast<size_t>(op.buffer) < inputs.size(), "kernel {}: op %{} loads no input", name, i);
+        break;
+      case OpKind::kUnary:
+      case OpKind::kCast:
+      case OpKind::kReduce: GE_CHECK(op.args.size() == 1, "kernel {}: op %{} takes one operand", name, i); break;
+      case OpKind::kBinary: GE_CHECK(op.args.size() == 2, "kernel {}: op %{} takes two operands", name, i); break;
+      case OpKind::kSelect:
+        GE_CHECK(op.args.size() == 3 && ops[static_cast<size_t>(op.args[0])].type == ScalarType::kBool,
+                 "kernel {}: select %{} needs a bool condition and two values", name, i);
+        break;
+      case OpKind::kConst: break;
+    }
+    if (op.kind == OpKind::kReduce) {
+      GE_CHECK(op.row && inner_from < rank, "kernel {}: reduction %{} must be row-level over a non-empty row", name, i);
+      GE_CHECK(op.type == ScalarType::kFloat, "kernel {}: reduction %{} must be float", name, i);
+    }
+  }
+  for (const KStore& s : stores) {
+    GE_CHECK(s.output >= 0 && static_cast<size_t>(s.output) < outputs.size() && s.op >= 0 &&
+                 static_cast<size_t>(s.op) < ops.size(),
+             "kernel {}: a store names no output or op", name);
+    // An element-level output may take a row-level value (broadcast over the row); a row-level
+    // output only a row-level one.
+    const int64_t n = outputs[static_cast<size_t>(s.output)].desc.NumElements();
+    const bool row_value = ops[static_cast<size_t>(s.op)].row;
+    GE_CHECK(n == rows() * row_size() || (row_value && n == rows()),
+             "kernel {}: output {} has {} elements; a {} store gives {}", name, s.output, n,
+             row_value ? "row-level" : "element-level", row_value ? rows() : rows() * row_size());
+  }
+  return {};
+}
+
+}  // namespace ge::autofuse

@@ -1,0 +1,74 @@
+// The loop-level kernel IR of one fused group: loads with broadcast strides, scalar ops,
+// reductions over a row and stores, over a static iteration space. The C++ generator reads
+// only this; the grouping and lowering code writes it.
+//
+// The iteration space `shape` splits at `inner_from`: the axes before it are the outer axes
+// (one "row" per outer index, rows run in parallel), the axes from it on are the row's inner
+// elements. Reductions always reduce exactly a whole row. Every value is either element-level
+// (one per iteration point) or row-level (one per row: reductions, loads that do not vary
+// within a row, and ops on those).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ge/ir/tensor_desc.h"
+
+namespace ge::autofuse {
+
+// The scalar types values have inside a kernel: every floating dtype computes in float.
+enum class ScalarType : uint8_t { kFloat, kBool, kInt64 };
+
+enum class OpKind : uint8_t {
+  kLoad,    // input `buffer` at the current point (broadcast as its shape says)
+  kConst,   // `value`
+  kUnary,   // fn(args[0])
+  kBinary,  // fn(args[0], args[1])
+  kSelect,  // args[0] ? args[1] : args[2]
+  kCast,    // args[0] converted to `type`
+  kReduce,  // fn ("sum", "max", "min") of args[0] over the row; row-level
+};
+
+struct KOp {
+  OpKind kind;
+  ScalarType type = ScalarType::kFloat;
+  std::string fn;         // unary/binary/reduce function name (see cpp_codegen.cc for the list)
+  std::vector<int> args;  // operand op indices (always earlier ops)
+  int buffer = -1;        // kLoad: input index
+  double value = 0;       // kConst
+  bool row = false;       // row-level: computed once per row
+};
+
+struct KBuffer {
+  TensorDesc desc;  // for inputs: broadcasts to the iteration shape (right-aligned)
+};
+
+struct KStore {
+  int output;  // output index
+  int op;      // the value stored; a row-level value is stored once per row
+};
+
+struct KernelIR {
+  std::string name;  // the C symbol
+  Shape shape;       // iteration space
+  int inner_from = 0;
+  std::vector<KBuffer> inputs;
+  std::vector<KBuffer> outputs;  // rows() * row_size() elements, or rows() for a row-level value stored once per row
+  std::vector<KOp> ops;          // in dependency order
+  std::vector<KStore> stores;
+
+  int64_t rows() const;       // product of the outer axes
+  int64_t row_size() const;   // product of the inner axes
+  // A readable, deterministic listing (dumps, cache keys, test failure messages).
+  std::string ToString() const;
+  // Consistency: operand indices, kinds vs types, row-levelness, store shapes.
+  Status Verify() const;
+};
+
+std::string_view ScalarTypeName(ScalarType type);
+// The kernel-level scalar type of a tensor dtype; nullopt for dtypes a kernel cannot hold.
+std::optional<ScalarType> ScalarTypeOf(DataType dtype);
+
+}  // namespace ge::autofuse
