@@ -31,11 +31,47 @@ inline uint16_t ge_f32_to_bf16(float x) {  // round to nearest even, as torch do
 inline float ge_relu(float x) { return x < 0.f ? 0.f : x; }
 inline float ge_max(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 inline float ge_min(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
-inline float ge_sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+inline float ge_bits_to_float(int32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
+// exp without a libm call, so loops over it vectorize: Cody-Waite reduction x = n ln2 + r,
+// a degree-6 polynomial for e^r on |r| <= ln2/2 (Cephes' expf coefficients, ~1 ulp), and 2^n
+// built from the exponent bits in two halves so that results near the denormal range are right.
+inline float ge_exp(float x) {
+  const float hi = 88.7228394f, lo = -103.972084f;
+  float c = x > hi ? hi : x;
+  c = c < lo ? lo : c;
+  // Round to nearest by adding and removing 1.5 * 2^23 (|t| < 2^22 here): unlike floor, this
+  // vectorizes without -fno-trapping-math.
+  const float n = (c * 1.44269504088896341f + 12582912.f) - 12582912.f;
+  float r = c - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.f;
+  const int32_t k = static_cast<int32_t>(n), k1 = k / 2, k2 = k - k1;
+  const float v = y * ge_bits_to_float((k1 + 127) << 23) * ge_bits_to_float((k2 + 127) << 23);
+  return x != x ? x : (x > hi ? INFINITY : (x < lo ? 0.f : v));
+}
+// tanh: an odd polynomial near 0 (Cephes' tanhf), 1 - 2 / (e^2|x| + 1) elsewhere.
+inline float ge_tanh(float x) {
+  const float ax = x < 0.f ? -x : x, z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float small = x + x * z * p;
+  const float big = 1.f - 2.f / (ge_exp(2.f * ax) + 1.f);
+  return ax < 0.625f ? small : (x < 0.f ? -big : big);
+}
+inline float ge_sigmoid(float x) { return 1.f / (1.f + ge_exp(-x)); }
 inline float ge_hardsigmoid(float x) { return ge_min(ge_max(x + 3.f, 0.f), 6.f) / 6.f; }
 inline float ge_gelu(float x) { return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752440f)); }
 inline float ge_gelu_tanh(float x) {
-  return 0.5f * x * (1.f + std::tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+  return 0.5f * x * (1.f + ge_tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
 }
 }  // namespace
 )";
@@ -91,7 +127,7 @@ std::string StoreValue(DataType t, const std::string& v) {
 
 std::string UnaryExpr(const std::string& fn, const std::string& x) {
   static const std::map<std::string, std::string> kStd = {
-      {"tanh", "std::tanh"}, {"exp", "std::exp"},   {"log", "std::log"},     {"sqrt", "std::sqrt"},
+      {"tanh", "ge_tanh"}, {"exp", "ge_exp"},   {"log", "std::log"},     {"sqrt", "std::sqrt"},
       {"abs", "std::fabs"},  {"sin", "std::sin"},   {"cos", "std::cos"},     {"erf", "std::erf"},
       {"expm1", "std::expm1"}, {"log1p", "std::log1p"}, {"floor", "std::floor"}, {"ceil", "std::ceil"},
       {"trunc", "std::trunc"}, {"round", "std::nearbyint"}};
@@ -166,6 +202,14 @@ class KernelWriter {
       out_ += fmt::format("    const int64_t lo = 0, hi = {};\n    const int64_t obase = r * {};\n", row, row);
     }
     WriteBases();
+    std::vector<std::vector<int>> loop_roots;
+    for (const KOp& op : k_.ops)
+      if (op.kind == OpKind::kReduce) loop_roots.push_back({op.args[0]});
+    std::vector<int> element_roots;
+    for (const KStore& st : k_.stores)
+      if (IsElementOutput(st.output)) element_roots.push_back(st.op);
+    if (!element_roots.empty()) loop_roots.push_back(element_roots);
+    PlanCaches(loop_roots);
     for (size_t i = 0; i < k_.ops.size(); ++i)
       if (k_.ops[i].kind == OpKind::kReduce) WriteReduction(static_cast<int>(i));
     WriteElementLoop();
@@ -211,7 +255,7 @@ class KernelWriter {
   }
 
   bool IsElementOutput(int output) const {
-    return k_.outputs[static_cast<size_t>(output)].desc.NumElements() == k_.rows() * k_.row_size() && !(k_.row_size() == 1 && false);
+    return k_.outputs[static_cast<size_t>(output)].desc.NumElements() == k_.rows() * k_.row_size();
   }
 
   // Each input's offset for this row from the outer coordinates (literal strides).
@@ -286,7 +330,8 @@ class KernelWriter {
     emitted_row_.insert(id);
   }
 
-  // The element-level ops `roots` need (row-level operands emitted first), in op order.
+  // The element-level ops `roots` need, in op order: row-level operands are emitted first (once
+  // per row) and values cached by an earlier loop are read back instead of recomputed.
   std::vector<int> ElementClosure(const std::vector<int>& roots) {
     std::set<int> need;
     std::vector<int> stack = roots;
@@ -298,17 +343,58 @@ class KernelWriter {
         EmitRow(id);
         continue;
       }
-      if (!need.insert(id).second) continue;
+      if (!need.insert(id).second || cached_ready_.count(id)) continue;
       for (int a : op.args) stack.push_back(a);
     }
     return {need.begin(), need.end()};
   }
 
+  // Element-level values that several loops of a row need (softmax's exp, a norm's centered
+  // input) are kept in a per-row stack array by the first loop instead of being recomputed,
+  // when the row is short enough.
+  void PlanCaches(const std::vector<std::vector<int>>& loop_roots) {
+    if (chunked_ || loop_roots.size() < 2 || k_.row_size() > 4096) return;
+    // Walk each loop's operands back; the first values met that an earlier loop computes are
+    // the ones worth keeping (what they were computed from is then not needed again).
+    std::set<int> computed_before;
+    int64_t budget = 16384;  // floats of stack per row
+    for (const auto& roots : loop_roots) {
+      std::set<int> seen;
+      std::vector<int> stack = roots;
+      while (!stack.empty()) {
+        const int id = stack.back();
+        stack.pop_back();
+        const KOp& op = k_.ops[static_cast<size_t>(id)];
+        if (op.row || !seen.insert(id).second) continue;
+        if (computed_before.count(id) && op.kind != OpKind::kLoad && budget >= k_.row_size()) {
+          if (cached_.insert(id).second) {
+            budget -= k_.row_size();
+            out_ += fmt::format("    {} c{}[{}];\n", CType(op.type), id, k_.row_size());
+          }
+          continue;
+        }
+        for (int a : op.args) stack.push_back(a);
+      }
+      computed_before.insert(seen.begin(), seen.end());
+    }
+  }
+
   void EmitElements(const std::vector<int>& ops, const std::string& index, const std::string& indent) {
     for (int id : ops) {
       const KOp& op = k_.ops[static_cast<size_t>(id)];
+      if (cached_ready_.count(id)) {
+        out_ += fmt::format("{}const {} {} = c{}[{}];\n", indent, CType(op.type), Name(id), id, index);
+        continue;
+      }
       out_ += fmt::format("{}const {} {} = {};\n", indent, CType(op.type), Name(id), Expr(op, index));
+      if (cached_.count(id)) out_ += fmt::format("{}c{}[{}] = {};\n", indent, id, index, Name(id));
     }
+  }
+
+  // After a loop: the values it cached are there for the loops that follow.
+  void MarkCached(const std::vector<int>& ops) {
+    for (int id : ops)
+      if (cached_.count(id)) cached_ready_.insert(id);
   }
 
   // A reduction over the row: 16 independent lanes so that the compiler can vectorize it
@@ -331,6 +417,7 @@ class KernelWriter {
     EmitElements(body, "i", "        ");
     out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", value));
     out_ += fmt::format("      {} = red;\n    }}\n", Name(id));
+    MarkCached(body);
     // Declared before the block so later code can read it.
     const std::string decl = fmt::format("    float {};\n", Name(id));
     out_.insert(out_.rfind(fmt::format("    float {}[16];", acc)), decl);
@@ -357,6 +444,7 @@ class KernelWriter {
   std::vector<InputPlan> plans_;
   bool flat_ = false, has_reduce_ = false, chunked_ = false;
   std::set<int> emitted_row_;
+  std::set<int> cached_, cached_ready_;  // element values kept per row; those already computed
   std::string out_;
 };
 
