@@ -1,4 +1,4 @@
-// Property test over random DAGs (elementwise ops, broadcasts, reshapes, slices and selects that
+// Property test over random DAGs (also a property test of auto-fusion: fused on == off) (elementwise ops, broadcasts, reshapes, slices and selects that
 // become zero-copy views at an offset into their root): every graph compiles with the arena at or above the live-bytes bound and computes the
 // same numbers with memory reuse on and off (a planner that let two live values share bytes, or
 // a view outlived by its root, would change them). Also: no run allocates engine memory.
@@ -71,12 +71,15 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
   ASSERT_TRUE(GEInitialize().ok());
   std::mt19937 rng(7);
   double worst = 1.0;
-  int64_t views = 0;
+  int64_t views = 0, fused_kernels = 0;
   for (int trial = 0; trial < 200; ++trial) {
     std::mt19937 replay = rng;
     int n_inputs = 0;
     std::vector<std::vector<std::vector<float>>> results;
-    for (const char* disable : {"0", "1"}) {
+    // Reuse on, reuse off, and reuse on without auto-fusion: all three must agree bit for bit
+    // (the fused kernels do the same float operations in the same order).
+    for (const std::string config : {"reuse", "no_reuse", "no_fusion"}) {
+      const char* disable = config == "no_reuse" ? "1" : "0";
       std::mt19937 graph_rng = replay;
       auto graph = RandomGraph(graph_rng, &n_inputs);
       std::vector<std::vector<float>> data;
@@ -88,17 +91,18 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
         data.push_back(std::move(v));
         inputs.emplace_back(desc, data.back().data(), nullptr);
       }
-      Session s(Options{{option::kDisableReuseMemory, disable}});
+      Session s(Options{{option::kDisableReuseMemory, disable}, {option::kAutofuse, config == "no_fusion" ? "false" : "true"}});
       ASSERT_TRUE(s.AddGraph(1, std::move(graph)).ok());
       Status st = s.CompileGraph(1);
       ASSERT_TRUE(st.ok()) << st.ToString();
       const auto summary = *s.GetCompiledGraphSummary(1);
       EXPECT_GE(summary.feature_memory_size, summary.arena_lower_bound);
-      if (std::string(disable) == "0") {
+      if (config == "reuse") {
         views += summary.view_values;
+        fused_kernels += summary.autofuse.kernels;
         if (summary.arena_lower_bound > 0)
           worst = std::max(worst, static_cast<double>(summary.feature_memory_size) / summary.arena_lower_bound);
-      } else {
+      } else if (config == "no_reuse") {
         EXPECT_EQ(summary.feature_memory_size, summary.arena_no_reuse);
       }
       std::vector<Tensor> outputs;
@@ -108,10 +112,12 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
       results.push_back(std::move(values));
     }
     ASSERT_EQ(results[0], results[1]) << "trial " << trial;
+    ASSERT_EQ(results[0], results[2]) << "trial " << trial << ": fused and unfused kernels differ";
     rng.discard(1000);
   }
   EXPECT_LE(worst, 1.10);
-  EXPECT_GT(views, 50);  // the reshapes really were views
+  EXPECT_GT(views, 50);           // the reshapes really were views
+  EXPECT_GT(fused_kernels, 100);  // and the elementwise chains really were fused
   RecordProperty("worst_arena_over_lower_bound", std::to_string(worst));
 }
 

@@ -23,7 +23,7 @@ class MemoryViewsTest : public ::testing::Test {
   // Constant folding off: it would fold the reshape of a constant away before memory sees it.
   std::vector<std::vector<float>> Run(std::unique_ptr<Graph> graph, std::vector<std::vector<float>> inputs, int* views,
                                       int* tasks) {
-    Session s(Options{{"ge.oo.constantFolding", "false"}});
+    Session s(Options{{"ge.oo.constantFolding", "false"}, {option::kAutofuse, "false"}});
     std::vector<Tensor> in;
     const auto data_nodes = graph->DataNodes();
     for (size_t i = 0; i < inputs.size(); ++i) in.emplace_back(data_nodes[i]->output_desc(0), inputs[i].data(), nullptr);
@@ -68,7 +68,7 @@ TEST_F(MemoryViewsTest, GraphOutputsAndUpdatedValuesStayCopies) {
   auto flat_row = es::Reshape(es::Neg(row), b.CreateVector({2}));  // a graph output: its own memory
   b.SetOutputs({es::ReduceSum(before, b.CreateVector({}), false), flat_row, es::ReduceSum(updated, b.CreateVector({}), false)});
   auto graph = std::move(b.Build()).value();
-  Session s;
+  Session s(Options{{option::kAutofuse, "false"}});  // these elementwise chains would fuse
   std::vector<float> cache_data(8, 1.0f), row_data = {5, 7};
   std::vector<int64_t> pos_data = {0};
   ASSERT_TRUE(s.AddGraph(1, std::move(graph)).ok());
@@ -94,13 +94,13 @@ TEST_F(MemoryViewsTest, ElementwiseOpsWriteOverInputsThatDieThere) {
     return std::move(b.Build()).value();
   };
   int views = 0, tasks = 0;
-  Session s;
+  Session s(Options{{option::kAutofuse, "false"}});  // these elementwise chains would fuse
   ASSERT_TRUE(s.AddGraph(1, chain(false)).ok());
   ASSERT_TRUE(s.CompileGraph(1).ok());
   auto summary = *s.GetCompiledGraphSummary(1);
   EXPECT_EQ(summary.inplace_values, 2);                 // Relu over Exp's output, Neg over Relu's
   EXPECT_EQ(summary.feature_memory_size, 1024);         // one 256-float buffer for the whole chain
-  Session t;
+  Session t(Options{{option::kAutofuse, "false"}});
   ASSERT_TRUE(t.AddGraph(1, chain(true)).ok());
   ASSERT_TRUE(t.CompileGraph(1).ok());
   EXPECT_EQ(t.GetCompiledGraphSummary(1)->inplace_values, 1);  // only Neg over Relu's output
@@ -175,7 +175,7 @@ TEST_F(MemoryViewsTest, AnOpMayWriteOverASliceViewThatDiesThere) {
   auto head = es::Neg(slice(hidden, 0, 2));   // reads rows 0-1 first
   auto tail = es::Relu(slice(hidden, 2, 4));  // the last reader of `hidden`: may write over rows 2-3
   b.SetOutputs({es::Add(head, tail)});
-  Session s;
+  Session s(Options{{option::kAutofuse, "false"}});  // these elementwise chains would fuse
   ASSERT_TRUE(s.AddGraph(1, [&] { return std::move(b.Build()).value(); }()).ok());
   ASSERT_TRUE(s.CompileGraph(1).ok());
   EXPECT_GE(s.GetCompiledGraphSummary(1)->inplace_values, 1);

@@ -342,6 +342,17 @@ std::vector<OpCase> Cases() {
   };
   cases.push_back({"TorchOp", torch_op({2}), {TensorDesc(F32, {2, 3})}});
   cases.push_back({"TorchOp", torch_op({3}), {}});  // ranks ask for more dims than output_shapes holds
+  auto fused_kernel = [](std::string kernel) {
+    return [kernel](GraphBuilder& b) {
+      AttrMap attrs = {{"kernel", kernel},
+                       {"output_dtypes", std::vector<int64_t>{static_cast<int64_t>(DataType::kFloat16)}},
+                       {"output_shapes", std::vector<int64_t>{4}},
+                       {"output_ranks", std::vector<int64_t>{1}}};
+      return b.Op("FusedKernel", {std::vector<EsTensor>{In(b, {4}), In(b, {4}, DataType::kBool)}}, attrs, "", 1);
+    };
+  };
+  cases.push_back({"FusedKernel", fused_kernel("ge_fused_0"), {TensorDesc(DataType::kFloat16, {4})}});
+  cases.push_back({"FusedKernel", fused_kernel(""), {}});  // names no kernel
   return cases;
 }
 

@@ -64,7 +64,7 @@ class RunDebugTest : public ::testing::Test {
 TEST_F(RunDebugTest, DataDumpWritesSelectedTaskOutputsPerStep) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("torchair_ge_data_dump_{}", ::getpid());
   fs::remove_all(dir);
-  Session s(Options{{option::kDataDumpEnable, "1"}, {option::kDataDumpPath, dir.string()},
+  Session s(Options{{option::kAutofuse, "false"}, {option::kDataDumpEnable, "1"}, {option::kDataDumpPath, dir.string()},
                     {option::kDataDumpFilter, "^(Relu|Add)$"}});
   ASSERT_TRUE(s.AddGraph(3, Chain()).ok());
   ASSERT_TRUE(s.CompileGraph(3).ok());
@@ -89,7 +89,7 @@ TEST_F(RunDebugTest, DataDumpWritesSelectedTaskOutputsPerStep) {
 }
 
 TEST_F(RunDebugTest, ProfileTimesEveryTaskInsideTheRun) {
-  Session s(Options{{option::kProfilingEnable, "1"}});
+  Session s(Options{{option::kProfilingEnable, "1"}, {option::kAutofuse, "false"}});
   ASSERT_TRUE(s.AddGraph(4, Chain()).ok());
   ASSERT_TRUE(s.CompileGraph(4).ok());
   std::vector<float> x(6, 1.0f);

@@ -95,12 +95,15 @@ class Grouper {
     return false;
   }
 
-  // True when some data input of `node` outside group `gi` depends on a member of the group:
-  // fusing would make the group wait for itself.
+  // True when joining `node` to group `gi` would make the group wait for itself once every
+  // group is one node: some input of `node` outside the group depends on a member, directly or
+  // through another group (reaching any member of a group H means depending on all of H's
+  // inputs, since H runs as one kernel).
   bool CreatesCycle(int gi, const Node* node) const {
     const Group& g = groups_[static_cast<size_t>(gi)];
     std::vector<const Node*> stack;
     std::set<const Node*> seen;
+    std::set<int> expanded = {gi};
     for (const Value& v : node->inputs())
       if (v.valid() && !g.members.count(v.node)) stack.push_back(v.node);
     for (const Node* c : node->control_inputs()) stack.push_back(c);
@@ -109,6 +112,8 @@ class Grouper {
       stack.pop_back();
       if (!seen.insert(n).second) continue;
       if (g.members.count(n)) return true;
+      if (auto m = members_.find(n); m != members_.end() && expanded.insert(m->second.group).second)
+        for (const Node* peer : groups_[static_cast<size_t>(m->second.group)].group.nodes) stack.push_back(peer);
       if (position_.at(n) < g.first_position) continue;  // made before the group started
       for (const Value& v : n->inputs())
         if (v.valid()) stack.push_back(v.node);
