@@ -32,6 +32,10 @@ class Grouper {
 
   std::vector<FusionGroup> Run() {
     for (Node* node : order_) Visit(node);
+    for (size_t gi = 0; gi < groups_.size(); ++gi)
+      if (groups_[gi].group.nodes.size() >= 2)
+        while (static_cast<int>(groups_[gi].group.nodes.size()) < options_.max_nodes && TryAbsorb(static_cast<int>(gi))) {
+        }
     std::vector<FusionGroup> out;
     for (auto& g : groups_)
       if (g.group.nodes.size() >= 2) out.push_back(std::move(g.group));
@@ -95,18 +99,29 @@ class Grouper {
     return false;
   }
 
-  // True when joining `node` to group `gi` would make the group wait for itself once every
-  // group is one node: some input of `node` outside the group depends on a member, directly or
-  // through another group (reaching any member of a group H means depending on all of H's
-  // inputs, since H runs as one kernel).
-  bool CreatesCycle(int gi, const Node* node) const {
+  // Producers read by `nodes` from outside group `gi` (data and control inputs).
+  std::vector<const Node*> OutsideInputs(int gi, const std::vector<Node*>& nodes) const {
     const Group& g = groups_[static_cast<size_t>(gi)];
-    std::vector<const Node*> stack;
+    std::vector<const Node*> out;
+    for (const Node* n : nodes) {
+      for (const Value& v : n->inputs())
+        if (v.valid() && !g.members.count(v.node)) out.push_back(v.node);
+      for (const Node* c : n->control_inputs()) out.push_back(c);
+    }
+    return out;
+  }
+
+  // True when something in `starts` depends on a member of group `gi` once every group is one
+  // node: then adding `starts`' readers to the group would make it wait for itself. Reaching
+  // any member of another group H means depending on all of H's inputs (H runs as one kernel).
+  // Groups in `also` are treated as part of `gi`'s new member set (not expanded).
+  bool ReachesGroup(int gi, std::vector<const Node*> stack, std::set<int> also = {}) const {
+    const Group& g = groups_[static_cast<size_t>(gi)];
+    int earliest = g.first_position;
+    for (int h : also) earliest = std::min(earliest, groups_[static_cast<size_t>(h)].first_position);
     std::set<const Node*> seen;
-    std::set<int> expanded = {gi};
-    for (const Value& v : node->inputs())
-      if (v.valid() && !g.members.count(v.node)) stack.push_back(v.node);
-    for (const Node* c : node->control_inputs()) stack.push_back(c);
+    std::set<int> expanded = also;
+    expanded.insert(gi);
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
@@ -114,12 +129,89 @@ class Grouper {
       if (g.members.count(n)) return true;
       if (auto m = members_.find(n); m != members_.end() && expanded.insert(m->second.group).second)
         for (const Node* peer : groups_[static_cast<size_t>(m->second.group)].group.nodes) stack.push_back(peer);
-      if (position_.at(n) < g.first_position) continue;  // made before the group started
+      if (position_.at(n) < earliest) continue;  // made before either group started
       for (const Value& v : n->inputs())
         if (v.valid()) stack.push_back(v.node);
       for (const Node* c : n->control_inputs()) stack.push_back(c);
     }
     return false;
+  }
+
+  bool CreatesCycle(int gi, Node* node) const { return ReachesGroup(gi, OutsideInputs(gi, {node})); }
+
+  // Merges group `hi` into `gi` (a node just joined `gi` reads `hi`) when both iterate the same
+  // space with compatible rows and no path leaves `hi` and reaches `gi` outside them.
+  void TryMerge(int gi, int hi) {
+    Group& g = groups_[static_cast<size_t>(gi)];
+    Group& h = groups_[static_cast<size_t>(hi)];
+    if (h.group.nodes.empty() || g.group.shape != h.group.shape || g.group.stream != h.group.stream) return;
+    if (g.group.row_axis && h.group.row_axis && *g.group.row_axis != *h.group.row_axis) return;
+    if (static_cast<int>(g.group.nodes.size() + h.group.nodes.size()) > options_.max_nodes) return;
+    std::set<std::pair<const Node*, int>> inputs;
+    for (const auto& in : g.inputs)
+      if (!h.members.count(in.first)) inputs.insert(in);
+    for (const auto& in : h.inputs)
+      if (!g.members.count(in.first)) inputs.insert(in);
+    if (static_cast<int>(inputs.size()) > options_.max_inputs) return;
+    std::vector<const Node*> starts;
+    for (const Node* n : h.group.nodes)
+      for (const Value& v : n->inputs())
+        if (v.valid() && !h.members.count(v.node) && !g.members.count(v.node)) starts.push_back(v.node);
+    if (ReachesGroup(gi, starts, {hi})) return;
+    for (Node* n : h.group.nodes) {
+      g.members.insert(n);
+      members_[n].group = gi;
+    }
+    g.group.nodes.insert(g.group.nodes.end(), h.group.nodes.begin(), h.group.nodes.end());
+    std::sort(g.group.nodes.begin(), g.group.nodes.end(),
+              [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
+    g.inputs = std::move(inputs);
+    g.first_position = std::min(g.first_position, h.first_position);
+    if (!g.group.row_axis) g.group.row_axis = h.group.row_axis;
+    h.group.nodes.clear();
+    h.members.clear();
+    h.inputs.clear();
+  }
+
+  // A small elementwise producer (its output broadcasts to the group's space, e.g. cos/sin of
+  // rotary positions) read only by the group is recomputed inside it instead of running as a
+  // kernel of its own.
+  bool TryAbsorb(int gi) {
+    Group& g = groups_[static_cast<size_t>(gi)];
+    for (Node* member : g.group.nodes) {
+      for (const Value& v : member->inputs()) {
+        if (!v.valid() || g.members.count(v.node)) continue;
+        Node* p = v.node;
+        auto m = members_.find(p);
+        if (m == members_.end() || groups_[static_cast<size_t>(m->second.group)].group.nodes.size() != 1) continue;
+        auto info = Fusible(p);
+        if (!info || info->row_axis || p->num_outputs() != 1 || p->output_desc(0).shape == g.group.shape) continue;
+        if (!Broadcasts(p->output_desc(0).shape, g.group.shape)) continue;
+        bool only_group = true;
+        for (const Use& use : p->users(0)) only_group = only_group && g.members.count(use.user);
+        if (!only_group || ReachesGroup(gi, OutsideInputs(gi, {p}))) continue;
+        const int old = m->second.group;
+        groups_[static_cast<size_t>(old)].group.nodes.clear();
+        groups_[static_cast<size_t>(old)].members.clear();
+        g.members.insert(p);
+        m->second.group = gi;
+        g.group.nodes.push_back(p);
+        std::sort(g.group.nodes.begin(), g.group.nodes.end(),
+                  [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
+        g.first_position = std::min(g.first_position, position_.at(p));
+        return true;  // the member list changed: start over
+      }
+    }
+    return false;
+  }
+
+  static bool Broadcasts(const Shape& small, const Shape& big) {
+    if (small.size() > big.size()) return false;
+    for (size_t d = 0; d < small.size(); ++d) {
+      const int64_t s = small[small.size() - 1 - d], b = big[big.size() - 1 - d];
+      if (s != b && s != 1) return false;
+    }
+    return true;
   }
 
   void Visit(Node* node) {
@@ -147,6 +239,12 @@ class Grouper {
       g.inputs = std::move(inputs);
       if (info->row_axis) g.group.row_axis = info->row_axis;
       Join(gi, node, std::move(rows));
+      for (int k = 0; k < data; ++k) {  // the node may tie sibling groups together
+        const Value x = node->input(k);
+        if (!x.valid()) continue;
+        auto other = members_.find(x.node);
+        if (other != members_.end() && other->second.group != gi) TryMerge(gi, other->second.group);
+      }
       return;
     }
     // A new group seeded by this node.

@@ -1,4 +1,5 @@
-// float <-> float16 / bfloat16 bit conversions (round to nearest even), for building constants.
+// float <-> float16 / bfloat16 bit conversions (round to nearest even), for building constants
+// and reading low-precision results.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,31 @@ inline uint16_t FloatToHalfBits(float f) {
   const uint32_t mant_odd = (abs >> 13) & 1u;
   uint32_t r = abs + 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
   return static_cast<uint16_t>(sign | (r >> 13));
+}
+
+inline float BFloat16BitsToFloat(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline float HalfBitsToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  float magnitude;
+  if (exp == 0) {
+    magnitude = static_cast<float>(mant) * (1.0f / 16777216.0f);  // subnormal: mant * 2^-24
+  } else {
+    const uint32_t bits = exp == 31 ? (0x7f800000u | (mant << 13)) : (((exp + 112) << 23) | (mant << 13));
+    std::memcpy(&magnitude, &bits, 4);
+  }
+  uint32_t out;
+  std::memcpy(&out, &magnitude, 4);
+  out |= sign;
+  float f;
+  std::memcpy(&f, &out, 4);
+  return f;
 }
 
 }  // namespace ge

@@ -1,0 +1,202 @@
+// Auto-fusion end to end on the CPU device: every supported pattern, fused, gives the unfused
+// graph's numbers over odd sizes, broadcasting and float32/float16/bfloat16, in fewer kernels.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "devices/cpu/cpu_device.h"
+#include "ge/base/half.h"
+#include "ge/es/es_ops.h"
+#include "ge/session.h"
+
+namespace ge {
+namespace {
+
+using Build = std::function<std::vector<es::EsTensor>(es::GraphBuilder&, DataType, const std::vector<es::EsTensor>&)>;
+
+struct Inputs {
+  std::vector<Shape> shapes;
+  std::vector<DataType> dtypes;  // kUndefined: the case's dtype
+};
+
+class AutofuseTest : public ::testing::TestWithParam<DataType> {
+ protected:
+  void SetUp() override {
+    cpu::RegisterCpuDevice();
+    ASSERT_TRUE(GEInitialize().ok());
+  }
+
+  static std::vector<uint8_t> RandomBytes(const TensorDesc& desc, std::mt19937& rng) {
+    const int64_t n = desc.NumElements();
+    std::vector<uint8_t> bytes(static_cast<size_t>(desc.ByteSize()));
+    std::normal_distribution<float> normal(0.f, 1.5f);
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = normal(rng);
+      switch (desc.dtype) {
+        case DataType::kFloat: std::memcpy(&bytes[static_cast<size_t>(i) * 4], &v, 4); break;
+        case DataType::kFloat16: {
+          const uint16_t h = FloatToHalfBits(v);
+          std::memcpy(&bytes[static_cast<size_t>(i) * 2], &h, 2);
+          break;
+        }
+        case DataType::kBFloat16: {
+          const uint16_t h = FloatToBFloat16Bits(v);
+          std::memcpy(&bytes[static_cast<size_t>(i) * 2], &h, 2);
+          break;
+        }
+        case DataType::kBool: bytes[static_cast<size_t>(i)] = v > 0.3f; break;
+        default: ADD_FAILURE() << "no random data for " << DataTypeName(desc.dtype);
+      }
+    }
+    return bytes;
+  }
+
+  static std::vector<float> AsFloats(const Tensor& t) {
+    std::vector<float> out;
+    for (int64_t i = 0; i < t.desc().NumElements(); ++i) {
+      switch (t.desc().dtype) {
+        case DataType::kFloat: out.push_back(t.data_as<float>()[i]); break;
+        case DataType::kFloat16: out.push_back(HalfBitsToFloat(t.data_as<uint16_t>()[i])); break;
+        case DataType::kBFloat16: out.push_back(BFloat16BitsToFloat(t.data_as<uint16_t>()[i])); break;
+        case DataType::kBool: out.push_back(t.data_as<uint8_t>()[i] ? 1.f : 0.f); break;
+        default: ADD_FAILURE() << "cannot read " << DataTypeName(t.desc().dtype);
+      }
+    }
+    return out;
+  }
+
+  struct Result {
+    std::vector<std::vector<float>> outputs;
+    CompiledGraphSummary summary;
+  };
+
+  Result Run(const Build& build, const Inputs& in, DataType dtype, bool fuse) {
+    es::GraphBuilder b("case");
+    std::vector<es::EsTensor> graph_inputs;
+    for (size_t i = 0; i < in.shapes.size(); ++i) {
+      const DataType t = i < in.dtypes.size() && in.dtypes[i] != DataType::kUndefined ? in.dtypes[i] : dtype;
+      graph_inputs.push_back(b.CreateInput(static_cast<int64_t>(i), t, in.shapes[i]));
+    }
+    b.SetOutputs(build(b, dtype, graph_inputs));
+    auto graph = b.Build();
+    EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+    std::mt19937 rng(42);
+    std::vector<std::vector<uint8_t>> storage;
+    std::vector<Tensor> inputs;
+    for (Node* d : (*graph)->DataNodes()) {
+      storage.push_back(RandomBytes(d->output_desc(0), rng));
+      inputs.emplace_back(d->output_desc(0), storage.back().data(), nullptr);
+    }
+    Session s(Options{{option::kAutofuse, fuse ? "true" : "false"}});
+    EXPECT_TRUE(s.AddGraph(1, std::move(graph).value()).ok());
+    Status st = s.CompileGraph(1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    Result r;
+    r.summary = *s.GetCompiledGraphSummary(1);
+    std::vector<Tensor> out;
+    st = s.RunGraph(1, inputs, &out);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    for (const Tensor& t : out) r.outputs.push_back(AsFloats(t));
+    return r;
+  }
+
+  // Fused vs unfused: same numbers within the dtype's tolerance, fewer kernels.
+  void Check(const std::string& name, const Build& build, const Inputs& in, int max_fused_kernels = 1) {
+    const DataType dtype = GetParam();
+    const Result fused = Run(build, in, dtype, true), plain = Run(build, in, dtype, false);
+    EXPECT_TRUE(fused.summary.autofuse.fallback.empty()) << name << ": " << fused.summary.autofuse.fallback;
+    EXPECT_GE(fused.summary.autofuse.kernels, 1) << name;
+    EXPECT_LE(fused.summary.autofuse.kernels, max_fused_kernels) << name;
+    EXPECT_LT(fused.summary.task_num, plain.summary.task_num) << name;
+    // Fused kernels keep float intermediates where the unfused graph rounds after every op.
+    const double tol = dtype == DataType::kFloat ? 2e-5 : dtype == DataType::kFloat16 ? 4e-3 : 3e-2;
+    ASSERT_EQ(fused.outputs.size(), plain.outputs.size());
+    for (size_t k = 0; k < fused.outputs.size(); ++k) {
+      ASSERT_EQ(fused.outputs[k].size(), plain.outputs[k].size());
+      for (size_t i = 0; i < fused.outputs[k].size(); ++i) {
+        const float a = fused.outputs[k][i], e = plain.outputs[k][i];
+        if (std::isnan(e)) {
+          EXPECT_TRUE(std::isnan(a)) << name << " output " << k << " [" << i << "]";
+          continue;
+        }
+        ASSERT_NEAR(a, e, tol * (1.0 + std::fabs(e))) << name << " output " << k << " [" << i << "]";
+      }
+    }
+  }
+};
+
+es::EsTensor Axes(es::GraphBuilder& b, std::vector<int64_t> axes) { return b.CreateVector(axes); }
+es::EsTensor Scalar(es::GraphBuilder& b, double v, DataType t) { return b.CreateScalar(v, t); }
+
+TEST_P(AutofuseTest, SoftmaxAndLogSoftmaxOverOddRows) {
+  Check("softmax", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto x = in[0];
+    return std::vector<es::EsTensor>{es::SoftmaxV2(x * Scalar(b, 0.37, t)), es::LogSoftmaxV2(es::Neg(x))};
+  }, {{{3, 5, 37}}}, 2);
+}
+
+TEST_P(AutofuseTest, LayerNormWithResidualAndStatistics) {
+  Check("residual + layer norm", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto ln = es::LayerNorm(in[0] + in[1], in[2], in[3], -1, -1, 1e-5);
+    return std::vector<es::EsTensor>{ln[0], ln[1], ln[2]};
+  }, {{{2, 7, 33}, {2, 7, 33}, {33}, {33}}});
+}
+
+TEST_P(AutofuseTest, RmsNormFromPrimitives) {
+  Check("rms norm", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto x = in[0];
+    auto ms = es::ReduceMean(es::Pow(x, Scalar(b, 2.0, t)), Axes(b, {-1}), true);
+    return std::vector<es::EsTensor>{x * es::Rsqrt(ms + Scalar(b, 1e-6, t)) * in[1]};
+  }, {{{5, 65}, {65}}});
+}
+
+TEST_P(AutofuseTest, GeluSiluSwiGluAndBiasActivation) {
+  Check("gelu/silu/swiglu", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto gate = in[0] * es::Sigmoid(in[0]);                     // SiLU
+    auto swiglu = gate * in[1];                                  // SwiGLU
+    auto bias_gelu = es::Gelu(in[1] + in[2]);                    // bias + GELU (erf)
+    auto gelu_tanh = es::Gelu(in[0], "tanh");
+    return std::vector<es::EsTensor>{swiglu, bias_gelu, es::Relu(gelu_tanh + in[2])};
+  }, {{{9, 19}, {9, 19}, {19}}}, 3);
+}
+
+TEST_P(AutofuseTest, AttentionScoreScalingAndMasking) {
+  Check("scaled masked softmax", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto scores = es::RealDiv(in[0], Scalar(b, 8.0, t));
+    auto masked = es::MaskedFill(scores, in[1], Scalar(b, -INFINITY, t));
+    return std::vector<es::EsTensor>{es::SoftmaxV2(masked + in[2])};
+  }, {{{2, 3, 5, 11}, {1, 1, 5, 11}, {2, 1, 1, 11}}, {DataType::kUndefined, DataType::kBool}});
+}
+
+TEST_P(AutofuseTest, RotaryStyleBroadcastsAndCasts) {
+  Check("rotary-style", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto rotated = in[0] * es::Cos(in[1]) + es::Neg(in[0]) * es::Sin(in[1]);   // [2,3,7,16] with [7,16]
+    auto wide = es::Cast(rotated, DataType::kFloat);
+    return std::vector<es::EsTensor>{es::Cast(wide * Scalar(b, 0.5, DataType::kFloat), t)};
+  }, {{{2, 3, 7, 16}, {7, 16}}});
+}
+
+TEST_P(AutofuseTest, ReductionsOverTrailingAxes) {
+  Check("reductions", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto x = es::Exp(in[0] * Scalar(b, 0.1, t));
+    return std::vector<es::EsTensor>{es::ReduceSum(x, Axes(b, {-1, -2}), false),
+                                     es::ReduceMax(x, Axes(b, {2, 3}), true) - es::ReduceMin(x, Axes(b, {-2, -1}), true)};
+  }, {{{3, 2, 5, 13}}}, 2);
+}
+
+TEST_P(AutofuseTest, ComparisonsSelectsAndNaNs) {
+  Check("select", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto nan = es::Sqrt(in[0]);  // NaN where the input is negative
+    auto pick = es::SelectV2(es::Greater(in[0], in[1]), es::Maximum(nan, in[1]), es::Minimum(in[0], nan));
+    return std::vector<es::EsTensor>{es::Relu(pick), es::Cast(es::Greater(pick, in[1]), DataType::kBool)};
+  }, {{{4, 31}, {31}}});
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, AutofuseTest,
+                         ::testing::Values(DataType::kFloat, DataType::kFloat16, DataType::kBFloat16),
+                         [](const auto& info) { return std::string(DataTypeName(info.param)).substr(3); });
+
+}  // namespace
+}  // namespace ge
