@@ -78,6 +78,7 @@ class GeCompiler:
             "ir_nodes_after": summary["stages"][-1]["nodes"],
             "passes_fired": {p["name"]: p["nodes_before"] - p["nodes"] for p in summary["passes"] if p["changed"]},
             "tasks": summary["task_num"],
+            "autofuse": summary["autofuse"],
             "arena_bytes": summary["feature_memory_size"],
             "arena_lower_bound": summary["arena_lower_bound"],
             "arena_no_reuse": summary["arena_no_reuse"],

@@ -22,9 +22,51 @@ bool AutofuseFlagsDisable() {
 
 struct LoweredGroup {
   KernelIR ir;
-  std::vector<Value> inputs;   // by kernel input buffer
+  std::vector<Value> inputs;   // by kernel input buffer (valid until an earlier group is replaced)
+  std::vector<std::pair<std::string, int>> input_names;  // the same, by producer name: stable across replacements
   std::vector<Value> outputs;  // by kernel output
+  Node* producer = nullptr;    // a library op whose output (buffer producer_buffer) the kernel reads
+  std::vector<Node*> reshapes;  // plain reshapes between the producer and the kernel (same bytes)
+  int producer_buffer = -1;
 };
+
+// Library ops whose output a fused group may consume in the same task, right after they wrote
+// it (an epilogue: bias + activation, residual add, softmax of scores, ...). Their kernels take
+// no workspace of their own.
+bool CanBeProducer(const Node* node) {
+  static const std::set<std::string> kTypes = {"MatMulV2", "BatchMatMulV2", "Conv2D", "Conv2DTranspose",
+                                               "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention"};
+  return kTypes.count(node->type()) && node->num_outputs() == 1 && !HasControlEdges(node) &&
+         ScalarTypeOf(node->output_desc(0).dtype) == ScalarType::kFloat && !IsMutatedValue(Value{const_cast<Node*>(node), 0});
+}
+
+bool IsReshapeOnly(const Node* node) {
+  return (IsPlainReshape(node) || node->type() == "Flatten" || node->type() == "Identity" || node->type() == "Squeeze" ||
+          node->type() == "Unsqueeze") &&
+         node->num_outputs() == 1 && !HasControlEdges(node);
+}
+
+// The producer for a group: a library op read by the group only (so it runs nowhere else),
+// possibly through plain reshapes read only by the group (the kernel reads the same bytes).
+Node* FindProducer(const FusionGroup& g, const std::vector<Value>& inputs, std::vector<Node*>* reshapes) {
+  const std::set<const Node*> members(g.nodes.begin(), g.nodes.end());
+  for (const Value& v : inputs) {
+    bool only_group = true;
+    for (const Use& use : v.node->users(v.index)) only_group = only_group && members.count(use.user);
+    if (!only_group || FeedsNetOutput(v)) continue;
+    std::vector<Node*> chain;
+    Node* node = v.node;
+    while (IsReshapeOnly(node) && node->input(0).valid() && node->input(0).node->users(node->input(0).index).size() == 1 &&
+           !FeedsNetOutput(node->input(0))) {
+      chain.push_back(node);
+      node = node->input(0).node;
+    }
+    if (!CanBeProducer(node) || node->users(0).size() != 1) continue;
+    *reshapes = std::move(chain);
+    return node;
+  }
+  return nullptr;
+}
 
 // For a group without reductions: the first axis from which every input it reads is either
 // whole (contiguous) or constant (broadcast) along every later axis, so rows are as long as
@@ -91,21 +133,41 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
       out.outputs.push_back(n->output(o));
     }
   out.inputs = b.external_inputs();
+  for (const Value& v : out.inputs) out.input_names.emplace_back(v.node->name(), v.index);
+  out.producer = FindProducer(g, out.inputs, &out.reshapes);
+  const Node* read = out.reshapes.empty() ? out.producer : out.reshapes.front();
+  for (size_t i = 0; i < out.inputs.size(); ++i)
+    if (out.producer != nullptr && out.inputs[i].node == read) out.producer_buffer = static_cast<int>(i);
   out.ir = b.Take();
   GE_RETURN_IF_ERROR(out.ir.Verify());
   return out;
 }
 
-// `replaced` maps values of groups replaced earlier to the fused outputs that now carry them
-// (a group may read another group's output).
-Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowered, int64_t index,
-                    std::map<std::pair<const Node*, int>, Value>* replaced) {
+// `replaced` maps values (by node name) of groups replaced earlier to the fused outputs that
+// now carry them: a group may read another group's output, whose node is gone by then.
+using Replaced = std::map<std::pair<std::string, int>, Value>;
+Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowered, int64_t index, Replaced* replaced) {
+  auto current = [&](const std::pair<std::string, int>& name) -> Value {
+    auto it = replaced->find(name);
+    return it != replaced->end() ? it->second : Value{graph.FindNode(name.first), name.second};
+  };
+  // With a producer: its inputs first, then the kernel's other inputs; its output is scratch.
   std::vector<Value> inputs;
-  for (const Value& v : lowered.inputs) {
-    auto it = replaced->find({v.node, v.index});
-    inputs.push_back(it == replaced->end() ? v : it->second);
-  }
+  Node* producer = lowered.producer;
+  if (producer != nullptr) inputs = producer->inputs();  // live edges: already rewired
+  for (size_t i = 0; i < lowered.input_names.size(); ++i)
+    if (static_cast<int>(i) != lowered.producer_buffer) inputs.push_back(current(lowered.input_names[i]));
   Node* fused = graph.AddNode("FusedKernel", lowered.ir.name, inputs, static_cast<int>(lowered.outputs.size()));
+  if (producer != nullptr) {
+    const TensorDesc& out = producer->output_desc(0);
+    fused->SetAttr("producer", producer->type());
+    fused->SetAttr("producer_inputs", static_cast<int64_t>(producer->num_inputs()));
+    fused->SetAttr("producer_buffer", static_cast<int64_t>(lowered.producer_buffer));
+    fused->SetAttr("producer_dtype", static_cast<int64_t>(out.dtype));
+    fused->SetAttr("producer_shape", std::vector<int64_t>(out.shape.begin(), out.shape.end()));
+    for (const auto& [key, value] : producer->attrs())
+      if (key.rfind('_', 0) != 0) fused->SetAttr("producer." + key, value);
+  }
   std::vector<int64_t> dtypes, ranks, dims;
   for (size_t k = 0; k < lowered.outputs.size(); ++k) {
     const Value v = lowered.outputs[k];
@@ -116,6 +178,9 @@ Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowe
     dims.insert(dims.end(), desc.shape.begin(), desc.shape.end());
   }
   std::vector<std::string> fused_ops;
+  if (producer != nullptr) fused_ops.push_back(producer->type() + ":" + producer->name());
+  for (auto it = lowered.reshapes.rbegin(); it != lowered.reshapes.rend(); ++it)
+    fused_ops.push_back((*it)->type() + ":" + (*it)->name());
   for (const Node* n : g.nodes) fused_ops.push_back(n->type() + ":" + n->name());
   fused->SetAttr("kernel", lowered.ir.name);
   fused->SetAttr("kernel_ir", lowered.ir.ToString());
@@ -130,9 +195,11 @@ Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowe
     if (last->HasAttr(key)) fused->SetAttr(key, last->attrs().at(key));
   for (size_t k = 0; k < lowered.outputs.size(); ++k) {
     graph.ReplaceAllUsesWith(lowered.outputs[k], fused->output(static_cast<int>(k)));
-    (*replaced)[{lowered.outputs[k].node, lowered.outputs[k].index}] = fused->output(static_cast<int>(k));
+    (*replaced)[{lowered.outputs[k].node->name(), lowered.outputs[k].index}] = fused->output(static_cast<int>(k));
   }
   for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) GE_RETURN_IF_ERROR(graph.RemoveNode(*it));
+  for (Node* reshape : lowered.reshapes) GE_RETURN_IF_ERROR(graph.RemoveNode(reshape));
+  if (producer != nullptr) GE_RETURN_IF_ERROR(graph.RemoveNode(producer));
   return {};
 }
 
@@ -151,7 +218,9 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
 Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,
                                                            AutofuseStats* stats) {
   if (!options.enabled) return std::shared_ptr<const KernelLibrary>();
-  const std::vector<FusionGroup> groups = FindFusionGroups(graph, options.grouping);
+  GroupingOptions grouping = options.grouping;
+  grouping.min_nodes = 1;  // a single op may still take a producer (matmul + activation)
+  const std::vector<FusionGroup> groups = FindFusionGroups(graph, grouping);
   if (groups.empty()) return std::shared_ptr<const KernelLibrary>();
   std::vector<LoweredGroup> lowered;
   std::vector<FusionGroup> used;  // groups whose values someone reads
@@ -164,6 +233,7 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
       return std::shared_ptr<const KernelLibrary>();
     }
     if (group->outputs.empty()) continue;
+    if (candidate.nodes.size() < 2 && group->producer == nullptr) continue;  // the library kernel is as good
     kernels.push_back(group->ir);
     lowered.push_back(std::move(group).value());
     used.push_back(candidate);
@@ -181,11 +251,11 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
   stats->cache_hit = build.cache_hit;
   stats->build_ms = build.compile_ms;
   stats->library = build.library;
-  std::map<std::pair<const Node*, int>, Value> replaced;
+  Replaced replaced;
   for (size_t i = 0; i < used.size(); ++i) {
     GE_RETURN_IF_ERROR(ReplaceGroup(graph, used[i], lowered[i], static_cast<int64_t>(i), &replaced));
     ++stats->kernels;
-    stats->fused_nodes += static_cast<int>(used[i].nodes.size());
+    stats->fused_nodes += static_cast<int>(used[i].nodes.size()) + (lowered[i].producer != nullptr ? 1 : 0);
   }
   return std::move(library).value();
 }

@@ -32,28 +32,36 @@ inline float ge_relu(float x) { return x < 0.f ? 0.f : x; }
 inline float ge_max(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
 inline float ge_min(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
 inline float ge_bits_to_float(int32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
+// Fused multiply-add where the target has it (polynomials only: the kernels' own arithmetic is
+// compiled with -ffp-contract=off so that it rounds like the unfused ops do).
+#ifdef __FMA__
+inline float ge_fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+#else
+inline float ge_fma(float a, float b, float c) { return a * b + c; }
+#endif
 // exp without a libm call, so loops over it vectorize: Cody-Waite reduction x = n ln2 + r,
-// a degree-6 polynomial for e^r on |r| <= ln2/2 (Cephes' expf coefficients, ~1 ulp), and 2^n
-// built from the exponent bits in two halves so that results near the denormal range are right.
+// a degree-6 polynomial for e^r on |r| <= ln2/2 (Cephes' expf coefficients, ~1.3 ulp), and 2^n
+// from exponent bits in two halves (so results stay right down to the denormals; below the
+// clamp they round to 0). NaN propagates through the arithmetic; above ln(FLT_MAX) it is inf.
 inline float ge_exp(float x) {
-  const float hi = 88.7228394f, lo = -103.972084f;
+  const float hi = 88.7228394f;
   float c = x > hi ? hi : x;
-  c = c < lo ? lo : c;
+  c = c < -104.5f ? -104.5f : c;
   // Round to nearest by adding and removing 1.5 * 2^23 (|t| < 2^22 here): unlike floor, this
   // vectorizes without -fno-trapping-math.
   const float n = (c * 1.44269504088896341f + 12582912.f) - 12582912.f;
-  float r = c - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
+  float r = ge_fma(n, -0.693359375f, c);
+  r = ge_fma(n, 2.12194440e-4f, r);
   float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.f;
-  const int32_t k = static_cast<int32_t>(n), k1 = k / 2, k2 = k - k1;
+  p = ge_fma(p, r, 1.3981999507e-3f);
+  p = ge_fma(p, r, 8.3334519073e-3f);
+  p = ge_fma(p, r, 4.1665795894e-2f);
+  p = ge_fma(p, r, 1.6666665459e-1f);
+  p = ge_fma(p, r, 5.0000001201e-1f);
+  const float y = ge_fma(p * r, r, r) + 1.f;
+  const int32_t k = static_cast<int32_t>(n), k1 = k >> 1, k2 = k - k1;
   const float v = y * ge_bits_to_float((k1 + 127) << 23) * ge_bits_to_float((k2 + 127) << 23);
-  return x != x ? x : (x > hi ? INFINITY : (x < lo ? 0.f : v));
+  return x > hi ? INFINITY : v;
 }
 // tanh: an odd polynomial near 0 (Cephes' tanhf), 1 - 2 / (e^2|x| + 1) elsewhere.
 inline float ge_tanh(float x) {
@@ -69,7 +77,16 @@ inline float ge_tanh(float x) {
 }
 inline float ge_sigmoid(float x) { return 1.f / (1.f + ge_exp(-x)); }
 inline float ge_hardsigmoid(float x) { return ge_min(ge_max(x + 3.f, 0.f), 6.f) / 6.f; }
-inline float ge_gelu(float x) { return 0.5f * x * (1.f + std::erf(x * 0.70710678118654752440f)); }
+// erf as ATen's vectorized CPU kernels compute it (Abramowitz & Stegun 7.1.26, |error| < 1.5e-7),
+// call-free so that GELU loops vectorize.
+inline float ge_erf(float x) {
+  const float ax = x < 0.f ? -x : x;
+  const float t = 1.f / (1.f + 0.3275911f * ax);
+  const float r = ((((1.061405429f * t - 1.453152027f) * t + 1.421413741f) * t - 0.284496736f) * t + 0.254829592f) * t;
+  const float y = 1.f - r * ge_exp(-ax * ax);
+  return x < 0.f ? -y : y;
+}
+inline float ge_gelu(float x) { return 0.5f * x * (1.f + ge_erf(x * 0.70710678118654752440f)); }
 inline float ge_gelu_tanh(float x) {
   return 0.5f * x * (1.f + ge_tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
 }
@@ -128,7 +145,7 @@ std::string StoreValue(DataType t, const std::string& v) {
 std::string UnaryExpr(const std::string& fn, const std::string& x) {
   static const std::map<std::string, std::string> kStd = {
       {"tanh", "ge_tanh"}, {"exp", "ge_exp"},   {"log", "std::log"},     {"sqrt", "std::sqrt"},
-      {"abs", "std::fabs"},  {"sin", "std::sin"},   {"cos", "std::cos"},     {"erf", "std::erf"},
+      {"abs", "std::fabs"},  {"sin", "std::sin"},   {"cos", "std::cos"},     {"erf", "ge_erf"},
       {"expm1", "std::expm1"}, {"log1p", "std::log1p"}, {"floor", "std::floor"}, {"ceil", "std::ceil"},
       {"trunc", "std::trunc"}, {"round", "std::nearbyint"}};
   if (auto it = kStd.find(fn); it != kStd.end()) return fmt::format("{}({})", it->second, x);
@@ -184,7 +201,9 @@ class KernelWriter {
     chunked_ = flat_ && !has_reduce_;
     const int64_t chunk = 8192;
     const int64_t items = chunked_ ? (row + chunk - 1) / chunk : rows;
-    const int64_t grain = chunked_ ? 1 : std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1));
+    // Below ~32K element-ops per thread, waking another thread costs more than it saves.
+    const int64_t work = 32768;
+    const int64_t grain = chunked_ ? std::max<int64_t>(1, work / chunk) : std::max<int64_t>(1, work / std::max<int64_t>(row, 1));
     out_ += fmt::format("// {}\nstatic void {}_body(int64_t item_begin, int64_t item_end, void* ctx) {{\n", Summary(),
                         k_.name);
     out_ += "  void* const* bufs = static_cast<void* const*>(ctx);\n";

@@ -38,7 +38,8 @@ class Grouper {
         }
     std::vector<FusionGroup> out;
     for (auto& g : groups_)
-      if (g.group.nodes.size() >= 2) out.push_back(std::move(g.group));
+      if (!g.group.nodes.empty() && static_cast<int>(g.group.nodes.size()) >= options_.min_nodes)
+        out.push_back(std::move(g.group));
     return out;
   }
 

@@ -153,8 +153,10 @@ Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const std::string& libr
 
 std::vector<std::string> CompileFlags(const KernelCompilerOptions& options) {
   // -fno-math-errno lets sqrt become an instruction; it changes no value, only errno.
+  // -ffp-contract=off: no a * b + c becomes one fused multiply-add behind our back, so fused
+  // elementwise chains round exactly as the unfused ops do.
   std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fno-math-errno",
-                                    "-fvisibility=hidden", "-w"};
+                                    "-ffp-contract=off", "-fvisibility=hidden", "-w"};
   if (options.fast_math) flags.push_back("-ffast-math");
   return flags;
 }
