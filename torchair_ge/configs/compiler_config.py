@@ -75,6 +75,14 @@ class ExperimentalConfig(OptionGroup):
                                        env="TORCHAIR_GE_TOPOLOGY_SORTING_STRATEGY")
     frozen_parameter = Bool(False, "parameters and buffers become constants of the graph (zero-copy): enables "
                             "folding; later in-place changes to them are not seen", env="TORCHAIR_GE_FROZEN_PARAMETER")
+    static_kernel_compile = Bool(True, "compile generated kernels (auto-fusion) with the system C++ compiler, every "
+                                 "shape a constant; off: only library kernels run",
+                                 env="TORCHAIR_GE_STATIC_KERNEL_COMPILE")
+    enable_autofuse = Bool(True, "fuse chains of elementwise/broadcast/reduction ops (and the matmul or conv "
+                           "before them) into generated kernels; AUTOFUSE_FLAGS=\"--enable_autofuse=false\" "
+                           "turns it off too, as in GE", env="TORCHAIR_GE_AUTOFUSE")
+    kernel_fast_math = Bool(False, "compile generated kernels with -ffast-math (faster, numerics may differ)",
+                            env="TORCHAIR_GE_KERNEL_FAST_MATH")
 
 
 class CompilerConfig(OptionGroup):
@@ -113,6 +121,10 @@ class CompilerConfig(OptionGroup):
         options["ge.oo.deadCodeElimination"] = str(ge.oo_dead_code_elimination).lower()
         options["ge.topoSortingMode"] = self.experimental_config.topology_sorting_strategy
         options["ge.exec.disableReuseMemory"] = "0" if ge.memory_reuse else "1"
+        experimental = self.experimental_config
+        options["ge.staticKernelCompile"] = str(experimental.static_kernel_compile).lower()
+        options["ge.autofuse"] = str(experimental.enable_autofuse).lower()
+        options["ge.kernelFastMath"] = str(experimental.kernel_fast_math).lower()
         if ge.optimization_switch:
             options["ge.optimizationSwitch"] = ge.optimization_switch
         return options

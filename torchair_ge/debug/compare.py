@@ -134,7 +134,7 @@ def compare_with_eager(model, *inputs, config=None, rtol=1e-3, atol=1e-3, dump_d
     model and inputs) and returns a CompareReport: `report.first_mismatch` names the first FX node
     whose graph output differs, with its IR op, shape, errors and source line; print(report) says
     it in words. `config` is copied and given a data dump into `dump_dir` (a temporary directory
-    by default)."""
+    by default) and auto-fusion off (every op's output is compared)."""
     import torchair_ge
     from torchair_ge.configs import CompilerConfig
 
@@ -144,6 +144,8 @@ def compare_with_eager(model, *inputs, config=None, rtol=1e-3, atol=1e-3, dump_d
     config.debug.data_dump.path = dump_dir
     config.debug.data_dump.filter = None
     config.debug.run_eagerly = False
+    # A fused kernel keeps its intermediates in registers: off, so that every op's output exists.
+    config.experimental_config.enable_autofuse = False
 
     eager_model = copy.deepcopy(model)
     clone = lambda xs: [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]  # noqa: E731

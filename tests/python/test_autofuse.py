@@ -1,0 +1,110 @@
+"""Auto-fusion end to end: zoo models match eager with fusion on and run fewer kernels; the
+kernel cache hits on a second compile, rebuilds a corrupt entry, and a machine without a C++
+compiler still runs every model (library kernels, one warning)."""
+import os
+import stat
+
+import pytest
+import torch
+
+import torchair_ge
+from bench import models as zoo
+
+
+def _compile(model, inputs, **experimental):
+    config = torchair_ge.CompilerConfig()
+    for key, value in experimental.items():
+        setattr(config.experimental_config, key, value)
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = torch.compile(model, backend=backend, dynamic=False)(*inputs)
+    return out, backend.compiler.reports
+
+
+@pytest.mark.parametrize("entry", zoo.get(), ids=lambda e: e.name)
+def test_zoo_models_match_eager_with_fewer_kernels(entry):
+    model, inputs = entry.build()
+    reference, ref_inputs = entry.build()
+    with torch.no_grad():
+        expected = reference(*ref_inputs)
+    fused, fused_reports = _compile(model, inputs)
+    torch.testing.assert_close(fused, expected, rtol=1e-3, atol=1e-3)
+    model, inputs = entry.build()
+    plain, plain_reports = _compile(model, inputs, enable_autofuse=False)
+    torch.testing.assert_close(plain, expected, rtol=1e-3, atol=1e-3)
+    fused_tasks = sum(r["tasks"] for r in fused_reports)
+    plain_tasks = sum(r["tasks"] for r in plain_reports)
+    assert all(not r["autofuse"]["fallback"] for r in fused_reports)
+    assert all(r["autofuse"]["kernels"] == 0 for r in plain_reports)
+    assert fused_tasks <= plain_tasks
+    if entry.name in ("bert", "llama_block", "tiny_chain", "gpt_decode"):
+        assert fused_tasks < plain_tasks
+
+
+class _Block(torch.nn.Module):
+    """A small transformer-ish block: layer norm, matmul + GELU epilogue, softmax, residual."""
+
+    def __init__(self, width=48):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(width)
+        self.up = torch.nn.Linear(width, 2 * width)
+        self.down = torch.nn.Linear(2 * width, width)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.up(self.norm(x)))
+        return x + self.down(h).softmax(-1) * torch.sigmoid(x)
+
+
+def _block():
+    torch.manual_seed(0)
+    return _Block().eval(), (torch.randn(3, 17, 48),)
+
+
+def test_cache_hits_on_the_second_compile_and_rebuilds_a_corrupt_entry(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
+    model, inputs = _block()
+    with torch.no_grad():
+        expected = model(*inputs)
+    out, (first,) = _compile(model, inputs)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    info = first["autofuse"]
+    assert info["kernels"] >= 2 and not info["cache_hit"] and info["build_ms"] > 0
+    assert info["library"].startswith(str(tmp_path / "cache"))
+    assert stat.S_IMODE(os.stat(tmp_path / "cache" / "kernels").st_mode) == 0o700
+    assert "extern \"C\"" in open(info["source"]).read()
+
+    out, (second,) = _compile(model, inputs)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert second["autofuse"]["cache_hit"] and second["autofuse"]["library"] == info["library"]
+
+    with open(info["library"], "r+b") as f:  # a torn write or a bit flip
+        f.seek(100)
+        f.write(b"\0garbage\0")
+    out, (third,) = _compile(model, inputs)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert not third["autofuse"]["cache_hit"] and third["autofuse"]["kernels"] == info["kernels"]
+
+
+def test_without_a_compiler_the_model_runs_on_library_kernels(tmp_path, monkeypatch, capfd):
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no c++, g++ or clang++ here
+    monkeypatch.delenv("CXX", raising=False)
+    model, inputs = _block()
+    with torch.no_grad():
+        expected = model(*inputs)
+    out, (report,) = _compile(model, inputs)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert report["autofuse"]["kernels"] == 0
+    assert "no C++ compiler found" in report["autofuse"]["fallback"]
+    assert "running library kernels instead" in capfd.readouterr().err
+
+
+def test_switches_turn_generated_kernels_off(monkeypatch):
+    model, inputs = _block()
+    for switch in ({"enable_autofuse": False}, {"static_kernel_compile": False}):
+        _, (report,) = _compile(model, inputs, **switch)
+        assert report["autofuse"]["kernels"] == 0
+    monkeypatch.setenv("AUTOFUSE_FLAGS", "--enable_autofuse=false")
+    _, (report,) = _compile(model, inputs)
+    assert report["autofuse"]["kernels"] == 0
