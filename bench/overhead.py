@@ -1,6 +1,7 @@
 """Host cost per sunk task: chains of N tiny elementwise ops (8x8) run through the engine
 alone (the compiled graph called directly, no Dynamo/AOT wrappers) and through torch.compile;
-the slope of time over N is the cost per task."""
+the slope of time over N is the cost per task. Auto-fusion is off here: it would make every
+chain one task, and this measures what one task costs."""
 import statistics
 import time
 
@@ -30,14 +31,16 @@ def _slope(xs, ys):
 
 def host_overhead(lengths=(16, 64, 256, 1024), size=8, repeats=200):
     x = torch.randn(size, size)
+    config = torchair_ge.CompilerConfig()
+    config.experimental_config.enable_autofuse = False
     rows = []
     with torch.no_grad():
         for n in lengths:
             model = TinyChain(n).eval()
-            engine = torchair_ge.get_compiler()(make_fx(model, tracing_mode="fake")(x), [x])
+            engine = torchair_ge.get_compiler(config)(make_fx(model, tracing_mode="fake")(x), [x])
             args = [x]
             torch._dynamo.reset()
-            compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
+            compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config), dynamic=False)
             rows.append({
                 "ops": n,
                 "tasks": engine.summary["task_num"],

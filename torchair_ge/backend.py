@@ -146,6 +146,7 @@ def write_compile_stat(report, summary, directory):
         "tasks": report["tasks"],
         "engines": summary["engines"],
         "fused_groups": summary["fused_groups"],
+        "autofuse": summary["autofuse"],
         "fallback_ops": report["fallback_ops"],
         "ir_ops": report["ir_ops"],
         "memory": {"arena_bytes": arena, "arena_lower_bound": bound, "arena_no_reuse": report["arena_no_reuse"],

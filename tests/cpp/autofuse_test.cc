@@ -110,8 +110,9 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
     EXPECT_GE(fused.summary.autofuse.kernels, 1) << name;
     EXPECT_LE(fused.summary.autofuse.kernels, max_fused_kernels) << name;
     EXPECT_LT(fused.summary.task_num, plain.summary.task_num) << name;
-    // Fused kernels keep float intermediates where the unfused graph rounds after every op.
-    const double tol = dtype == DataType::kFloat ? 2e-5 : dtype == DataType::kFloat16 ? 4e-3 : 3e-2;
+    // Fused kernels round float16/bfloat16 results where the unfused ops store them; what is
+    // left is libm vs our exp/erf (a few ulp) and float accumulation order in reductions.
+    const double tol = dtype == DataType::kFloat ? 2e-5 : dtype == DataType::kFloat16 ? 2e-3 : 1.6e-2;
     ASSERT_EQ(fused.outputs.size(), plain.outputs.size());
     for (size_t k = 0; k < fused.outputs.size(); ++k) {
       ASSERT_EQ(fused.outputs[k].size(), plain.outputs[k].size());

@@ -9,7 +9,8 @@ def test_defaults_and_engine_options():
     assert config.debug.graph_dump.type is None
     assert config.ge_config.enable_single_stream is False
     optimizer = {"ge.oo.level": "O3", "ge.oo.constantFolding": "true", "ge.oo.deadCodeElimination": "true",
-                 "ge.topoSortingMode": "MemoryAware", "ge.exec.disableReuseMemory": "0"}
+                 "ge.topoSortingMode": "MemoryAware", "ge.exec.disableReuseMemory": "0",
+                 "ge.staticKernelCompile": "true", "ge.autofuse": "true", "ge.kernelFastMath": "false"}
     assert config.ge_options() == {"ge.enableSingleStream": "false", **optimizer}
     config.debug.graph_dump.type = "txt"
     config.debug.graph_dump.path = "/tmp/x"

@@ -41,6 +41,7 @@ def make_block():
 
 def test_data_dump_writes_every_task_output_per_step(tmp_path):
     config = torchair_ge.CompilerConfig()
+    config.experimental_config.enable_autofuse = False  # every op its own task, each dumped
     config.debug.data_dump.type = "npy"
     config.debug.data_dump.path = str(tmp_path)
     model, (x,) = make_block()
@@ -68,6 +69,7 @@ def test_data_dump_filter_picks_nodes_by_name_or_type(tmp_path):
     config.debug.data_dump.type = "npy"
     config.debug.data_dump.path = str(tmp_path)
     config.debug.data_dump.filter = "^(SoftmaxV2|LayerNorm)$"
+    config.experimental_config.enable_autofuse = False  # else they are inside fused kernels
     model, (x,) = make_block()
     with torch.no_grad():
         compile_with_ge(model, config)(x)
@@ -89,6 +91,7 @@ def test_data_dump_of_bfloat16_and_bool_reads_back():
         config = torchair_ge.CompilerConfig()
         config.debug.data_dump.type = "npy"
         config.debug.data_dump.path = d
+        config.experimental_config.enable_autofuse = False  # the bf16 value lives inside a fused kernel otherwise
         x = torch.randn(5)
         check_against_eager(f, x, config=config)
         (graph_dir,) = os.listdir(d)
@@ -216,7 +219,7 @@ def test_compile_statistics_json(tmp_path):
     assert re.match(rf"compile_stat_graph_\d+_pid{os.getpid()}\.json$", path.name)
     stat = json.load(open(path))
     assert [s["name"] for s in stat["stages"]] == ["convert", "prepare", "optimize_original", "optimize_stage1",
-                                                   "optimize_stage2", "partition", "memory", "final"]
+                                                   "optimize_stage2", "autofuse", "partition", "memory", "final"]
     for s in stat["stages"]:
         assert s["ms"] >= 0 and s["nodes_after"] > 0
     assert stat["stages"][1]["nodes_before"] == stat["stages"][0]["nodes_after"]
@@ -225,7 +228,8 @@ def test_compile_statistics_json(tmp_path):
     assert all(p["nodes_removed"] == p["nodes_before"] - p["nodes_after"] for p in stat["passes"])
     assert stat["memory"]["arena_bytes"] >= stat["memory"]["arena_lower_bound"] > 0
     assert stat["tasks"] == stat["engines"]["native"] and stat["fallback_ops"] == {}
-    assert stat["fused_groups"] == 0  # no fusion stage on this device yet
+    # The block's elementwise ops (and the matmuls feeding them) became generated kernels.
+    assert stat["fused_groups"] == stat["autofuse"]["kernels"] >= 1 and stat["autofuse"]["fused_nodes"] >= 2
 
 
 def test_log_lines_share_one_format(tmp_path):

@@ -26,7 +26,8 @@ def test_builder_api_runs_through_a_session():
     torch.testing.assert_close(z_out, torch.relu(xin @ torch.arange(6.0).reshape(3, 2) + torch.tensor([0.5, -0.5])).half())
     torch.testing.assert_close(neg, -xin)
     summary = session.summary(gid)
-    assert summary["task_num"] == 4 and summary["engines"]["local"] == 4  # Data, two Consts, NetOutput
+    # Data, two Consts, NetOutput are local; MatMulV2 + Relu + Cast run as one fused task, Neg as another.
+    assert summary["task_num"] == 2 and summary["engines"]["local"] == 4 and summary["autofuse"]["kernels"] == 1
     session.remove_graph(gid)
 
 

@@ -17,7 +17,9 @@ def test_call_time_input_checks():
     graph = compiled_graph(lambda x, y: torch.relu(x) + y, torch.randn(2, 3), torch.randn(3))
     x, y = torch.randn(2, 3), torch.randn(3)
     torch.testing.assert_close(graph([x, y])[0], torch.relu(x) + y)
-    assert 'type: "Relu"' in graph.graph_text() and "_mem_offsets" in graph.graph_text()
+    # relu + add became one fused kernel; the node lists what it replaced.
+    assert 'type: "FusedKernel"' in graph.graph_text() and "Relu:" in graph.graph_text()
+    assert "_mem_offsets" in graph.graph_text()
     with pytest.raises(RuntimeError, match=r"takes 2 inputs, 1 given"):
         graph([x])
     with pytest.raises(RuntimeError, match=r"input 0: expected shape \[2,3\], got \[3,2\]"):

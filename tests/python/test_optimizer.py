@@ -37,6 +37,7 @@ def test_zoo_models_match_eager_at_every_level(name, setting):
     config = torchair_ge.CompilerConfig()
     if setting == "all_off":
         config.ge_config.optimization_switch = ALL_OFF
+        config.experimental_config.enable_autofuse = False  # the graph stays exactly as converted
     else:
         config.ge_config.oo_level = setting
     report, _ = compile_zoo(name, config)
@@ -48,11 +49,13 @@ def test_zoo_models_match_eager_at_every_level(name, setting):
 
 def test_single_switches_and_options_reach_the_engine():
     config = torchair_ge.CompilerConfig()
+    config.experimental_config.enable_autofuse = False  # kernels counted as the optimizer leaves them
     config.ge_config.optimization_switch = "TransposeMatMulFold:off"
     report, _ = compile_zoo("mlp", config)
     assert "TransposeMatMulFold" not in report["passes_fired"] and report["ir_ops"]["Transpose"] == 4
     assert report["tasks"] == 12  # as converted: 4 x (Transpose, MatMulV2, Relu)
     config = torchair_ge.CompilerConfig()
+    config.experimental_config.enable_autofuse = False
     report, _ = compile_zoo("mlp", config)
     assert report["passes_fired"]["TransposeMatMulFold"] > 0 and report["tasks"] == 8
     with pytest.raises(ValueError, match="PassName:on"):

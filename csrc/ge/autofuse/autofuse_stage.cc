@@ -121,7 +121,17 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
       }
     }
     GE_ASSIGN_OR_RETURN(std::vector<int> outs, LowerNode(b, n, args));
-    for (size_t o = 0; o < outs.size(); ++o) value_op[{n, static_cast<int>(o)}] = outs[o];
+    for (size_t o = 0; o < outs.size(); ++o) {
+      // Values stay floats inside the kernel; a float16/bfloat16 result is rounded to its dtype
+      // where the unfused op would have stored it, so fused chains give eager's numbers.
+      int id = outs[o];
+      const DataType t = n->output_desc(static_cast<int>(o)).dtype;
+      const KOp& op = b.op(id);
+      const bool rounded = op.kind == OpKind::kLoad || (op.kind == OpKind::kUnary && op.fn.rfind("round_", 0) == 0);
+      if ((t == DataType::kFloat16 || t == DataType::kBFloat16) && !rounded)
+        id = b.Unary(t == DataType::kFloat16 ? "round_f16" : "round_bf16", id);
+      value_op[{n, static_cast<int>(o)}] = id;
+    }
   }
   LoweredGroup out;
   for (Node* n : g.nodes)

@@ -139,7 +139,7 @@ Expected<PyDump> GraphToPython(const Graph& graph, const std::string& sidecar_na
       const auto [begin, end] = proto->InputRange(i, node->num_inputs());
       if (proto->inputs[static_cast<size_t>(i)].kind == InputKind::kDynamic) {
         std::vector<std::string> items;
-        for (int k = begin; k < end; ++k) items.push_back(ref(node->input(k)));
+        for (int k = begin; k < end; ++k) items.push_back(node->input(k).valid() ? ref(node->input(k)) : "None");
         args.push_back(PyList(items, [](const std::string& s) { return s; }));
       } else if (begin < node->num_inputs()) {
         const Value v = node->input(begin);
