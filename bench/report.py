@@ -67,6 +67,7 @@ def markdown(results):
             if rs:
                 lines.append(f"- {system} / {base}: geometric mean latency ratio {_fmt(geomean(rs))} over {len(rs)} models")
     lines += optimizer_section(results)
+    lines += autofuse_section(results)
     lines += memory_section(results)
     overhead = results.get("overhead")
     if overhead:
@@ -100,6 +101,33 @@ def optimizer_section(results):
             "ratio on/off (below 1: the optimizer helps), and the passes that changed the graph with the change in node count each made.",
             "", "| model | IR before | IR after | kernels | kernels (off) | latency on/off | passes (node count change) |",
             "|---|---|---|---|---|---|---|"] + rows
+
+
+def autofuse_section(results):
+    """Per model: kernels per run with auto-fusion on and off, the cut, the latency ratio, and
+    cold (fresh kernel cache) vs warm compile (torchair_ge / torchair_ge_nofuse)."""
+    rows = []
+    for model in results["models"]:
+        by = {r["system"]: r for r in model["systems"]}
+        on, off = by.get("torchair_ge"), by.get("torchair_ge_nofuse")
+        if not on or not off or "kernels" not in on.get("info", {}) or "kernels" not in off.get("info", {}):
+            continue
+        k_on, k_off = on["info"]["kernels"], off["info"]["kernels"]
+        cut = f"{100 * (1 - k_on / k_off):.0f}%" if k_off else "—"
+        ratio = _fmt(on["median_ms"] / off["median_ms"]) if on.get("median_ms") and off.get("median_ms") else "—"
+        warm = on.get("warm_compile_s")
+        speedup = _fmt(on["cold_compile_s"] / warm) if warm else "—"
+        rows.append(f"| {model['name']} | {k_off} | {k_on} | {cut} | {on['info'].get('fused_kernels', 0)} | "
+                    f"{on['info'].get('fused_nodes', 0)} | {ratio} | {_fmt(on.get('cold_compile_s'))} | {_fmt(warm)} | "
+                    f"{speedup} |")
+    if not rows:
+        return []
+    return ["", "## Auto-fusion", "",
+            "Kernels per run without and with auto-fusion, the cut, how many generated kernels replaced how many nodes, "
+            "the latency ratio fused/unfused (below 1: fusion helps), and compile time with a fresh kernel cache (cold) "
+            "against a second compile that finds its kernels in the cache (warm).", "",
+            "| model | kernels (unfused) | kernels (fused) | cut | generated kernels | nodes fused | latency fused/unfused "
+            "| compile cold s | warm s | cold/warm |", "|---|---|---|---|---|---|---|---|---|---|"] + rows
 
 
 def memory_section(results):

@@ -72,8 +72,8 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench_inductor_cache_")
     entries = zoo.get(models or (QUICK_MODELS if quick else None))
     chosen = all_systems(threads, systems)
-    if quick and systems is None:  # ONNX export is slow, the optimizer-off run doubles ours: full runs only
-        chosen = [s for s in chosen if s.name not in ("onnxruntime", "torchair_ge_noopt")]
+    if quick and systems is None:  # ONNX export is slow, the off/off runs triple ours: full runs only
+        chosen = [s for s in chosen if s.name not in ("onnxruntime", "torchair_ge_noopt", "torchair_ge_nofuse")]
     results = {
         "quick": quick,
         "environment": {

@@ -80,12 +80,14 @@ class Inductor:
 
 
 class TorchairGe:
-    """The backend with its default configuration, or (optimizer=False) with every graph
-    optimizer pass switched off: the pair shows what the optimizer buys per model."""
+    """The backend with its default configuration; with optimizer=False every graph optimizer
+    pass is switched off, with autofuse=False no generated kernels are made: the pairs show what
+    the optimizer and auto-fusion buy per model. Each model compiles cold into a fresh kernel
+    cache, then warm from it."""
 
-    def __init__(self, optimizer=True):
-        self.optimizer = optimizer
-        self.name = "torchair_ge" if optimizer else "torchair_ge_noopt"
+    def __init__(self, optimizer=True, autofuse=True):
+        self.optimizer, self.autofuse = optimizer, autofuse
+        self.name = "torchair_ge" + ("" if optimizer else "_noopt") + ("" if autofuse else "_nofuse")
 
     def unavailable(self):
         return None
@@ -94,6 +96,7 @@ class TorchairGe:
         config = torchair_ge.CompilerConfig()
         if not self.optimizer:
             config.ge_config.optimization_switch = ";".join(f"{name}:off" for name in torchair_ge._C.optimizer_passes())
+        config.experimental_config.enable_autofuse = self.autofuse
         return config
 
     def _compile(self, entry, model, inputs):
@@ -110,10 +113,19 @@ class TorchairGe:
 
     def prepare(self, entry):
         model, inputs = entry.build()
-        torch._dynamo.reset()
-        run, cold, reports = self._compile(entry, model, inputs)
-        torch._dynamo.reset()
-        run, warm, reports = self._compile(entry, model, inputs)
+        saved = os.environ.get("TORCHAIR_GE_CACHE_DIR")
+        with tempfile.TemporaryDirectory(prefix="torchair_ge_bench_cache_") as cache:
+            os.environ["TORCHAIR_GE_CACHE_DIR"] = cache
+            try:
+                torch._dynamo.reset()
+                run, cold, reports = self._compile(entry, model, inputs)
+                torch._dynamo.reset()
+                run, warm, reports = self._compile(entry, model, inputs)
+            finally:
+                if saved is None:
+                    os.environ.pop("TORCHAIR_GE_CACHE_DIR", None)
+                else:
+                    os.environ["TORCHAIR_GE_CACHE_DIR"] = saved
         info = {
             "graphs": len(reports),
             "fx_nodes": sum(r["fx_nodes"] for r in reports),
@@ -128,6 +140,10 @@ class TorchairGe:
             "arena_no_reuse": sum(r["arena_no_reuse"] for r in reports),
             "passes_fired": {name: sum(r["passes_fired"].get(name, 0) for r in reports)
                              for name in sorted({n for r in reports for n in r["passes_fired"]})},
+            "fused_kernels": sum(r["autofuse"]["kernels"] for r in reports),
+            "fused_nodes": sum(r["autofuse"]["fused_nodes"] for r in reports),
+            "kernel_cache_hit": all(r["autofuse"]["cache_hit"] for r in reports if r["autofuse"]["kernels"]),
+            "autofuse_fallback": "; ".join(r["autofuse"]["fallback"] for r in reports if r["autofuse"]["fallback"]),
         }
         return Prepared(run, cold, warm, info)
 
@@ -200,5 +216,6 @@ class _quiet:
 
 
 def all_systems(threads, names=None):
-    systems = [Eager(), Inductor(), TorchairGe(), TorchairGe(optimizer=False), OnnxRuntime(threads)]
+    systems = [Eager(), Inductor(), TorchairGe(), TorchairGe(optimizer=False), TorchairGe(autofuse=False),
+               OnnxRuntime(threads)]
     return [s for s in systems if names is None or s.name in names]
