@@ -316,7 +316,13 @@ class KernelWriter {
   static std::string Name(int op) { return fmt::format("v{}", op); }
 
   std::string Expr(const KOp& op, const std::string& index) const {
-    auto a = [&](size_t n) { return Name(op.args[n]); };
+    return Expr(op, index, [](int id) { return Name(id); });
+  }
+
+  // `name(id)` spells an operand: a scalar `v<id>`, or an element of a block's slot array.
+  template <typename Namer>
+  std::string Expr(const KOp& op, const std::string& index, const Namer& name) const {
+    auto a = [&](size_t n) { return name(op.args[n]); };
     switch (op.kind) {
       case OpKind::kLoad: {
         const size_t b = static_cast<size_t>(op.buffer);
@@ -416,30 +422,92 @@ class KernelWriter {
       if (cached_.count(id)) cached_ready_.insert(id);
   }
 
-  // A reduction over the row: 16 independent lanes so that the compiler can vectorize it
-  // without reassociating (no fast-math), then the lanes and the tail.
+  // Element loops run over blocks of B elements op by op: every op is one short loop over a
+  // B-wide slot array, so the compiler vectorizes each and the B/16 vectors of an op are
+  // independent (a long chain of ops is not latency-bound). Slots are reused once their value
+  // is dead. A scalar loop handles the tail.
+  int BlockSize() const {
+    const int64_t span = chunked_ ? 8192 : k_.row_size();
+    int b = 256;
+    while (b > 16 && b > span) b /= 2;
+    return b;
+  }
+
+  // Emits the ops of one block at offset `i` and returns each element op's slot name.
+  std::map<int, std::string> EmitBlock(const std::vector<int>& ops, const std::vector<int>& keep_alive, int b,
+                                       const std::string& indent) {
+    std::map<int, int> last_use;
+    for (size_t k = 0; k < ops.size(); ++k)
+      for (int a : k_.ops[static_cast<size_t>(ops[k])].args) last_use[a] = static_cast<int>(k);
+    for (int id : keep_alive) last_use[id] = static_cast<int>(ops.size());
+    std::map<int, std::string> slot_of;
+    std::map<std::string, std::vector<std::string>> free_slots;  // by C type
+    std::vector<std::pair<int, std::string>> live;              // (op, slot)
+    std::string decls, body;
+    int next = 0;
+    auto name = [&](int id) {
+      auto it = slot_of.find(id);
+      return it == slot_of.end() ? Name(id) : it->second + "[j]";
+    };
+    for (size_t k = 0; k < ops.size(); ++k) {
+      const int id = ops[k];
+      const KOp& op = k_.ops[static_cast<size_t>(id)];
+      const std::string type = CType(op.type);
+      // Free the slots of values whose last reader came before this op.
+      for (auto it = live.begin(); it != live.end();) {
+        if (last_use[it->first] < static_cast<int>(k)) {
+          free_slots[CType(k_.ops[static_cast<size_t>(it->first)].type)].push_back(it->second);
+          it = live.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      std::string slot;
+      if (!free_slots[type].empty()) {
+        slot = free_slots[type].back();
+        free_slots[type].pop_back();
+      } else {
+        slot = fmt::format("s{}", next++);
+        decls += fmt::format("{}{} {}[{}];\n", indent, type, slot, b);
+      }
+      const std::string expr = cached_ready_.count(id) ? fmt::format("c{}[i + j]", id) : Expr(op, "(i + j)", name);
+      slot_of[id] = slot;
+      live.emplace_back(id, slot);
+      body += fmt::format("{}for (int j = 0; j < {}; ++j) {}[j] = {};\n", indent, b, slot, expr);
+      if (cached_.count(id) && !cached_ready_.count(id))
+        body += fmt::format("{}for (int j = 0; j < {}; ++j) c{}[i + j] = {}[j];\n", indent, b, id, slot);
+    }
+    out_ += decls + body;
+    std::map<int, std::string> result;
+    for (const auto& [id, slot] : slot_of) result[id] = slot + "[j]";
+    return result;
+  }
+
+  // A reduction over the row: blocks op by op, then 16 independent lanes per block (the
+  // compiler vectorizes without reassociating: no fast-math), the lanes folded, the tail.
   void WriteReduction(int id) {
     const KOp& op = k_.ops[static_cast<size_t>(id)];
     const int operand = op.args[0];
+    const bool row_operand = k_.ops[static_cast<size_t>(operand)].row;
     const std::vector<int> body = ElementClosure({operand});
-    const std::string value = k_.ops[static_cast<size_t>(operand)].row ? Name(operand) : Name(operand);
+    const int b = BlockSize();
     const std::string acc = fmt::format("acc{}", id);
-    out_ += fmt::format("    float {}[16];\n    for (int j = 0; j < 16; ++j) {}[j] = {};\n", acc, acc, ReduceInit(op.fn));
-    out_ += "    {\n      int64_t i = lo;\n";
-    out_ += "      for (; i + 16 <= hi; i += 16) {\n        for (int j = 0; j < 16; ++j) {\n";
-    out_ += "          const int64_t ii = i + j;\n";
-    EmitElements(body, "ii", "          ");
-    out_ += fmt::format("          {0}[j] = {1};\n        }}\n      }}\n", acc, Combine(op.fn, acc + "[j]", value));
-    out_ += fmt::format("      float red = {}[0];\n      for (int j = 1; j < 16; ++j) red = {};\n", acc,
-                        Combine(op.fn, "red", acc + "[j]"));
+    out_ += fmt::format("    float {};\n", Name(id));
+    out_ += fmt::format("    {{\n      float {}[16];\n      for (int l = 0; l < 16; ++l) {}[l] = {};\n", acc, acc,
+                        ReduceInit(op.fn));
+    out_ += fmt::format("      int64_t i = lo;\n      for (; i + {0} <= hi; i += {0}) {{\n", b);
+    auto slots = EmitBlock(body, {operand}, b, "        ");
+    const std::string value = row_operand ? Name(operand) : slots.at(operand);
+    out_ += fmt::format("        for (int jj = 0; jj < {}; jj += 16)\n          for (int l = 0; l < 16; ++l) {{\n"
+                        "            const int j = jj + l;\n            {}[l] = {};\n          }}\n      }}\n",
+                        b, acc, Combine(op.fn, acc + "[l]", value));
+    out_ += fmt::format("      float red = {}[0];\n      for (int l = 1; l < 16; ++l) red = {};\n", acc,
+                        Combine(op.fn, "red", acc + "[l]"));
     out_ += "      for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "        ");
-    out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", value));
+    out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", Name(operand)));
     out_ += fmt::format("      {} = red;\n    }}\n", Name(id));
     MarkCached(body);
-    // Declared before the block so later code can read it.
-    const std::string decl = fmt::format("    float {};\n", Name(id));
-    out_.insert(out_.rfind(fmt::format("    float {}[16];", acc)), decl);
     emitted_row_.insert(id);
   }
 
@@ -449,7 +517,17 @@ class KernelWriter {
       if (IsElementOutput(s.output)) roots.push_back(s.op);
     if (roots.empty()) return;
     const std::vector<int> body = ElementClosure(roots);
-    out_ += "    for (int64_t i = lo; i < hi; ++i) {\n";
+    const int b = BlockSize();
+    out_ += fmt::format("    int64_t i = lo;\n    for (; i + {0} <= hi; i += {0}) {{\n", b);
+    auto slots = EmitBlock(body, roots, b, "      ");
+    for (const KStore& s : k_.stores) {
+      if (!IsElementOutput(s.output)) continue;
+      const bool row = k_.ops[static_cast<size_t>(s.op)].row;
+      out_ += fmt::format("      for (int j = 0; j < {}; ++j) out{}[obase + i + j] = {};\n", b, s.output,
+                          StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype,
+                                     row ? Name(s.op) : slots.at(s.op)));
+    }
+    out_ += "    }\n    for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "      ");
     for (const KStore& s : k_.stores)
       if (IsElementOutput(s.output))
