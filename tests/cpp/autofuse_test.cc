@@ -106,7 +106,7 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
   void Check(const std::string& name, const Build& build, const Inputs& in, int max_fused_kernels = 1) {
     const DataType dtype = GetParam();
     const Result fused = Run(build, in, dtype, true), plain = Run(build, in, dtype, false);
-    EXPECT_TRUE(fused.summary.autofuse.fallback.empty()) << name << ": " << fused.summary.autofuse.fallback;
+    ASSERT_TRUE(fused.summary.autofuse.fallback.empty()) << name << ": " << fused.summary.autofuse.fallback;
     EXPECT_GE(fused.summary.autofuse.kernels, 1) << name;
     EXPECT_LE(fused.summary.autofuse.kernels, max_fused_kernels) << name;
     EXPECT_LT(fused.summary.task_num, plain.summary.task_num) << name;
@@ -195,9 +195,53 @@ TEST_P(AutofuseTest, ComparisonsSelectsAndNaNs) {
   }, {{{4, 31}, {31}}});
 }
 
+TEST_P(AutofuseTest, TransposesAreReadThroughPermutedStrides) {
+  Check("transpose", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto heads = es::Transpose(in[0], b.CreateVector({0, 2, 1, 3}));   // [2,5,3,8] -> [2,3,5,8]
+    auto swapped = es::Transpose(in[1], b.CreateVector({1, 0}));       // [8,5] -> [5,8]
+    return std::vector<es::EsTensor>{es::Relu(heads * Scalar(b, 0.5, t) + swapped)};
+  }, {{{2, 5, 3, 8}, {8, 5}}});
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, AutofuseTest,
                          ::testing::Values(DataType::kFloat, DataType::kFloat16, DataType::kBFloat16),
                          [](const auto& info) { return std::string(DataTypeName(info.param)).substr(3); });
+
+}  // namespace
+}  // namespace ge
+
+namespace ge {
+namespace {
+
+// Two groups where one reads the other both directly and through a library op: merging them
+// would make the kernel wait for itself. The graph must compile (no cycle) and compute as unfused.
+TEST(AutofuseGroupingTest, SiblingGroupsLinkedThroughAnOutsideOpAreNotMerged) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  auto build = [] {
+    es::GraphBuilder b("cross");
+    auto x = b.CreateInput(0, DataType::kFloat, {8, 16});
+    auto h = es::Neg(es::Relu(x));                            // group H
+    auto c = es::Cumsum(h, 0);                                // a library op between
+    auto g = es::Exp(c * h);                                  // reads H directly and through c
+    b.SetOutputs({es::Sigmoid(g) + h});
+    return std::move(b.Build()).value();
+  };
+  std::vector<float> data(128);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = 0.01f * static_cast<float>(i % 17) - 0.08f;
+  std::vector<std::vector<float>> results;
+  for (const char* fuse : {"true", "false"}) {
+    Session s(Options{{option::kAutofuse, fuse}});
+    ASSERT_TRUE(s.AddGraph(1, build()).ok());
+    Status st = s.CompileGraph(1);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::vector<Tensor> out;
+    ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {8, 16}), data.data(), nullptr)}, &out).ok());
+    results.emplace_back(out[0].data_as<float>(), out[0].data_as<float>() + 128);
+    if (std::string(fuse) == "true") EXPECT_GE(s.GetCompiledGraphSummary(1)->autofuse.kernels, 2);
+  }
+  for (size_t i = 0; i < 128; ++i) EXPECT_NEAR(results[0][i], results[1][i], 1e-5 * (1 + std::fabs(results[1][i])));
+}
 
 }  // namespace
 }  // namespace ge

@@ -68,29 +68,23 @@ Node* FindProducer(const FusionGroup& g, const std::vector<Value>& inputs, std::
   return nullptr;
 }
 
-// For a group without reductions: the first axis from which every input it reads is either
-// whole (contiguous) or constant (broadcast) along every later axis, so rows are as long as
-// possible and read without index arithmetic.
-int ChooseInnerFrom(const FusionGroup& g, const std::set<const Node*>& members) {
-  std::vector<Shape> shapes;
-  for (const Node* n : g.nodes) {
-    auto info = Fusible(n);
-    const int data = info->data_inputs < 0 ? n->num_inputs() : info->data_inputs;
-    for (int i = 0; i < data; ++i) {
-      const Value v = n->input(i);
-      if (v.valid() && !members.count(v.node)) shapes.push_back(v.node->output_desc(v.index).shape);
-    }
-  }
-  const int rank = static_cast<int>(g.shape.size());
+// For a kernel without reductions: the first axis from which every input it reads is either
+// whole and contiguous or constant along every later axis, so rows are as long as possible and
+// read without index arithmetic.
+int ChooseInnerFrom(const KernelIR& ir) {
+  const int rank = static_cast<int>(ir.shape.size());
+  std::vector<std::vector<int64_t>> strides;
+  for (const KBuffer& in : ir.inputs) strides.push_back(IterationStrides(in, ir.shape));
   for (int k = 0; k < rank; ++k) {
     bool ok = true;
-    for (const Shape& s : shapes) {
-      const int lead = rank - static_cast<int>(s.size());
+    for (const auto& st : strides) {
       bool whole = true, constant = true;
-      for (int d = k; d < rank; ++d) {
-        const int64_t dim = d < lead ? 1 : s[static_cast<size_t>(d - lead)];
-        if (dim != g.shape[static_cast<size_t>(d)]) whole = false;
-        if (dim != 1) constant = false;
+      int64_t expect = 1;
+      for (int d = rank - 1; d >= k; --d) {
+        const int64_t dim = ir.shape[static_cast<size_t>(d)];
+        if (dim != 1 && st[static_cast<size_t>(d)] != expect) whole = false;
+        if (dim != 1 && st[static_cast<size_t>(d)] != 0) constant = false;
+        expect *= dim;
       }
       ok = ok && (whole || constant);
     }
@@ -101,12 +95,18 @@ int ChooseInnerFrom(const FusionGroup& g, const std::set<const Node*>& members) 
 
 Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name) {
   const std::set<const Node*> members(g.nodes.begin(), g.nodes.end());
-  const int inner_from = g.row_axis ? *g.row_axis : ChooseInnerFrom(g, members);
-  KernelBuilder b(name, g.shape, inner_from);
+  // Without reductions the row split is chosen once the inputs are known (below).
+  const int rank = static_cast<int>(g.shape.size());
+  KernelBuilder b(name, g.shape, g.row_axis ? *g.row_axis : rank);
   std::map<std::pair<const Node*, int>, int> value_op;
   for (const Node* n : g.nodes) {
     auto info = Fusible(n);
     if (!info) return Internal("{} is in a fusion group but not fusible", n->ToString());
+    if (n->type() == "Transpose") {
+      GE_ASSIGN_OR_RETURN(int id, b.ExternalPermuted(n->input(0), *ConstInts(n->input(1))));
+      value_op[{n, 0}] = id;
+      continue;
+    }
     const int data = info->data_inputs < 0 ? n->num_inputs() : info->data_inputs;
     std::vector<int> args;
     for (int i = 0; i < data; ++i) {
@@ -149,6 +149,10 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
   for (size_t i = 0; i < out.inputs.size(); ++i)
     if (out.producer != nullptr && out.inputs[i].node == read) out.producer_buffer = static_cast<int>(i);
   out.ir = b.Take();
+  if (!g.row_axis) {
+    out.ir.inner_from = ChooseInnerFrom(out.ir);
+    out.ir.ResetRowLevels();
+  }
   GE_RETURN_IF_ERROR(out.ir.Verify());
   return out;
 }
@@ -237,10 +241,10 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
   std::vector<KernelIR> kernels;
   for (const FusionGroup& candidate : groups) {
     auto group = LowerGroup(candidate, fmt::format("ge_fused_{}", kernels.size()));
-    if (!group.ok()) {  // a lowering gap is a bug, but not the user's problem: keep the library kernels
-      stats->fallback = group.status().ToString();
-      GE_LOGW("graph '{}': auto-fusion skipped: {}", graph.name(), stats->fallback);
-      return std::shared_ptr<const KernelLibrary>();
+    if (!group.ok()) {  // a lowering gap is a bug, but not the user's problem: that group keeps its library kernels
+      GE_LOGW("graph '{}': a group of {} nodes is not fused: {}", graph.name(), candidate.nodes.size(),
+              group.status().ToString());
+      continue;
     }
     if (group->outputs.empty()) continue;
     if (candidate.nodes.size() < 2 && group->producer == nullptr) continue;  // the library kernel is as good

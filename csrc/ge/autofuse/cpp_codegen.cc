@@ -190,7 +190,7 @@ struct InputPlan {
 class KernelWriter {
  public:
   explicit KernelWriter(const KernelIR& k) : k_(k), rank_(static_cast<int>(k.shape.size())) {
-    for (const KBuffer& in : k.inputs) plans_.push_back(Plan(in.desc.shape));
+    for (const KBuffer& in : k.inputs) plans_.push_back(Plan(in));
     flat_ = k.inner_from == 0;
     for (const KOp& op : k.ops) has_reduce_ = has_reduce_ || op.kind == OpKind::kReduce;
   }
@@ -251,16 +251,9 @@ class KernelWriter {
                        k_.ops.size());
   }
 
-  InputPlan Plan(const Shape& s) const {
+  InputPlan Plan(const KBuffer& buffer) const {
     InputPlan p;
-    p.strides.assign(static_cast<size_t>(rank_), 0);
-    const size_t lead = static_cast<size_t>(rank_) - s.size();
-    int64_t stride = 1;
-    for (int d = rank_ - 1; d >= static_cast<int>(lead); --d) {
-      const int64_t dim = s[static_cast<size_t>(d) - lead];
-      p.strides[static_cast<size_t>(d)] = dim == 1 ? 0 : stride;
-      stride *= dim;
-    }
+    p.strides = IterationStrides(buffer, k_.shape);
     bool contiguous = true, broadcast = true;
     int64_t expect = 1;
     for (int d = rank_ - 1; d >= k_.inner_from; --d) {

@@ -159,6 +159,17 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                            [](KernelBuilder&, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
                              return std::vector<int>{a[0]};
                            }};
+    // A Transpose of a tensor from outside the group is a load with permuted strides (the
+    // lowering reads it through KernelBuilder::ExternalPermuted; see autofuse_stage.cc).
+    (*r)["Transpose"] = {[](const Node* n) -> std::optional<FusibleInfo> {
+                           if (!IsFloatOrBool(InDtype(n, 0)) || !ConstInts(n->input(1))) return std::nullopt;
+                           FusibleInfo info{std::nullopt, {false}};
+                           info.data_inputs = 1;
+                           return info;
+                         },
+                         [](KernelBuilder&, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
+                           return Internal("{} is lowered as a permuted load, not as an op", n->ToString());
+                         }};
     (*r)["Cast"] = {[](const Node* n) {
                       const DataType out = n->output_desc(0).dtype;
                       return Elementwise(ScalarTypeOf(InDtype(n, 0)).has_value() && IsFloatOrBool(out));

@@ -79,6 +79,8 @@ class Grouper {
       return true;
     }
     const Shape& out = node->output_desc(0).shape;
+    // A transpose is a permuted load of a tensor made outside the group.
+    if (node->type() == "Transpose" && in_group(node->input(0))) return false;
     if (out == g.shape) {  // element-level; row-level operands must broadcast as a row does
       for (int i = 0; i < data; ++i) {
         const Value v = node->input(i);
@@ -154,11 +156,18 @@ class Grouper {
     for (const auto& in : h.inputs)
       if (!g.members.count(in.first)) inputs.insert(in);
     if (static_cast<int>(inputs.size()) > options_.max_inputs) return;
-    std::vector<const Node*> starts;
-    for (const Node* n : h.group.nodes)
-      for (const Value& v : n->inputs())
-        if (v.valid() && !h.members.count(v.node) && !g.members.count(v.node)) starts.push_back(v.node);
-    if (ReachesGroup(gi, starts, {hi})) return;
+    // Merged, the two run as one kernel: no input of either may depend on the other through
+    // nodes outside both.
+    auto outside_both = [&](const Group& x) {
+      std::vector<const Node*> starts;
+      for (const Node* n : x.group.nodes) {
+        for (const Value& v : n->inputs())
+          if (v.valid() && !h.members.count(v.node) && !g.members.count(v.node)) starts.push_back(v.node);
+        for (const Node* c : n->control_inputs()) starts.push_back(c);
+      }
+      return starts;
+    };
+    if (ReachesGroup(gi, outside_both(h), {hi}) || ReachesGroup(hi, outside_both(g), {gi})) return;
     for (Node* n : h.group.nodes) {
       g.members.insert(n);
       members_[n].group = gi;

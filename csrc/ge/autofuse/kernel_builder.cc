@@ -53,6 +53,35 @@ Expected<int> KernelBuilder::External(Value v) {
   return id;
 }
 
+Expected<int> KernelBuilder::ExternalPermuted(Value v, const std::vector<int64_t>& perm) {
+  // The permuted value may have a lower rank than the iteration space and broadcast into it
+  // (right-aligned); its axis d is axis perm[d] of `v`.
+  const TensorDesc& desc = v.node->output_desc(v.index);
+  auto type = ScalarTypeOf(desc.dtype);
+  const size_t rank = ir_.shape.size(), r = perm.size();
+  if (!type || desc.shape.size() != r || r > rank)
+    return InvalidArgument("{}: cannot read it permuted by a rank-{} permutation", v.node->ToString(), r);
+  std::vector<int64_t> contiguous(r, 1);
+  for (size_t d = r; d-- > 1;) contiguous[d - 1] = contiguous[d] * desc.shape[d];
+  KBuffer buffer{desc, std::vector<int64_t>(rank, 0)};
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t axis = perm[d] < 0 ? perm[d] + static_cast<int64_t>(r) : perm[d];
+    if (axis < 0 || axis >= static_cast<int64_t>(r)) return InvalidArgument("{}: bad permutation", v.node->ToString());
+    const int64_t dim = desc.shape[static_cast<size_t>(axis)];
+    const size_t at = rank - r + d;
+    if (dim != 1 && dim != ir_.shape[at])
+      return InvalidArgument("{}: permuted shape does not broadcast to {}", v.node->ToString(), ShapeToString(ir_.shape));
+    buffer.strides[at] = dim == 1 ? 0 : contiguous[static_cast<size_t>(axis)];
+  }
+  KOp load{OpKind::kLoad, *type};
+  load.buffer = static_cast<int>(ir_.inputs.size());
+  load.row = true;
+  for (size_t d = static_cast<size_t>(ir_.inner_from); d < rank; ++d) load.row = load.row && buffer.strides[d] == 0;
+  ir_.inputs.push_back(std::move(buffer));
+  external_.push_back(v);
+  return Add(std::move(load));
+}
+
 int KernelBuilder::Const(double value, ScalarType type) {
   KOp op{OpKind::kConst, type};
   op.value = value;

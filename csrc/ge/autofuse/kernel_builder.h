@@ -16,6 +16,8 @@ class KernelBuilder {
   // The value of `v`, produced outside the group: a load of a new input buffer (one per
   // distinct value), or an immediate for a one-element constant.
   Expected<int> External(Value v);
+  // `v` read through a permutation: iteration axis d is axis perm[d] of `v` (a fused Transpose).
+  Expected<int> ExternalPermuted(Value v, const std::vector<int64_t>& perm);
   int Const(double value, ScalarType type = ScalarType::kFloat);
   int Unary(const std::string& fn, int a);
   // Arithmetic keeps the operand type; comparisons ("lt", "eq", ...) give bool.

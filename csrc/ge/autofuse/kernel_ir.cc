@@ -25,6 +25,36 @@ std::optional<ScalarType> ScalarTypeOf(DataType dtype) {
   }
 }
 
+std::vector<int64_t> IterationStrides(const KBuffer& buffer, const Shape& shape) {
+  if (!buffer.strides.empty()) return buffer.strides;
+  const Shape& s = buffer.desc.shape;
+  const int rank = static_cast<int>(shape.size());
+  const int lead = rank - static_cast<int>(s.size());
+  std::vector<int64_t> strides(static_cast<size_t>(rank), 0);
+  int64_t stride = 1;
+  for (int d = rank - 1; d >= lead && d >= 0; --d) {
+    const int64_t dim = s[static_cast<size_t>(d - lead)];
+    strides[static_cast<size_t>(d)] = dim == 1 ? 0 : stride;
+    stride *= dim;
+  }
+  return strides;
+}
+
+void KernelIR::ResetRowLevels() {
+  for (KOp& op : ops) {
+    if (op.kind == OpKind::kLoad) {
+      const auto strides = IterationStrides(inputs[static_cast<size_t>(op.buffer)], shape);
+      op.row = true;
+      for (size_t d = static_cast<size_t>(inner_from); d < strides.size(); ++d) op.row = op.row && strides[d] == 0;
+    } else if (op.kind == OpKind::kReduce || op.kind == OpKind::kConst) {
+      op.row = true;
+    } else {
+      op.row = true;
+      for (int a : op.args) op.row = op.row && ops[static_cast<size_t>(a)].row;
+    }
+  }
+}
+
 int64_t KernelIR::rows() const {
   int64_t n = 1;
   for (int a = 0; a < inner_from; ++a) n *= shape[static_cast<size_t>(a)];
@@ -75,6 +105,11 @@ Status KernelIR::Verify() const {
   const int rank = static_cast<int>(shape.size());
   GE_CHECK(inner_from >= 0 && inner_from <= rank, "kernel {}: inner_from {} outside rank {}", name, inner_from, rank);
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].strides.empty()) {
+      GE_CHECK(inputs[i].strides.size() == shape.size(), "kernel {}: input {} has {} strides for rank {}", name, i,
+               inputs[i].strides.size(), rank);
+      continue;
+    }
     const Shape& s = inputs[i].desc.shape;
     GE_CHECK(static_cast<int>(s.size()) <= rank, "kernel {}: input {} has rank above the iteration space", name, i);
     for (size_t d = 0; d < s.size(); ++d) {

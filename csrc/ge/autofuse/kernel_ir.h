@@ -43,7 +43,14 @@ struct KOp {
 
 struct KBuffer {
   TensorDesc desc;  // for inputs: broadcasts to the iteration shape (right-aligned)
+  // Inputs read through a permutation (a fused Transpose): the element stride of each
+  // iteration axis. Empty: derived from `desc` by right-aligned broadcasting.
+  std::vector<int64_t> strides;
 };
+
+// The element stride of every iteration axis for reading `buffer` over `shape` (0 where it
+// broadcasts).
+std::vector<int64_t> IterationStrides(const KBuffer& buffer, const Shape& shape);
 
 struct KStore {
   int output;  // output index
@@ -65,6 +72,9 @@ struct KernelIR {
   std::string ToString() const;
   // Consistency: operand indices, kinds vs types, row-levelness, store shapes.
   Status Verify() const;
+  // Recomputes which values are row-level after inner_from changed (loads that do not vary
+  // over the inner axes, and ops on row-level values only).
+  void ResetRowLevels();
 };
 
 std::string_view ScalarTypeName(ScalarType type);
