@@ -122,7 +122,7 @@ TEST_F(MemoryViewsTest, SlicesOfOneContiguousBlockAreViewsAtTheirOffset) {
                               b.CreateVector({1}));
   };
   auto rows = slice(x, 1, 3, 0);                                          // view: x bytes 12..36
-  auto cols = slice(x, 0, 2, 1);                                          // strided: a copy
+  auto cols = slice(x, 0, 2, 1);                                          // strided view (Neg takes strides)
   auto picked = es::GatherV2(x, b.CreateScalar(2, DataType::kInt64), b.CreateVector({0}));  // view: row 2
   auto const_row = slice(c, 1, 2, 0);                                     // view into the constant
   auto hidden = es::Exp(x);
@@ -132,8 +132,8 @@ TEST_F(MemoryViewsTest, SlicesOfOneContiguousBlockAreViewsAtTheirOffset) {
   std::vector<float> in(12);
   for (size_t i = 0; i < in.size(); ++i) in[i] = 0.25f * static_cast<float>(i) - 1.0f;
   auto out = Run(std::move(b.Build()).value(), {in}, &views, &tasks);
-  EXPECT_EQ(views, 4);
-  EXPECT_EQ(tasks, 5);  // Exp, the column slice, Add, Mul, Neg
+  EXPECT_EQ(views, 5);
+  EXPECT_EQ(tasks, 4);  // Exp, Add, Mul, Neg
   for (int r = 0; r < 2; ++r)
     for (int k = 0; k < 3; ++k) EXPECT_FLOAT_EQ(out[0][r * 3 + k], in[(1 + r) * 3 + k] + std::exp(in[(2 + r) * 3 + k]));
   const float tens[] = {10, 20, 30};
@@ -152,13 +152,13 @@ TEST_F(MemoryViewsTest, LeadingUnitDimsLetAnInnerSliceBeAView) {
   auto hidden = es::Exp(x);
   auto second = slice(hidden, 1, 2, 1);        // [1, 1, 8]: the second row, contiguous
   auto part = slice(second, 2, 6, 2);          // [1, 1, 4]: leading dims are 1, so contiguous too
-  auto last = slice(hidden, 4, 8, 2);          // [1, 2, 4]: two runs, a copy
+  auto last = slice(hidden, 4, 8, 2);          // [1, 2, 4]: two runs, a strided view (Neg takes strides)
   b.SetOutputs({es::Relu(part), es::Neg(last)});
   int views = 0, tasks = 0;
   std::vector<float> in(16);
   for (size_t i = 0; i < in.size(); ++i) in[i] = 0.1f * static_cast<float>(i);
   auto out = Run(std::move(b.Build()).value(), {in}, &views, &tasks);
-  EXPECT_EQ(views, 2);
+  EXPECT_EQ(views, 3);
   for (int k = 0; k < 4; ++k) EXPECT_FLOAT_EQ(out[0][k], std::exp(in[8 + 2 + k]));
   for (int r = 0; r < 2; ++r)
     for (int k = 0; k < 4; ++k) EXPECT_FLOAT_EQ(out[1][r * 4 + k], -std::exp(in[r * 8 + 4 + k]));
@@ -184,6 +184,56 @@ TEST_F(MemoryViewsTest, AnOpMayWriteOverASliceViewThatDiesThere) {
   std::vector<Tensor> out;
   ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {4, 16}), in.data(), nullptr)}, &out).ok());
   for (int i = 0; i < 32; ++i) EXPECT_FLOAT_EQ(out[0].data_as<float>()[i], -std::exp(in[i]) + std::exp(in[32 + i]));
+}
+
+}  // namespace
+}  // namespace ge
+
+namespace ge {
+namespace {
+
+// A column of a matrix (select on axis 1) or a stepped slice is a strided view when every
+// reader's kernel takes strides (GatherV2's 1-D indices, elementwise ops); otherwise a copy.
+TEST(MemoryStridedViewsTest, ColumnsAndSteppedSlicesAreStridedViewsForReadersThatTakeStrides) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  es::GraphBuilder b("strided");
+  auto ids = b.CreateInput(0, DataType::kInt64, {6, 3});   // three id columns
+  auto table = b.CreateInput(1, DataType::kFloat, {10, 4});
+  auto x = b.CreateInput(2, DataType::kFloat, {6, 8});
+  auto column = es::GatherV2(ids, b.CreateScalar(2, DataType::kInt64), b.CreateVector({1}));  // ids[:, 2]
+  auto rows = es::GatherV2(table, column, b.CreateVector({0}));                              // embedding lookup
+  auto every_other = es::StridedSliceV2(x, b.CreateVector({1}), b.CreateVector({8}), b.CreateVector({1}),
+                                        b.CreateVector({2}));                                // x[:, 1::2]
+  auto moved = es::Transpose(es::StridedSliceV2(x, b.CreateVector({0}), b.CreateVector({8}), b.CreateVector({1}),
+                                                b.CreateVector({2})),
+                             b.CreateVector({1, 0}));                                        // a copy: Transpose takes dense input
+  b.SetOutputs({rows, es::Neg(every_other), moved});
+  Session s(Options{{option::kAutofuse, "false"}});
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  EXPECT_EQ(s.GetCompiledGraphSummary(1)->view_values, 2);  // the column and x[:, 1::2]
+  std::vector<int64_t> id_data(18);
+  for (size_t i = 0; i < id_data.size(); ++i) id_data[i] = static_cast<int64_t>((i * 7) % 10);
+  std::vector<float> table_data(40), x_data(48);
+  for (size_t i = 0; i < table_data.size(); ++i) table_data[i] = 0.5f * static_cast<float>(i);
+  for (size_t i = 0; i < x_data.size(); ++i) x_data[i] = static_cast<float>(i) - 20.0f;
+  std::vector<Tensor> out;
+  for (int run = 0; run < 2; ++run) {  // a second run through rebound inputs reads them again
+    for (auto& v : x_data) v += 1.0f;
+    ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kInt64, {6, 3}), id_data.data(), nullptr),
+                               Tensor(TensorDesc(DataType::kFloat, {10, 4}), table_data.data(), nullptr),
+                               Tensor(TensorDesc(DataType::kFloat, {6, 8}), x_data.data(), nullptr)},
+                            &out).ok());
+    for (int r = 0; r < 6; ++r)
+      for (int c = 0; c < 4; ++c)
+        EXPECT_FLOAT_EQ(out[0].data_as<float>()[r * 4 + c], table_data[static_cast<size_t>(id_data[r * 3 + 2] * 4 + c)]);
+    for (int r = 0; r < 6; ++r)
+      for (int c = 0; c < 4; ++c) {
+        EXPECT_FLOAT_EQ(out[1].data_as<float>()[r * 4 + c], -x_data[static_cast<size_t>(r * 8 + 1 + 2 * c)]);
+        EXPECT_FLOAT_EQ(out[2].data_as<float>()[c * 6 + r], x_data[static_cast<size_t>(r * 8 + 2 * c)]);
+      }
+  }
 }
 
 }  // namespace

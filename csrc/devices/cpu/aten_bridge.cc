@@ -37,9 +37,10 @@ std::vector<int64_t> ContiguousStrides(const Shape& shape) {
   return strides;
 }
 
-Expected<at::Tensor> WrapMemory(void* data, const TensorDesc& desc) {
+Expected<at::Tensor> WrapMemory(void* data, const TensorDesc& desc, const std::vector<int64_t>& strides) {
   GE_ASSIGN_OR_RETURN(at::ScalarType type, ToScalarType(desc.dtype));
-  return at::from_blob(data, desc.shape, ContiguousStrides(desc.shape), at::TensorOptions().dtype(type));
+  return at::from_blob(data, desc.shape, strides.empty() ? ContiguousStrides(desc.shape) : strides,
+                       at::TensorOptions().dtype(type));
 }
 
 Expected<at::Tensor> MakeRebindableTensor(const TensorDesc& desc, c10::Storage* storage_out) {
@@ -53,13 +54,15 @@ Expected<at::Tensor> MakeRebindableTensor(const TensorDesc& desc, c10::Storage* 
   return tensor;
 }
 
-Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage, int64_t byte_offset) {
+Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage& storage, int64_t byte_offset,
+                                     const std::vector<int64_t>& strides) {
   GE_ASSIGN_OR_RETURN(at::ScalarType type, ToScalarType(desc.dtype));
   const int64_t item = DataTypeSize(desc.dtype);
   GE_CHECK(byte_offset % item == 0, "view offset {} is not a multiple of the element size {}", byte_offset, item);
   auto tensor = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
                                                          c10::scalarTypeToTypeMeta(type));
-  tensor.unsafeGetTensorImpl()->set_sizes_contiguous(desc.shape);
+  if (strides.empty()) tensor.unsafeGetTensorImpl()->set_sizes_contiguous(desc.shape);
+  else tensor.unsafeGetTensorImpl()->set_sizes_and_strides(desc.shape, strides);
   tensor.unsafeGetTensorImpl()->set_storage_offset(byte_offset / item);
   return tensor;
 }

@@ -23,13 +23,13 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
     const ValueInfo& v = model->values[id];
     Expected<at::Tensor> t = InvalidArgument("unplaced value");
     switch (v.placement) {
-      case Placement::kArena: t = WrapMemory(arena + v.offset, v.desc); break;
-      case Placement::kConstant: t = WrapMemory(v.constant.data(), v.desc); break;
+      case Placement::kArena: t = WrapMemory(arena + v.offset, v.desc, v.strides); break;
+      case Placement::kConstant: t = WrapMemory(v.constant.data(), v.desc, v.strides); break;
       case Placement::kInput: {
         auto [it, first] = first_value_of_input.emplace(v.io_index, id);
         if (!first) {  // an in-place update or a view of that input: the same storage, its own shape
           program->io_storages_[id] = program->io_storages_[it->second];
-          t = TensorOnStorage(v.desc, program->io_storages_[id], v.offset);
+          t = TensorOnStorage(v.desc, program->io_storages_[id], v.offset, v.strides);
           break;
         }
         t = MakeRebindableTensor(v.desc, &program->io_storages_[id]);

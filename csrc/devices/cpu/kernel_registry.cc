@@ -74,6 +74,12 @@ void CpuKernelRegistry::RegisterBinary(const std::string& type, BinaryOutFn fn) 
   writes_over_input_.insert(type);
 }
 
+bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank) const {
+  if (writes_over_input_.count(op_type)) return true;  // RegisterUnary / RegisterBinary kernels
+  if (op_type == "GatherV2") return index == 0 || (index == 1 && rank == 1);
+  return false;
+}
+
 bool CpuKernelRegistry::Supports(const std::string& op_type) const { return creators_.count(op_type) != 0; }
 
 std::vector<std::string> CpuKernelRegistry::SupportedOps() const {

@@ -56,6 +56,9 @@ class CpuKernelRegistry final : public KernelFactory {
   bool Supports(const std::string& op_type) const override;
   std::vector<std::string> SupportedOps() const override;
   bool WritesOverInput(const std::string& op_type) const override { return writes_over_input_.count(op_type) != 0; }
+  // Elementwise out-variants (TensorIterator takes any strides) and GatherV2 (index_select;
+  // its indices only as a 1-D tensor, which it reads without reshaping).
+  bool AcceptsStridedInput(const std::string& op_type, int index, int rank) const override;
   std::vector<TensorDesc> Workspaces(const std::string& op_type, const std::vector<TensorDesc>& inputs,
                                      const std::vector<TensorDesc>& outputs, const AttrMap& attrs) const override;
   Expected<std::unique_ptr<Kernel>> Create(KernelArgs& args) const;

@@ -114,15 +114,32 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     group_last[root] = std::max(group_end(root), last_use[static_cast<size_t>(value)]);
   };
   // A view reads its root's bytes; it needs no kernel at all.
+  // Strided views (a column, a stepped slice) only where every reader's kernel takes strides.
+  auto strided_readers_ok = [&](Node* node) {
+    if (kernels == nullptr || node->users(0).empty()) return false;
+    for (const Use& use : node->users(0))
+      if (use.user->type() == kOpNetOutput ||
+          !kernels->AcceptsStridedInput(use.user->type(), use.input_index, static_cast<int>(node->output_desc(0).shape.size())))
+        return false;
+    return true;
+  };
   auto try_view = [&](Node* node) {
-    const std::optional<int64_t> offset = ViewByteOffset(node);
-    if (!offset) return false;
+    std::optional<int64_t> offset = ViewByteOffset(node);
+    std::vector<int64_t> strides;
+    if (!offset) {
+      auto strided = StridedViewOf(node);
+      if (!strided || !strided_readers_ok(node)) return false;
+      offset = strided->byte_offset;
+      strides = std::move(strided->strides);
+    }
     const int32_t out = layout.value_ids[node][0];
     const int32_t source = value_of(node->input(0));
     const int32_t root = root_of[static_cast<size_t>(source)];
     ValueInfo& view = layout.values[static_cast<size_t>(out)];
     const ValueInfo& root_info = layout.values[static_cast<size_t>(root)];
     if (view.placement != Placement::kArena || root_info.placement == Placement::kOutput) return false;
+    if (!layout.values[static_cast<size_t>(source)].strides.empty()) return false;  // views of dense values only
+    view.strides = std::move(strides);
     join(out, source, *offset);
     view.placement = root_info.placement;
     view.io_index = root_info.io_index;
@@ -144,6 +161,7 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     for (int i = 0; i < node->num_inputs(); ++i) {
       const Value x = node->input(i);
       if (!x.valid() || !(x.node->output_desc(x.index) == node->output_desc(0))) continue;
+      if (!layout.values[static_cast<size_t>(value_of(x))].strides.empty()) continue;  // not dense bytes
       const int32_t root = root_of[static_cast<size_t>(value_of(x))];
       if (layout.values[static_cast<size_t>(root)].placement != Placement::kArena) continue;
       if (group_end(root) != step_of[node]) continue;  // something reads it later

@@ -76,7 +76,63 @@ std::optional<int64_t> SelectStart(const Node* node, const Shape& dims) {
   return ContiguousRunStart(dims, ranges);
 }
 
+bool ViewCandidate(const Node* node) {
+  if (node->num_outputs() != 1 || node->num_inputs() < 1 || !node->input(0).valid() || HasControlEdges(node)) return false;
+  const Value x = node->input(0);
+  const TensorDesc& in = x.node->output_desc(x.index);
+  const TensorDesc& out = node->output_desc(0);
+  return in.dtype == out.dtype && out.NumElements() > 0 && !IsMutatedValue(x) &&
+         !IsMutatedValue(Value{const_cast<Node*>(node), 0});
+}
+
+std::vector<int64_t> DenseStrides(const Shape& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+  return strides;
+}
+
 }  // namespace
+
+std::optional<StridedLayout> StridedViewOf(const Node* node) {
+  if (!ViewCandidate(node)) return std::nullopt;
+  const Value x = node->input(0);
+  const Shape& dims = x.node->output_desc(x.index).shape;
+  const int64_t item = DataTypeSize(node->output_desc(0).dtype);
+  const std::vector<int64_t> dense = DenseStrides(dims);
+  const auto rank = static_cast<int64_t>(dims.size());
+  StridedLayout layout;
+  if (node->type() == "GatherV2" && node->num_inputs() == 3) {  // select: drop the axis
+    const auto index = ConstInts(node->input(1)), axis_value = ConstInts(node->input(2));
+    if (!index || !axis_value || index->size() != 1 || axis_value->size() != 1) return std::nullopt;
+    if (node->input(1).node->output_desc(node->input(1).index).shape.size() != 0) return std::nullopt;  // 0-d index only
+    const int64_t axis = (*axis_value)[0] < 0 ? (*axis_value)[0] + rank : (*axis_value)[0];
+    if (axis < 0 || axis >= rank || (*index)[0] < 0 || (*index)[0] >= dims[static_cast<size_t>(axis)]) return std::nullopt;
+    layout.byte_offset = (*index)[0] * dense[static_cast<size_t>(axis)] * item;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis) layout.strides.push_back(dense[static_cast<size_t>(d)]);
+    return layout;
+  }
+  if (node->type() == "StridedSliceV2" && node->num_inputs() == 5) {
+    const auto begin = ConstInts(node->input(1)), end = ConstInts(node->input(2));
+    const auto axes = ConstInts(node->input(3)), steps = ConstInts(node->input(4));
+    if (!begin || !end || !axes || !steps || axes->size() != begin->size() || axes->size() != steps->size() ||
+        axes->size() != end->size())
+      return std::nullopt;
+    layout.strides = dense;
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (size_t i = 0; i < axes->size(); ++i) {
+      const int64_t axis = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+      if (axis < 0 || axis >= rank || (*steps)[i] <= 0 || seen[static_cast<size_t>(axis)]) return std::nullopt;
+      seen[static_cast<size_t>(axis)] = true;
+      const int64_t dim = dims[static_cast<size_t>(axis)];
+      const int64_t b = std::clamp((*begin)[i] < 0 ? (*begin)[i] + dim : (*begin)[i], int64_t{0}, dim);
+      layout.byte_offset += b * dense[static_cast<size_t>(axis)] * item;
+      layout.strides[static_cast<size_t>(axis)] *= (*steps)[i];
+    }
+    return layout;
+  }
+  return std::nullopt;
+}
 
 std::optional<int64_t> ViewByteOffset(const Node* node) {
   if (node->num_outputs() != 1 || node->num_inputs() < 1 || !node->input(0).valid() || HasControlEdges(node))

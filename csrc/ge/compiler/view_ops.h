@@ -15,4 +15,12 @@ namespace ge {
 // earlier would not) or the node has control edges.
 std::optional<int64_t> ViewByteOffset(const Node* node);
 
+// A select or slice whose output is not one contiguous block but a strided view of input 0:
+// where it starts and the element stride of each output axis. Same exclusions as above.
+struct StridedLayout {
+  int64_t byte_offset = 0;
+  std::vector<int64_t> strides;
+};
+std::optional<StridedLayout> StridedViewOf(const Node* node);
+
 }  // namespace ge

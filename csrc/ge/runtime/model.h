@@ -24,6 +24,7 @@ struct ValueInfo {
   TensorDesc desc;
   Placement placement = Placement::kArena;
   int64_t offset = 0;
+  std::vector<int64_t> strides;  // element strides of a strided view (a column, a stepped slice); empty: dense
   int32_t io_index = -1;
   Tensor constant;
   std::string producer;  // node name, for messages

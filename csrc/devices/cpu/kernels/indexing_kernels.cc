@@ -39,7 +39,9 @@ Expected<std::unique_ptr<Kernel>> CreateGatherV2(KernelArgs& a) {
   std::vector<int64_t> flat_shape(x.sizes().begin(), x.sizes().end());
   flat_shape[static_cast<size_t>(axis)] = a.inputs[1].numel();
   at::Tensor y = a.outputs[0].view(flat_shape);
-  at::Tensor indices = a.inputs[1].reshape({-1});
+  // 1-D indices are used as they are (they may be a strided view: a column of a matrix);
+  // reshape would copy those once, at load.
+  at::Tensor indices = a.inputs[1].dim() == 1 ? a.inputs[1] : a.inputs[1].reshape({-1});
   return MakeKernel(a.task, [x, axis, indices, y]() mutable { at::index_select_out(y, x, axis, indices); });
 }
 
