@@ -19,33 +19,33 @@ Status InferFusedKernel(InferContext& ctx) {
   return {};
 }
 
+// Any inputs and outputs of any dtype, output descs carried as attrs (InferOutputsFromAttrs).
+OpDef OpaqueOp(const char* type) {
+  OpDef def(type);
+  def.TypeVar("T", dtypes::kAll, /*per_value=*/true)
+      .DynamicInput("x", "T")
+      .DynamicOutput("y", "T")
+      .Attr("output_dtypes", AttrType::kListInt)
+      .Attr("output_shapes", AttrType::kListInt)
+      .Attr("output_ranks", AttrType::kListInt);
+  return def;
+}
+
 }  // namespace
 
 void RegisterFallbackOps(OpRegistry& r) {
-  (void)r.Register(OpDef("TorchOp")
-                       .TypeVar("T", dtypes::kAll, /*per_value=*/true)
-                       .DynamicInput("x", "T")
-                       .DynamicOutput("y", "T")
+  (void)r.Register(OpaqueOp("TorchOp")
                        .Attr("op", AttrType::kString)
                        .Attr("args", AttrType::kListString)
-                       .Attr("output_dtypes", AttrType::kListInt)
-                       .Attr("output_shapes", AttrType::kListInt)
-                       .Attr("output_ranks", AttrType::kListInt)
                        .Infer(InferTorchOp)
                        .Doc("runs framework operator `op` (e.g. \"aten::cumsum\") on the host; `args` gives every "
                             "schema argument in order: t:<input>, tl:<inputs>, otl:<inputs or -1>, none, i:, f:, b:, "
                             "s:, is:, fs:, bs:, dt:<DataType>, dev:, layout:, mf:")
                        .Build());
-  (void)r.Register(OpDef("FusedKernel")
-                       .TypeVar("T", dtypes::kAll, /*per_value=*/true)
-                       .DynamicInput("x", "T")
-                       .DynamicOutput("y", "T")
+  (void)r.Register(OpaqueOp("FusedKernel")
                        .Attr("kernel", AttrType::kString)
                        .Attr("kernel_ir", AttrType::kString, std::string())
                        .Attr("fused_ops", AttrType::kListString, std::vector<std::string>{})
-                       .Attr("output_dtypes", AttrType::kListInt)
-                       .Attr("output_shapes", AttrType::kListInt)
-                       .Attr("output_ranks", AttrType::kListInt)
                        .Infer(InferFusedKernel)
                        .Doc("a group of elementwise/reduction nodes made one generated C++ kernel by auto-fusion: "
                             "`kernel` is its symbol in the graph's kernel library, `kernel_ir` its loop-level IR, "
