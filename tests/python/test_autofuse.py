@@ -108,3 +108,25 @@ def test_switches_turn_generated_kernels_off(monkeypatch):
     monkeypatch.setenv("AUTOFUSE_FLAGS", "--enable_autofuse=false")
     _, (report,) = _compile(model, inputs)
     assert report["autofuse"]["kernels"] == 0
+
+
+def _fake_compiler(path, body):
+    """A 'compiler' that answers --version like one and does `body` when asked to compile."""
+    path.write_text("#!/bin/sh\nif [ \"$1\" = --version ]; then echo fake-c++ 1.0; exit 0; fi\n" + body + "\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize("body, reason", [("echo 'error: broken' >&2; exit 1", "failed (exit 1)"),
+                                          ("sleep 30", "did not finish within 1 s")])
+def test_a_failing_or_hanging_compiler_falls_back_to_library_kernels(tmp_path, monkeypatch, capfd, body, reason):
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CXX", _fake_compiler(tmp_path / "fake-c++", body))
+    monkeypatch.setenv("TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT", "1")
+    model, inputs = _block()
+    with torch.no_grad():
+        expected = model(*inputs)
+    out, (report,) = _compile(model, inputs)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert report["autofuse"]["kernels"] == 0 and reason in report["autofuse"]["fallback"]
+    assert "running library kernels instead" in capfd.readouterr().err

@@ -225,6 +225,13 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   GE_ASSIGN_OR_RETURN(bool static_compile, GetBoolOption(options, option::kStaticKernelCompile, true));
   out.enabled = autofuse && static_compile && !AutofuseFlagsDisable();
   out.compiler.cache_dir = GetOption(options, option::kKernelCacheDir);
+  if (const char* timeout = std::getenv("TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT"); timeout != nullptr && *timeout) {
+    char* end = nullptr;
+    const long seconds = std::strtol(timeout, &end, 10);
+    GE_CHECK(end != timeout && *end == '\0' && seconds > 0,
+             "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT must be a positive number of seconds, got '{}'", timeout);
+    out.compiler.timeout_seconds = static_cast<int>(seconds);
+  }
   GE_ASSIGN_OR_RETURN(out.compiler.fast_math, GetBoolOption(options, option::kKernelFastMath, false));
   return out;
 }
