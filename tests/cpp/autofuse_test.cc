@@ -203,6 +203,14 @@ TEST_P(AutofuseTest, TransposesAreReadThroughPermutedStrides) {
   }, {{{2, 5, 3, 8}, {8, 5}}});
 }
 
+TEST_P(AutofuseTest, ConcatenationsOfOutsideTensorsAreReadPartByPart) {
+  Check("concat", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto last = es::ConcatV2({in[0], in[1], in[2]}, b.CreateScalar(-1, DataType::kInt64), 3);  // [3,7] [3,2] [3,5] -> [3,14]
+    auto middle = es::ConcatV2({in[3], in[4]}, b.CreateScalar(1, DataType::kInt64), 2);       // [2,1,6] [2,3,6] -> [2,4,6]
+    return std::vector<es::EsTensor>{es::Relu(last * Scalar(b, 2.0, t)), es::Neg(middle) + in[5]};
+  }, {{{3, 7}, {3, 2}, {3, 5}, {2, 1, 6}, {2, 3, 6}, {6}}}, 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, AutofuseTest,
                          ::testing::Values(DataType::kFloat, DataType::kFloat16, DataType::kBFloat16),
                          [](const auto& info) { return std::string(DataTypeName(info.param)).substr(3); });

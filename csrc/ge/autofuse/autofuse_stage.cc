@@ -25,9 +25,12 @@ struct LoweredGroup {
   std::vector<Value> inputs;   // by kernel input buffer (valid until an earlier group is replaced)
   std::vector<std::pair<std::string, int>> input_names;  // the same, by producer name: stable across replacements
   std::vector<Value> outputs;  // by kernel output
-  Node* producer = nullptr;    // a library op whose output (buffer producer_buffer) the kernel reads
-  std::vector<Node*> reshapes;  // plain reshapes between the producer and the kernel (same bytes)
-  int producer_buffer = -1;
+  struct Producer {
+    Node* node;                   // a library op whose output the kernel reads as input `buffer`
+    std::vector<Node*> reshapes;  // plain reshapes between it and the kernel (same bytes)
+    int buffer;
+  };
+  std::vector<Producer> producers;
 };
 
 // Library ops whose output a fused group may consume in the same task, right after they wrote
@@ -35,7 +38,7 @@ struct LoweredGroup {
 // no workspace of their own.
 bool CanBeProducer(const Node* node) {
   static const std::set<std::string> kTypes = {"MatMulV2", "BatchMatMulV2", "Conv2D", "Conv2DTranspose",
-                                               "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention"};
+                                               "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention", "GatherV2"};
   return kTypes.count(node->type()) && node->num_outputs() == 1 && !HasControlEdges(node) &&
          ScalarTypeOf(node->output_desc(0).dtype) == ScalarType::kFloat && !IsMutatedValue(Value{const_cast<Node*>(node), 0});
 }
@@ -46,11 +49,13 @@ bool IsReshapeOnly(const Node* node) {
          node->num_outputs() == 1 && !HasControlEdges(node);
 }
 
-// The producer for a group: a library op read by the group only (so it runs nowhere else),
+// Producers for a group: library ops read by the group only (so they run nowhere else),
 // possibly through plain reshapes read only by the group (the kernel reads the same bytes).
-Node* FindProducer(const FusionGroup& g, const std::vector<Value>& inputs, std::vector<Node*>* reshapes) {
+std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const std::vector<Value>& inputs) {
   const std::set<const Node*> members(g.nodes.begin(), g.nodes.end());
-  for (const Value& v : inputs) {
+  std::vector<LoweredGroup::Producer> out;
+  for (size_t b = 0; b < inputs.size(); ++b) {
+    const Value v = inputs[b];
     bool only_group = true;
     for (const Use& use : v.node->users(v.index)) only_group = only_group && members.count(use.user);
     if (!only_group || FeedsNetOutput(v)) continue;
@@ -62,10 +67,12 @@ Node* FindProducer(const FusionGroup& g, const std::vector<Value>& inputs, std::
       node = node->input(0).node;
     }
     if (!CanBeProducer(node) || node->users(0).size() != 1) continue;
-    *reshapes = std::move(chain);
-    return node;
+    // Two kernel inputs reaching the same producer cannot both own it.
+    bool taken = false;
+    for (const auto& p : out) taken = taken || p.node == node;
+    if (!taken) out.push_back({node, std::move(chain), static_cast<int>(b)});
   }
-  return nullptr;
+  return out;
 }
 
 // For a kernel without reductions: the first axis from which every input it reads is either
@@ -74,7 +81,8 @@ Node* FindProducer(const FusionGroup& g, const std::vector<Value>& inputs, std::
 int ChooseInnerFrom(const KernelIR& ir) {
   const int rank = static_cast<int>(ir.shape.size());
   std::vector<std::vector<int64_t>> strides;
-  for (const KBuffer& in : ir.inputs) strides.push_back(IterationStrides(in, ir.shape));
+  for (const KBuffer& in : ir.inputs)
+    if (!in.concat_part) strides.push_back(IterationStrides(in, ir.shape));
   for (int k = 0; k < rank; ++k) {
     bool ok = true;
     for (const auto& st : strides) {
@@ -102,6 +110,12 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
   for (const Node* n : g.nodes) {
     auto info = Fusible(n);
     if (!info) return Internal("{} is in a fusion group but not fusible", n->ToString());
+    if (n->type() == "ConcatV2") {
+      std::vector<Value> parts(n->inputs().begin(), n->inputs().end() - 1);
+      GE_ASSIGN_OR_RETURN(int id, b.ExternalConcat(parts, (*ConstInts(n->input(n->num_inputs() - 1)))[0]));
+      value_op[{n, 0}] = id;
+      continue;
+    }
     if (n->type() == "Transpose") {
       GE_ASSIGN_OR_RETURN(int id, b.ExternalPermuted(n->input(0), *ConstInts(n->input(1))));
       value_op[{n, 0}] = id;
@@ -144,13 +158,14 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
     }
   out.inputs = b.external_inputs();
   for (const Value& v : out.inputs) out.input_names.emplace_back(v.node->name(), v.index);
-  out.producer = FindProducer(g, out.inputs, &out.reshapes);
-  const Node* read = out.reshapes.empty() ? out.producer : out.reshapes.front();
-  for (size_t i = 0; i < out.inputs.size(); ++i)
-    if (out.producer != nullptr && out.inputs[i].node == read) out.producer_buffer = static_cast<int>(i);
+  out.producers = FindProducers(g, out.inputs);
   out.ir = b.Take();
   if (!g.row_axis) {
     out.ir.inner_from = ChooseInnerFrom(out.ir);
+    // A concat reads its parts by coordinate: rows along the last axis give it the coordinate
+    // without division (and make a concat along an outer axis pick its part once per row).
+    for (const KOp& op : out.ir.ops)
+      if (op.kind == OpKind::kConcat) out.ir.inner_from = std::max(out.ir.inner_from, static_cast<int>(out.ir.shape.size()) - 1);
     out.ir.ResetRowLevels();
   }
   GE_RETURN_IF_ERROR(out.ir.Verify());
@@ -165,22 +180,37 @@ Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowe
     auto it = replaced->find(name);
     return it != replaced->end() ? it->second : Value{graph.FindNode(name.first), name.second};
   };
-  // With a producer: its inputs first, then the kernel's other inputs; its output is scratch.
+  // Producers' inputs first (in order), then the kernel's other inputs; their outputs are
+  // scratch. Attrs: producer types, input counts, kernel buffers, output descs, and each
+  // producer's own attrs as "producer<k>.<name>".
   std::vector<Value> inputs;
-  Node* producer = lowered.producer;
-  if (producer != nullptr) inputs = producer->inputs();  // live edges: already rewired
+  std::set<int> producer_buffers;
+  std::vector<std::string> producer_types;
+  std::vector<int64_t> producer_inputs, buffers, producer_dtypes, producer_ranks, producer_dims;
+  for (const auto& p : lowered.producers) {
+    for (const Value& v : p.node->inputs()) inputs.push_back(v);  // live edges: already rewired
+    producer_buffers.insert(p.buffer);
+    producer_types.push_back(p.node->type());
+    producer_inputs.push_back(p.node->num_inputs());
+    buffers.push_back(p.buffer);
+    const TensorDesc& out = p.node->output_desc(0);
+    producer_dtypes.push_back(static_cast<int64_t>(out.dtype));
+    producer_ranks.push_back(static_cast<int64_t>(out.shape.size()));
+    producer_dims.insert(producer_dims.end(), out.shape.begin(), out.shape.end());
+  }
   for (size_t i = 0; i < lowered.input_names.size(); ++i)
-    if (static_cast<int>(i) != lowered.producer_buffer) inputs.push_back(current(lowered.input_names[i]));
+    if (!producer_buffers.count(static_cast<int>(i))) inputs.push_back(current(lowered.input_names[i]));
   Node* fused = graph.AddNode("FusedKernel", lowered.ir.name, inputs, static_cast<int>(lowered.outputs.size()));
-  if (producer != nullptr) {
-    const TensorDesc& out = producer->output_desc(0);
-    fused->SetAttr("producer", producer->type());
-    fused->SetAttr("producer_inputs", static_cast<int64_t>(producer->num_inputs()));
-    fused->SetAttr("producer_buffer", static_cast<int64_t>(lowered.producer_buffer));
-    fused->SetAttr("producer_dtype", static_cast<int64_t>(out.dtype));
-    fused->SetAttr("producer_shape", std::vector<int64_t>(out.shape.begin(), out.shape.end()));
-    for (const auto& [key, value] : producer->attrs())
-      if (key.rfind('_', 0) != 0) fused->SetAttr("producer." + key, value);
+  if (!lowered.producers.empty()) {
+    fused->SetAttr("producers", producer_types);
+    fused->SetAttr("producer_inputs", producer_inputs);
+    fused->SetAttr("producer_buffers", buffers);
+    fused->SetAttr("producer_dtypes", producer_dtypes);
+    fused->SetAttr("producer_ranks", producer_ranks);
+    fused->SetAttr("producer_shapes", producer_dims);
+    for (size_t k = 0; k < lowered.producers.size(); ++k)
+      for (const auto& [key, value] : lowered.producers[k].node->attrs())
+        if (key.rfind('_', 0) != 0) fused->SetAttr(fmt::format("producer{}.{}", k, key), value);
   }
   std::vector<int64_t> dtypes, ranks, dims;
   for (size_t k = 0; k < lowered.outputs.size(); ++k) {
@@ -192,9 +222,10 @@ Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowe
     dims.insert(dims.end(), desc.shape.begin(), desc.shape.end());
   }
   std::vector<std::string> fused_ops;
-  if (producer != nullptr) fused_ops.push_back(producer->type() + ":" + producer->name());
-  for (auto it = lowered.reshapes.rbegin(); it != lowered.reshapes.rend(); ++it)
-    fused_ops.push_back((*it)->type() + ":" + (*it)->name());
+  for (const auto& p : lowered.producers) {
+    fused_ops.push_back(p.node->type() + ":" + p.node->name());
+    for (auto it = p.reshapes.rbegin(); it != p.reshapes.rend(); ++it) fused_ops.push_back((*it)->type() + ":" + (*it)->name());
+  }
   for (const Node* n : g.nodes) fused_ops.push_back(n->type() + ":" + n->name());
   fused->SetAttr("kernel", lowered.ir.name);
   fused->SetAttr("kernel_ir", lowered.ir.ToString());
@@ -212,12 +243,26 @@ Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowe
     (*replaced)[{lowered.outputs[k].node->name(), lowered.outputs[k].index}] = fused->output(static_cast<int>(k));
   }
   for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) GE_RETURN_IF_ERROR(graph.RemoveNode(*it));
-  for (Node* reshape : lowered.reshapes) GE_RETURN_IF_ERROR(graph.RemoveNode(reshape));
-  if (producer != nullptr) GE_RETURN_IF_ERROR(graph.RemoveNode(producer));
+  for (const auto& p : lowered.producers) {
+    for (Node* reshape : p.reshapes) GE_RETURN_IF_ERROR(graph.RemoveNode(reshape));
+    GE_RETURN_IF_ERROR(graph.RemoveNode(p.node));
+  }
   return {};
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, int>> ProducerInputOf(const Node* fused, int input_index) {
+  if (fused->type() != "FusedKernel") return std::nullopt;
+  const auto types = fused->GetAttrOr<std::vector<std::string>>("producers", {});
+  const auto counts = fused->GetAttrOr<std::vector<int64_t>>("producer_inputs", {});
+  int64_t first = 0;
+  for (size_t k = 0; k < types.size() && k < counts.size(); ++k) {
+    if (input_index < first + counts[k]) return std::make_pair(types[k], static_cast<int>(input_index - first));
+    first += counts[k];
+  }
+  return std::nullopt;
+}
 
 Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   AutofuseOptions out;
@@ -254,7 +299,7 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
       continue;
     }
     if (group->outputs.empty()) continue;
-    if (candidate.nodes.size() < 2 && group->producer == nullptr) continue;  // the library kernel is as good
+    if (candidate.nodes.size() < 2 && group->producers.empty()) continue;  // the library kernel is as good
     kernels.push_back(group->ir);
     lowered.push_back(std::move(group).value());
     used.push_back(candidate);
@@ -276,7 +321,7 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
   for (size_t i = 0; i < used.size(); ++i) {
     GE_RETURN_IF_ERROR(ReplaceGroup(graph, used[i], lowered[i], static_cast<int64_t>(i), &replaced));
     ++stats->kernels;
-    stats->fused_nodes += static_cast<int>(used[i].nodes.size()) + (lowered[i].producer != nullptr ? 1 : 0);
+    stats->fused_nodes += static_cast<int>(used[i].nodes.size() + lowered[i].producers.size());
   }
   return std::move(library).value();
 }

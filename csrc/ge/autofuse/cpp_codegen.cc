@@ -334,8 +334,65 @@ class KernelWriter {
         return fmt::format("static_cast<{}>({})", CType(op.type), a(0));
       }
       case OpKind::kReduce: break;
+      case OpKind::kConcat: return ConcatExpr(op, index);
     }
     return "?";
+  }
+
+  // The coordinate along iteration axis `d` of element `index` of this row (or chunk).
+  std::string Coordinate(int d, const std::string& index) const {
+    if (!chunked_ && d < k_.inner_from) return fmt::format("o{}", d);
+    if (!chunked_ && d == rank_ - 1 && k_.inner_from == rank_ - 1) return fmt::format("({})", index);  // the row is this axis
+    int64_t below = 1;
+    for (int e = d + 1; e < rank_; ++e) below *= k_.shape[static_cast<size_t>(e)];
+    return fmt::format("((({}) / {}) % {})", index, below, k_.shape[static_cast<size_t>(d)]);
+  }
+
+  // A concat element: the part whose range along the axis holds the coordinate, read at the
+  // coordinate shifted into that part (a chain of selects; only the chosen part is read).
+  std::string ConcatExpr(const KOp& op, const std::string& index) const {
+    const std::string at = Coordinate(op.axis, index);
+    std::string expr;
+    for (size_t k = op.buffers.size(); k-- > 0;) {
+      const KBuffer& part = k_.inputs[static_cast<size_t>(op.buffers[k])];
+      const Shape& s = part.desc.shape;
+      std::string address = "0";
+      int64_t stride = 1;
+      for (int d = rank_ - 1; d >= 0; --d) {
+        const std::string c = d == op.axis ? fmt::format("({} - {})", at, op.offsets[k]) : Coordinate(d, index);
+        if (s[static_cast<size_t>(d)] != 1) address += fmt::format(" + {} * {}", c, stride);
+        stride *= s[static_cast<size_t>(d)];
+      }
+      const std::string load = LoadExpr(part.desc.dtype, fmt::format("in{}", op.buffers[k]), address);
+      expr = expr.empty() ? load : fmt::format("({} < {} ? {} : {})", at, op.offsets[k + 1], load, expr);
+    }
+    return expr;
+  }
+
+  // A concat along the row's own axis: each part is one contiguous run of the row.
+  bool RowConcat(const KOp& op) const {
+    return !chunked_ && op.axis == rank_ - 1 && k_.inner_from == rank_ - 1;
+  }
+
+  // Fills a block's slot from the parts that overlap it: plain contiguous copies per part.
+  std::string RowConcatFill(const KOp& op, const std::string& slot, int b, const std::string& indent) const {
+    std::string out;
+    for (size_t k = 0; k < op.buffers.size(); ++k) {
+      const KBuffer& part = k_.inputs[static_cast<size_t>(op.buffers[k])];
+      const Shape& s = part.desc.shape;
+      const int64_t width = s.back(), start = op.offsets[k];
+      std::string base = "0";
+      int64_t stride = width;
+      for (int d = rank_ - 2; d >= 0; --d) {
+        if (s[static_cast<size_t>(d)] != 1) base += fmt::format(" + o{} * {}", d, stride);
+        stride *= s[static_cast<size_t>(d)];
+      }
+      out += fmt::format(
+          "{0}for (int64_t q = i < {1} ? {1} : i, q_end = i + {2} < {3} ? i + {2} : {3}; q < q_end; ++q) {4}[q - i] = {5};\n",
+          indent, start, b, start + width, slot,
+          LoadExpr(part.desc.dtype, fmt::format("in{}", op.buffers[k]), fmt::format("{} + (q - {})", base, start)));
+    }
+    return out;
   }
 
   // Row-level values once per row, with what they need, in op order.
@@ -463,10 +520,14 @@ class KernelWriter {
         slot = fmt::format("s{}", next++);
         decls += fmt::format("{}{} {}[{}];\n", indent, type, slot, b);
       }
-      const std::string expr = cached_ready_.count(id) ? fmt::format("c{}[i + j]", id) : Expr(op, "(i + j)", name);
       slot_of[id] = slot;
       live.emplace_back(id, slot);
-      body += fmt::format("{}for (int j = 0; j < {}; ++j) {}[j] = {};\n", indent, b, slot, expr);
+      if (op.kind == OpKind::kConcat && RowConcat(op) && !cached_ready_.count(id)) {
+        body += RowConcatFill(op, slot, b, indent);
+      } else {
+        const std::string expr = cached_ready_.count(id) ? fmt::format("c{}[i + j]", id) : Expr(op, "(i + j)", name);
+        body += fmt::format("{}for (int j = 0; j < {}; ++j) {}[j] = {};\n", indent, b, slot, expr);
+      }
       if (cached_.count(id) && !cached_ready_.count(id))
         body += fmt::format("{}for (int j = 0; j < {}; ++j) c{}[i + j] = {}[j];\n", indent, b, id, slot);
     }

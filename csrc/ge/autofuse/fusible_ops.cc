@@ -170,6 +170,19 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                          [](KernelBuilder&, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
                            return Internal("{} is lowered as a permuted load, not as an op", n->ToString());
                          }};
+    // A concatenation of tensors made outside the group: one kConcat reading each part.
+    (*r)["ConcatV2"] = {[](const Node* n) -> std::optional<FusibleInfo> {
+                          const int parts = n->num_inputs() - 1;
+                          if (parts < 1 || !ConstInts(n->input(parts))) return std::nullopt;
+                          for (int i = 0; i < parts; ++i)
+                            if (!IsFloatOrBool(InDtype(n, i))) return std::nullopt;
+                          FusibleInfo info{std::nullopt, {false}};
+                          info.data_inputs = parts;
+                          return info;
+                        },
+                        [](KernelBuilder&, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
+                          return Internal("{} is lowered as a concat of loads, not as an op", n->ToString());
+                        }};
     (*r)["Cast"] = {[](const Node* n) {
                       const DataType out = n->output_desc(0).dtype;
                       return Elementwise(ScalarTypeOf(InDtype(n, 0)).has_value() && IsFloatOrBool(out));

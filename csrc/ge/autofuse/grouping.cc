@@ -81,6 +81,9 @@ class Grouper {
     const Shape& out = node->output_desc(0).shape;
     // A transpose is a permuted load of a tensor made outside the group.
     if (node->type() == "Transpose" && in_group(node->input(0))) return false;
+    if (node->type() == "ConcatV2")  // a concat reads its parts from outside the group
+      for (int i = 0; i < data; ++i)
+        if (in_group(node->input(i))) return false;
     if (out == g.shape) {  // element-level; row-level operands must broadcast as a row does
       for (int i = 0; i < data; ++i) {
         const Value v = node->input(i);
@@ -142,6 +145,16 @@ class Grouper {
 
   bool CreatesCycle(int gi, Node* node) const { return ReachesGroup(gi, OutsideInputs(gi, {node})); }
 
+  // Transposes and concats read their inputs as loads: those must stay outside their group.
+  static bool ReadsAsLoad(const Node* n) { return n->type() == "Transpose" || n->type() == "ConcatV2"; }
+  bool LoadReadsFrom(const Group& reader, const std::set<const Node*>& producers) const {
+    for (const Node* n : reader.group.nodes)
+      if (ReadsAsLoad(n))
+        for (const Value& v : n->inputs())
+          if (v.valid() && producers.count(v.node)) return true;
+    return false;
+  }
+
   // Merges group `hi` into `gi` (a node just joined `gi` reads `hi`) when both iterate the same
   // space with compatible rows and no path leaves `hi` and reaches `gi` outside them.
   void TryMerge(int gi, int hi) {
@@ -156,6 +169,7 @@ class Grouper {
     for (const auto& in : h.inputs)
       if (!g.members.count(in.first)) inputs.insert(in);
     if (static_cast<int>(inputs.size()) > options_.max_inputs) return;
+    if (LoadReadsFrom(g, h.members) || LoadReadsFrom(h, g.members)) return;
     // Merged, the two run as one kernel: no input of either may depend on the other through
     // nodes outside both.
     auto outside_both = [&](const Group& x) {
@@ -199,7 +213,7 @@ class Grouper {
         if (!Broadcasts(p->output_desc(0).shape, g.group.shape)) continue;
         bool only_group = true;
         for (const Use& use : p->users(0)) only_group = only_group && g.members.count(use.user);
-        if (!only_group || ReachesGroup(gi, OutsideInputs(gi, {p}))) continue;
+        if (!only_group || ReachesGroup(gi, OutsideInputs(gi, {p})) || LoadReadsFrom(g, {p})) continue;
         const int old = m->second.group;
         groups_[static_cast<size_t>(old)].group.nodes.clear();
         groups_[static_cast<size_t>(old)].members.clear();

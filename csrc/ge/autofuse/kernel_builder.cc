@@ -82,6 +82,32 @@ Expected<int> KernelBuilder::ExternalPermuted(Value v, const std::vector<int64_t
   return Add(std::move(load));
 }
 
+Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int64_t axis) {
+  const auto rank = static_cast<int64_t>(ir_.shape.size());
+  if (axis < 0) axis += rank;
+  if (parts.empty() || axis < 0 || axis >= rank) return InvalidArgument("a concat needs parts and an axis below rank {}", rank);
+  KOp op{OpKind::kConcat, ScalarType::kFloat};
+  op.axis = static_cast<int>(axis);
+  int64_t offset = 0;
+  for (const Value& v : parts) {
+    const TensorDesc& desc = v.node->output_desc(v.index);
+    auto type = ScalarTypeOf(desc.dtype);
+    if (!type || desc.shape.size() != static_cast<size_t>(rank))
+      return InvalidArgument("{}: cannot be a part of a rank-{} concat", v.node->ToString(), rank);
+    op.type = *type;
+    op.buffers.push_back(static_cast<int>(ir_.inputs.size()));
+    op.offsets.push_back(offset);
+    offset += desc.shape[static_cast<size_t>(axis)];
+    KBuffer part{desc};
+    part.concat_part = true;
+    ir_.inputs.push_back(std::move(part));
+    external_.push_back(v);
+  }
+  op.row = false;
+  ir_.ops.push_back(std::move(op));
+  return static_cast<int>(ir_.ops.size()) - 1;
+}
+
 int KernelBuilder::Const(double value, ScalarType type) {
   KOp op{OpKind::kConst, type};
   op.value = value;

@@ -18,6 +18,8 @@ class KernelBuilder {
   Expected<int> External(Value v);
   // `v` read through a permutation: iteration axis d is axis perm[d] of `v` (a fused Transpose).
   Expected<int> ExternalPermuted(Value v, const std::vector<int64_t>& perm);
+  // The concatenation of outside values along `axis` (a fused ConcatV2): one input per part.
+  Expected<int> ExternalConcat(const std::vector<Value>& parts, int64_t axis);
   int Const(double value, ScalarType type = ScalarType::kFloat);
   int Unary(const std::string& fn, int a);
   // Arithmetic keeps the operand type; comparisons ("lt", "eq", ...) give bool.

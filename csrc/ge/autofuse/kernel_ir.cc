@@ -48,6 +48,8 @@ void KernelIR::ResetRowLevels() {
       for (size_t d = static_cast<size_t>(inner_from); d < strides.size(); ++d) op.row = op.row && strides[d] == 0;
     } else if (op.kind == OpKind::kReduce || op.kind == OpKind::kConst) {
       op.row = true;
+    } else if (op.kind == OpKind::kConcat) {
+      op.row = false;
     } else {
       op.row = true;
       for (int a : op.args) op.row = op.row && ops[static_cast<size_t>(a)].row;
@@ -78,6 +80,7 @@ const char* KindName(OpKind kind) {
     case OpKind::kSelect: return "select";
     case OpKind::kCast: return "cast";
     case OpKind::kReduce: return "reduce";
+    case OpKind::kConcat: return "concat";
   }
   return "?";
 }
@@ -94,6 +97,7 @@ std::string KernelIR::ToString() const {
     if (!op.fn.empty()) out += " " + op.fn;
     if (op.kind == OpKind::kLoad) out += fmt::format(" in{}", op.buffer);
     if (op.kind == OpKind::kConst) out += fmt::format(" {}", op.value);
+    if (op.kind == OpKind::kConcat) out += fmt::format(" axis {} parts in{} at {}", op.axis, fmt::join(op.buffers, ",in"), fmt::join(op.offsets, ","));
     for (int a : op.args) out += fmt::format(" %{}", a);
     out += "\n";
   }
@@ -105,6 +109,7 @@ Status KernelIR::Verify() const {
   const int rank = static_cast<int>(shape.size());
   GE_CHECK(inner_from >= 0 && inner_from <= rank, "kernel {}: inner_from {} outside rank {}", name, inner_from, rank);
   for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].concat_part) continue;  // addressed by its kConcat
     if (!inputs[i].strides.empty()) {
       GE_CHECK(inputs[i].strides.size() == shape.size(), "kernel {}: input {} has {} strides for rank {}", name, i,
                inputs[i].strides.size(), rank);
@@ -138,6 +143,14 @@ Status KernelIR::Verify() const {
                  "kernel {}: select %{} needs a bool condition and two values", name, i);
         break;
       case OpKind::kConst: break;
+      case OpKind::kConcat:
+        GE_CHECK(!op.buffers.empty() && op.buffers.size() == op.offsets.size() && op.axis >= 0 && op.axis < rank && !op.row,
+                 "kernel {}: concat %{} is malformed", name, i);
+        for (int b : op.buffers)
+          GE_CHECK(b >= 0 && static_cast<size_t>(b) < inputs.size() && inputs[static_cast<size_t>(b)].concat_part &&
+                       inputs[static_cast<size_t>(b)].desc.shape.size() == shape.size(),
+                   "kernel {}: concat %{} reads input {} that is not a part of its rank", name, i, b);
+        break;
     }
     if (op.kind == OpKind::kReduce) {
       GE_CHECK(op.row && inner_from < rank, "kernel {}: reduction %{} must be row-level over a non-empty row", name, i);

@@ -29,6 +29,7 @@ enum class OpKind : uint8_t {
   kSelect,  // args[0] ? args[1] : args[2]
   kCast,    // args[0] converted to `type`
   kReduce,  // fn ("sum", "max", "min") of args[0] over the row; row-level
+  kConcat,  // the element of the concatenation of inputs `buffers` along `axis` (starting at `offsets`)
 };
 
 struct KOp {
@@ -37,6 +38,9 @@ struct KOp {
   std::string fn;         // unary/binary/reduce function name (see cpp_codegen.cc for the list)
   std::vector<int> args;  // operand op indices (always earlier ops)
   int buffer = -1;        // kLoad: input index
+  std::vector<int> buffers;       // kConcat: the parts, in order
+  std::vector<int64_t> offsets;   // kConcat: where each part starts along `axis`
+  int axis = 0;                   // kConcat
   double value = 0;       // kConst
   bool row = false;       // row-level: computed once per row
 };
@@ -46,6 +50,7 @@ struct KBuffer {
   // Inputs read through a permutation (a fused Transpose): the element stride of each
   // iteration axis. Empty: derived from `desc` by right-aligned broadcasting.
   std::vector<int64_t> strides;
+  bool concat_part = false;  // read only by a kConcat (its own addressing; no broadcasting)
 };
 
 // The element stride of every iteration axis for reading `buffer` over `shape` (0 where it

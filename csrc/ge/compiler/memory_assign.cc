@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ge/autofuse/autofuse_stage.h"
 #include "ge/compiler/memory_planner.h"
 #include "ge/compiler/partition.h"
 #include "ge/compiler/view_ops.h"
@@ -117,10 +118,15 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
   // Strided views (a column, a stepped slice) only where every reader's kernel takes strides.
   auto strided_readers_ok = [&](Node* node) {
     if (kernels == nullptr || node->users(0).empty()) return false;
-    for (const Use& use : node->users(0))
-      if (use.user->type() == kOpNetOutput ||
-          !kernels->AcceptsStridedInput(use.user->type(), use.input_index, static_cast<int>(node->output_desc(0).shape.size())))
-        return false;
+    const int rank = static_cast<int>(node->output_desc(0).shape.size());
+    for (const Use& use : node->users(0)) {
+      if (use.user->type() == kOpNetOutput) return false;
+      // A fused kernel's producer reads its inputs itself; the generated code reads dense ones.
+      const auto producer_input = autofuse::ProducerInputOf(use.user, use.input_index);
+      const bool ok = producer_input ? kernels->AcceptsStridedInput(producer_input->first, producer_input->second, rank)
+                                     : kernels->AcceptsStridedInput(use.user->type(), use.input_index, rank);
+      if (!ok) return false;
+    }
     return true;
   };
   auto try_view = [&](Node* node) {

@@ -1,8 +1,10 @@
 // FusedKernel: a generated kernel from the model's kernel library, called through the runtime
-// ABI (fused_kernel_abi.h) with ATen's thread pool as its parallel_for. With a producer (a
-// library op such as MatMulV2 whose output only the kernel reads), the task first runs the
-// producer into a workspace and then the generated epilogue over it while it is still in cache.
+// ABI (fused_kernel_abi.h) with ATen's thread pool as its parallel_for. With producers (library
+// ops such as MatMulV2 whose outputs only the kernel reads), the task first runs each producer
+// into its workspace and then the generated kernel over them while they are still in cache.
 #include <ATen/Parallel.h>
+
+#include <map>
 
 #include "devices/cpu/kernel_registry.h"
 
@@ -19,24 +21,23 @@ void ParallelFor(int64_t n, int64_t grain, void (*body)(int64_t, int64_t, void*)
 
 constexpr GeKernelRuntime kRuntime{&ParallelFor};
 
-constexpr const char* kProducerPrefix = "producer.";
-
 class FusedKernelTask final : public Kernel {
  public:
   FusedKernelTask(GeFusedKernelFn fn, std::vector<at::Tensor> buffers, std::string name)
       : fn_(fn), tensors_(std::move(buffers)), pointers_(tensors_.size()), name_(std::move(name)) {}
 
-  // The producer's TaskDef lives here: its kernel refers to it.
-  Status SetProducer(const TaskDef& task, const std::vector<at::Tensor>& inputs, const at::Tensor& output,
+  // A producer's TaskDef lives here: its kernel refers to it.
+  Status AddProducer(TaskDef task, const std::vector<at::Tensor>& inputs, const at::Tensor& output,
                      const KernelLibrary* library) {
-    producer_task_ = std::make_unique<TaskDef>(task);
-    KernelArgs args{*producer_task_, inputs, {output}, {}, library};
-    GE_ASSIGN_OR_RETURN(producer_, CpuKernelRegistry::Global().Create(args));
+    producer_tasks_.push_back(std::make_unique<TaskDef>(std::move(task)));
+    KernelArgs args{*producer_tasks_.back(), inputs, {output}, {}, library};
+    GE_ASSIGN_OR_RETURN(auto kernel, CpuKernelRegistry::Global().Create(args));
+    producers_.push_back(std::move(kernel));
     return {};
   }
 
   Status Launch() override {
-    if (producer_) GE_RETURN_IF_ERROR(producer_->Launch());
+    for (auto& producer : producers_) GE_RETURN_IF_ERROR(producer->Launch());
     // Inputs and outputs may be rebound between runs: read the addresses now.
     for (size_t i = 0; i < tensors_.size(); ++i) pointers_[i] = tensors_[i].data_ptr();
     fn_(pointers_.data(), &kRuntime);
@@ -48,20 +49,21 @@ class FusedKernelTask final : public Kernel {
   std::vector<at::Tensor> tensors_;  // the kernel's buffers: its inputs, then its outputs
   std::vector<void*> pointers_;
   std::string name_;
-  std::unique_ptr<TaskDef> producer_task_;
-  std::unique_ptr<Kernel> producer_;
+  std::vector<std::unique_ptr<TaskDef>> producer_tasks_;
+  std::vector<std::unique_ptr<Kernel>> producers_;
 };
 
-// The producer's task: its type and its own attrs (stored with the "producer." prefix).
-TaskDef ProducerTask(const TaskDef& fused, const std::string& type) {
+// Producer k's task: its type and its own attrs (stored as "producer<k>.<name>").
+TaskDef ProducerTask(const TaskDef& fused, size_t k, const std::string& type) {
   TaskDef task;
-  task.name = fused.name + "/" + type;
+  task.name = fmt::format("{}/{}", fused.name, type);
   task.type = type;
   task.engine = fused.engine;
   task.stream = fused.stream;
   task.fx_node = fused.fx_node;
+  const std::string prefix = fmt::format("producer{}.", k);
   for (const auto& [key, value] : fused.attrs)
-    if (key.rfind(kProducerPrefix, 0) == 0) task.attrs.emplace(key.substr(std::string(kProducerPrefix).size()), value);
+    if (key.rfind(prefix, 0) == 0) task.attrs.emplace(key.substr(prefix.size()), value);
   task.output_used = {true};
   return task;
 }
@@ -70,17 +72,22 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
   GE_CHECK(a.library != nullptr, "FusedKernel '{}': the model has no kernel library", a.task.name);
   GE_ASSIGN_OR_RETURN(std::string symbol, a.Attr<std::string>("kernel"));
   GE_ASSIGN_OR_RETURN(GeFusedKernelFn fn, a.library->Find(symbol));
-  const std::string producer = GetAttrOr<std::string>(a.task.attrs, "producer", "");
-  const auto producer_inputs = static_cast<size_t>(producer.empty() ? 0 : GetAttrOr<int64_t>(a.task.attrs, "producer_inputs", 0));
-  const int64_t producer_buffer = producer.empty() ? -1 : GetAttrOr<int64_t>(a.task.attrs, "producer_buffer", -1);
+  const auto types = GetAttrOr<std::vector<std::string>>(a.task.attrs, "producers", {});
+  const auto counts = GetAttrOr<std::vector<int64_t>>(a.task.attrs, "producer_inputs", {});
+  const auto buffers_of = GetAttrOr<std::vector<int64_t>>(a.task.attrs, "producer_buffers", {});
+  GE_CHECK(counts.size() == types.size() && buffers_of.size() == types.size() && a.workspaces.size() == types.size(),
+           "FusedKernel '{}': producer attrs and workspaces disagree", a.task.name);
+  size_t producer_inputs = 0;
+  for (int64_t c : counts) producer_inputs += static_cast<size_t>(c);
   GE_CHECK(producer_inputs <= a.inputs.size(), "FusedKernel '{}': producer_inputs exceeds the inputs", a.task.name);
+  std::map<int64_t, size_t> producer_at_buffer;
+  for (size_t k = 0; k < types.size(); ++k) producer_at_buffer[buffers_of[k]] = k;
   std::vector<at::Tensor> buffers;
   size_t next = producer_inputs;
-  const size_t kernel_inputs = a.inputs.size() - producer_inputs + (producer.empty() ? 0 : 1);
+  const size_t kernel_inputs = a.inputs.size() - producer_inputs + types.size();
   for (size_t b = 0; b < kernel_inputs; ++b) {
-    if (static_cast<int64_t>(b) == producer_buffer) {
-      GE_CHECK(!a.workspaces.empty(), "FusedKernel '{}': no workspace for the producer's output", a.task.name);
-      buffers.push_back(a.workspaces[0]);
+    if (auto it = producer_at_buffer.find(static_cast<int64_t>(b)); it != producer_at_buffer.end()) {
+      buffers.push_back(a.workspaces[it->second]);
       continue;
     }
     GE_CHECK(next < a.inputs.size(), "FusedKernel '{}': fewer inputs than its kernel reads", a.task.name);
@@ -90,21 +97,33 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
   }
   for (const at::Tensor& t : a.outputs) buffers.push_back(t);
   auto task = std::make_unique<FusedKernelTask>(fn, std::move(buffers), a.task.name);
-  if (!producer.empty()) {
-    std::vector<at::Tensor> inputs(a.inputs.begin(), a.inputs.begin() + static_cast<std::ptrdiff_t>(producer_inputs));
-    GE_RETURN_IF_ERROR(task->SetProducer(ProducerTask(a.task, producer), inputs, a.workspaces[0], a.library)
-                           .WithContext(fmt::format("FusedKernel '{}' producer {}", a.task.name, producer)));
+  size_t first = 0;
+  for (size_t k = 0; k < types.size(); ++k) {
+    const auto begin = a.inputs.begin() + static_cast<std::ptrdiff_t>(first);
+    std::vector<at::Tensor> inputs(begin, begin + static_cast<std::ptrdiff_t>(counts[k]));
+    first += static_cast<size_t>(counts[k]);
+    GE_RETURN_IF_ERROR(task->AddProducer(ProducerTask(a.task, k, types[k]), inputs, a.workspaces[k], a.library)
+                           .WithContext(fmt::format("FusedKernel '{}' producer {} ({})", a.task.name, k, types[k])));
   }
   return std::unique_ptr<Kernel>(std::move(task));
 }
 
-// The producer's output is scratch live only inside the task.
+// Each producer's output is scratch live only inside the task.
 std::vector<TensorDesc> FusedKernelWorkspaces(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&,
                                               const AttrMap& attrs) {
-  if (!attrs.count("producer")) return {};
-  const auto dtype = static_cast<DataType>(GetAttrOr<int64_t>(attrs, "producer_dtype", 0));
-  const auto shape = GetAttrOr<std::vector<int64_t>>(attrs, "producer_shape", {});
-  return {TensorDesc(dtype, shape)};
+  const auto dtypes = GetAttrOr<std::vector<int64_t>>(attrs, "producer_dtypes", {});
+  const auto ranks = GetAttrOr<std::vector<int64_t>>(attrs, "producer_ranks", {});
+  const auto dims = GetAttrOr<std::vector<int64_t>>(attrs, "producer_shapes", {});
+  std::vector<TensorDesc> out;
+  size_t next = 0;
+  for (size_t k = 0; k < dtypes.size() && k < ranks.size(); ++k) {
+    const auto rank = static_cast<size_t>(ranks[k]);
+    if (next + rank > dims.size()) break;  // malformed: the creator reports the mismatch
+    out.emplace_back(static_cast<DataType>(dtypes[k]),
+                     Shape(dims.begin() + static_cast<std::ptrdiff_t>(next), dims.begin() + static_cast<std::ptrdiff_t>(next + rank)));
+    next += rank;
+  }
+  return out;
 }
 
 }  // namespace
