@@ -141,6 +141,22 @@ Expected<std::string> ReadFile(const std::string& path) {
 
 bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
+// -march=native code is only valid on a CPU like this one: the model name and feature flags of
+// the first processor go into the cache key, so a cache shared between machines (a network
+// home directory) never hands one machine another's instructions.
+const std::string& CpuIdentity() {
+  static const std::string identity = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, model, flags;
+    while (std::getline(in, line) && (model.empty() || flags.empty())) {
+      if (model.empty() && line.rfind("model name", 0) == 0) model = line;
+      if (flags.empty() && line.rfind("flags", 0) == 0) flags = line;
+    }
+    return model + "\n" + flags;
+  }();
+  return identity;
+}
+
 // A checked entry: the library's checksum matches its .sum and it loads.
 Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const std::string& library, const std::string& sum_path) {
   GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(library));
@@ -177,7 +193,8 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
   GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
   GE_ASSIGN_OR_RETURN(std::string version, CompilerVersion(compiler, dir));
   const std::vector<std::string> flags = CompileFlags(options);
-  const std::string key = Hash(fmt::format("{}\n{}\n{}\n{}", source, fmt::join(flags, " "), compiler, version));
+  const std::string key =
+      Hash(fmt::format("{}\n{}\n{}\n{}\n{}", source, fmt::join(flags, " "), compiler, version, CpuIdentity()));
   const std::string stem = dir + "/" + key;
   info->library = stem + ".so";
   info->source = stem + ".cc";
