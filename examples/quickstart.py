@@ -30,7 +30,8 @@ def median_ms(fn, x, repeats=30):
 
 
 def run(name, model, x, config):
-    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config), dynamic=False)
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    compiled = torch.compile(model, backend=backend, dynamic=False)
     with torch.no_grad():
         expected, got = model(x), compiled(x)
         torch.testing.assert_close(got, expected)  # default fp32 tolerances
@@ -38,6 +39,11 @@ def run(name, model, x, config):
     max_diff = (got - expected).abs().max().item()
     print(f"{name:<28} max |compiled - eager| = {max_diff:.2e}   eager {eager_ms:7.3f} ms   "
           f"torchair_ge {compiled_ms:7.3f} ms   ({eager_ms / compiled_ms:.2f}x)")
+    for report in backend.compiler.reports:  # docs/autofuse.md
+        fused = report["autofuse"]
+        print(f"{'':<28} {report['tasks']} kernels per run; auto-fusion made {fused['kernels']} generated kernels "
+              f"from {fused['fused_nodes']} nodes ({'kernel cache hit' if fused['cache_hit'] else 'compiled'}"
+              f"{'; ' + fused['fallback'] if fused['fallback'] else ''})")
 
 
 def main():
