@@ -130,3 +130,20 @@ def test_a_failing_or_hanging_compiler_falls_back_to_library_kernels(tmp_path, m
     torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
     assert report["autofuse"]["kernels"] == 0 and reason in report["autofuse"]["fallback"]
     assert "running library kernels instead" in capfd.readouterr().err
+
+
+def test_the_cache_keeps_only_the_most_recently_used_entries(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_MAX_ENTRIES", "2")
+    libraries = []
+    for width in (8, 16, 24):  # three different graphs, three cache entries
+        torch.manual_seed(0)
+        model, inputs = _Block(width).eval(), (torch.randn(2, 5, width),)
+        with torch.no_grad():
+            expected = model(*inputs)
+        out, (report,) = _compile(model, inputs)
+        torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+        libraries.append(report["autofuse"]["library"])
+    kept = sorted(p.name for p in (tmp_path / "cache" / "kernels").glob("*.so"))
+    assert len(kept) == 2 and os.path.basename(libraries[0]) not in kept, kept
+    assert all(os.path.basename(lib) in kept for lib in libraries[1:])

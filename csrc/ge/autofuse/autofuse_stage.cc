@@ -270,6 +270,13 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   GE_ASSIGN_OR_RETURN(bool static_compile, GetBoolOption(options, option::kStaticKernelCompile, true));
   out.enabled = autofuse && static_compile && !AutofuseFlagsDisable();
   out.compiler.cache_dir = GetOption(options, option::kKernelCacheDir);
+  if (const char* entries = std::getenv("TORCHAIR_GE_CACHE_MAX_ENTRIES"); entries != nullptr && *entries) {
+    char* end = nullptr;
+    const long n = std::strtol(entries, &end, 10);
+    GE_CHECK(end != entries && *end == '\0' && n > 0, "TORCHAIR_GE_CACHE_MAX_ENTRIES must be a positive count, got '{}'",
+             entries);
+    out.compiler.max_entries = static_cast<int>(n);
+  }
   if (const char* timeout = std::getenv("TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT"); timeout != nullptr && *timeout) {
     char* end = nullptr;
     const long seconds = std::strtol(timeout, &end, 10);

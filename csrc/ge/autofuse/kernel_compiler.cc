@@ -5,10 +5,13 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <utime.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -144,6 +147,26 @@ bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0;
 // -march=native code is only valid on a CPU like this one: the model name and feature flags of
 // the first processor go into the cache key, so a cache shared between machines (a network
 // home directory) never hands one machine another's instructions.
+// Keeps at most `max_entries` kernel libraries: the least recently used entries (by the .so's
+// modification time, refreshed on every hit) go first, never `keep`. Best effort: a file another
+// process removes first is fine.
+void PruneCache(const std::string& dir, int max_entries, const std::string& keep) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  std::vector<std::pair<fs::file_time_type, std::string>> entries;
+  for (const auto& file : fs::directory_iterator(dir, error)) {
+    if (file.path().extension() != ".so" || file.path().stem().string().find('.') != std::string::npos) continue;
+    entries.emplace_back(fs::last_write_time(file.path(), error), file.path().stem().string());
+  }
+  if (static_cast<int>(entries.size()) <= max_entries) return;
+  std::sort(entries.begin(), entries.end());
+  const size_t drop = entries.size() - static_cast<size_t>(std::max(max_entries, 1));
+  for (size_t i = 0; i < drop; ++i) {
+    if (entries[i].second == keep) continue;
+    for (const char* ext : {".so", ".sum", ".cc"}) fs::remove(fs::path(dir) / (entries[i].second + ext), error);
+  }
+}
+
 const std::string& CpuIdentity() {
   static const std::string identity = [] {
     std::ifstream in("/proc/cpuinfo");
@@ -202,6 +225,7 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
     auto loaded = LoadEntry(info->library, stem + ".sum");
     if (loaded.ok()) {
       info->cache_hit = true;
+      ::utime(info->library.c_str(), nullptr);  // recently used: kept longest by PruneCache
       return loaded;
     }
     GE_LOGW("kernel cache entry {} is corrupt ({}); rebuilding it", info->library, loaded.status().message());
@@ -231,6 +255,7 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
   GE_RETURN_IF_ERROR(WriteFileAtomic(stem + ".sum", Hash(bytes)));
   if (::rename((tmp + ".so").c_str(), info->library.c_str()) != 0)
     return Internal("cannot move {} into the cache: {}", tmp + ".so", std::strerror(errno));
+  PruneCache(dir, options.max_entries, key);
   return KernelLibrary::Load(info->library);
 }
 
