@@ -1,6 +1,5 @@
 #include "ge/autofuse/autofuse_stage.h"
 
-#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -14,6 +13,17 @@
 namespace ge::autofuse {
 namespace {
 
+// A positive integer from environment variable `name`, when it is set.
+Status PositiveIntFromEnv(const char* name, int* out) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return {};
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  GE_CHECK(end != text && *end == '\0' && value > 0, "{} must be a positive integer, got '{}'", name, text);
+  *out = static_cast<int>(value);
+  return {};
+}
+
 // GE's switch: AUTOFUSE_FLAGS="--enable_autofuse=false" (other flags in it are ignored).
 bool AutofuseFlagsDisable() {
   const char* flags = std::getenv("AUTOFUSE_FLAGS");
@@ -21,6 +31,7 @@ bool AutofuseFlagsDisable() {
 }
 
 struct LoweredGroup {
+  FusionGroup group;
   KernelIR ir;
   std::vector<Value> inputs;   // by kernel input buffer (valid until an earlier group is replaced)
   std::vector<std::pair<std::string, int>> input_names;  // the same, by producer name: stable across replacements
@@ -43,12 +54,6 @@ bool CanBeProducer(const Node* node) {
          ScalarTypeOf(node->output_desc(0).dtype) == ScalarType::kFloat && !IsMutatedValue(Value{const_cast<Node*>(node), 0});
 }
 
-bool IsReshapeOnly(const Node* node) {
-  return (IsPlainReshape(node) || node->type() == "Flatten" || node->type() == "Identity" || node->type() == "Squeeze" ||
-          node->type() == "Unsqueeze") &&
-         node->num_outputs() == 1 && !HasControlEdges(node);
-}
-
 // Producers for a group: library ops read by the group only (so they run nowhere else),
 // possibly through plain reshapes read only by the group (the kernel reads the same bytes).
 std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const std::vector<Value>& inputs) {
@@ -61,7 +66,7 @@ std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const st
     if (!only_group || FeedsNetOutput(v)) continue;
     std::vector<Node*> chain;
     Node* node = v.node;
-    while (IsReshapeOnly(node) && node->input(0).valid() && node->input(0).node->users(node->input(0).index).size() == 1 &&
+    while (IsSameBytesReshape(node) && node->input(0).valid() && node->input(0).node->users(node->input(0).index).size() == 1 &&
            !FeedsNetOutput(node->input(0))) {
       chain.push_back(node);
       node = node->input(0).node;
@@ -110,20 +115,8 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
   for (const Node* n : g.nodes) {
     auto info = Fusible(n);
     if (!info) return Internal("{} is in a fusion group but not fusible", n->ToString());
-    if (n->type() == "ConcatV2") {
-      std::vector<Value> parts(n->inputs().begin(), n->inputs().end() - 1);
-      GE_ASSIGN_OR_RETURN(int id, b.ExternalConcat(parts, (*ConstInts(n->input(n->num_inputs() - 1)))[0]));
-      value_op[{n, 0}] = id;
-      continue;
-    }
-    if (n->type() == "Transpose") {
-      GE_ASSIGN_OR_RETURN(int id, b.ExternalPermuted(n->input(0), *ConstInts(n->input(1))));
-      value_op[{n, 0}] = id;
-      continue;
-    }
-    const int data = info->data_inputs < 0 ? n->num_inputs() : info->data_inputs;
     std::vector<int> args;
-    for (int i = 0; i < data; ++i) {
+    for (int i = 0; !info->loads_from_outside && i < info->DataInputs(n); ++i) {
       const Value v = n->input(i);
       if (!v.valid()) {
         args.push_back(-1);
@@ -148,6 +141,7 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
     }
   }
   LoweredGroup out;
+  out.group = g;
   for (Node* n : g.nodes)
     for (int o = 0; o < n->num_outputs(); ++o) {
       bool outside = false;
@@ -175,7 +169,8 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
 // `replaced` maps values (by node name) of groups replaced earlier to the fused outputs that
 // now carry them: a group may read another group's output, whose node is gone by then.
 using Replaced = std::map<std::pair<std::string, int>, Value>;
-Status ReplaceGroup(Graph& graph, const FusionGroup& g, const LoweredGroup& lowered, int64_t index, Replaced* replaced) {
+Status ReplaceGroup(Graph& graph, const LoweredGroup& lowered, int64_t index, Replaced* replaced) {
+  const FusionGroup& g = lowered.group;
   auto current = [&](const std::pair<std::string, int>& name) -> Value {
     auto it = replaced->find(name);
     return it != replaced->end() ? it->second : Value{graph.FindNode(name.first), name.second};
@@ -270,20 +265,8 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   GE_ASSIGN_OR_RETURN(bool static_compile, GetBoolOption(options, option::kStaticKernelCompile, true));
   out.enabled = autofuse && static_compile && !AutofuseFlagsDisable();
   out.compiler.cache_dir = GetOption(options, option::kKernelCacheDir);
-  if (const char* entries = std::getenv("TORCHAIR_GE_CACHE_MAX_ENTRIES"); entries != nullptr && *entries) {
-    char* end = nullptr;
-    const long n = std::strtol(entries, &end, 10);
-    GE_CHECK(end != entries && *end == '\0' && n > 0, "TORCHAIR_GE_CACHE_MAX_ENTRIES must be a positive count, got '{}'",
-             entries);
-    out.compiler.max_entries = static_cast<int>(n);
-  }
-  if (const char* timeout = std::getenv("TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT"); timeout != nullptr && *timeout) {
-    char* end = nullptr;
-    const long seconds = std::strtol(timeout, &end, 10);
-    GE_CHECK(end != timeout && *end == '\0' && seconds > 0,
-             "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT must be a positive number of seconds, got '{}'", timeout);
-    out.compiler.timeout_seconds = static_cast<int>(seconds);
-  }
+  GE_RETURN_IF_ERROR(PositiveIntFromEnv("TORCHAIR_GE_CACHE_MAX_ENTRIES", &out.compiler.max_entries));
+  GE_RETURN_IF_ERROR(PositiveIntFromEnv("TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT", &out.compiler.timeout_seconds));
   GE_ASSIGN_OR_RETURN(out.compiler.fast_math, GetBoolOption(options, option::kKernelFastMath, false));
   return out;
 }
@@ -296,10 +279,8 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
   const std::vector<FusionGroup> groups = FindFusionGroups(graph, grouping);
   if (groups.empty()) return std::shared_ptr<const KernelLibrary>();
   std::vector<LoweredGroup> lowered;
-  std::vector<FusionGroup> used;  // groups whose values someone reads
-  std::vector<KernelIR> kernels;
   for (const FusionGroup& candidate : groups) {
-    auto group = LowerGroup(candidate, fmt::format("ge_fused_{}", kernels.size()));
+    auto group = LowerGroup(candidate, fmt::format("ge_fused_{}", lowered.size()));
     if (!group.ok()) {  // a lowering gap is a bug, but not the user's problem: that group keeps its library kernels
       GE_LOGW("graph '{}': a group of {} nodes is not fused: {}", graph.name(), candidate.nodes.size(),
               group.status().ToString());
@@ -307,11 +288,11 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
     }
     if (group->outputs.empty()) continue;
     if (candidate.nodes.size() < 2 && group->producers.empty()) continue;  // the library kernel is as good
-    kernels.push_back(group->ir);
     lowered.push_back(std::move(group).value());
-    used.push_back(candidate);
   }
-  if (kernels.empty()) return std::shared_ptr<const KernelLibrary>();
+  if (lowered.empty()) return std::shared_ptr<const KernelLibrary>();
+  std::vector<KernelIR> kernels;
+  for (const LoweredGroup& l : lowered) kernels.push_back(l.ir);
   KernelBuildInfo build;
   auto library = BuildKernelLibrary(GenerateCpp(kernels), options.compiler, &build);
   stats->source = build.source;
@@ -325,10 +306,10 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
   stats->build_ms = build.compile_ms;
   stats->library = build.library;
   Replaced replaced;
-  for (size_t i = 0; i < used.size(); ++i) {
-    GE_RETURN_IF_ERROR(ReplaceGroup(graph, used[i], lowered[i], static_cast<int64_t>(i), &replaced));
+  for (size_t i = 0; i < lowered.size(); ++i) {
+    GE_RETURN_IF_ERROR(ReplaceGroup(graph, lowered[i], static_cast<int64_t>(i), &replaced));
     ++stats->kernels;
-    stats->fused_nodes += static_cast<int>(used[i].nodes.size() + lowered[i].producers.size());
+    stats->fused_nodes += static_cast<int>(lowered[i].group.nodes.size() + lowered[i].producers.size());
   }
   return std::move(library).value();
 }

@@ -159,16 +159,17 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                            [](KernelBuilder&, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
                              return std::vector<int>{a[0]};
                            }};
-    // A Transpose of a tensor from outside the group is a load with permuted strides (the
-    // lowering reads it through KernelBuilder::ExternalPermuted; see autofuse_stage.cc).
+    // A Transpose of a tensor from outside the group is a load with permuted strides.
     (*r)["Transpose"] = {[](const Node* n) -> std::optional<FusibleInfo> {
                            if (!IsFloatOrBool(InDtype(n, 0)) || !ConstInts(n->input(1))) return std::nullopt;
                            FusibleInfo info{std::nullopt, {false}};
                            info.data_inputs = 1;
+                           info.loads_from_outside = true;
                            return info;
                          },
-                         [](KernelBuilder&, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
-                           return Internal("{} is lowered as a permuted load, not as an op", n->ToString());
+                         [](KernelBuilder& b, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
+                           GE_ASSIGN_OR_RETURN(int id, b.ExternalPermuted(n->input(0), *ConstInts(n->input(1))));
+                           return std::vector<int>{id};
                          }};
     // A concatenation of tensors made outside the group: one kConcat reading each part.
     (*r)["ConcatV2"] = {[](const Node* n) -> std::optional<FusibleInfo> {
@@ -178,10 +179,13 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                             if (!IsFloatOrBool(InDtype(n, i))) return std::nullopt;
                           FusibleInfo info{std::nullopt, {false}};
                           info.data_inputs = parts;
+                          info.loads_from_outside = true;
                           return info;
                         },
-                        [](KernelBuilder&, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
-                          return Internal("{} is lowered as a concat of loads, not as an op", n->ToString());
+                        [](KernelBuilder& b, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
+                          const std::vector<Value> parts(n->inputs().begin(), n->inputs().end() - 1);
+                          GE_ASSIGN_OR_RETURN(int id, b.ExternalConcat(parts, (*ConstInts(n->inputs().back()))[0]));
+                          return std::vector<int>{id};
                         }};
     (*r)["Cast"] = {[](const Node* n) {
                       const DataType out = n->output_desc(0).dtype;
@@ -246,8 +250,7 @@ std::optional<FusibleInfo> Fusible(const Node* node) {
     if (!IsFloatOrBool(node->output_desc(o).dtype) || IsMutatedValue(Value{const_cast<Node*>(node), o})) return std::nullopt;
   auto info = it->second.check(node);
   if (!info) return std::nullopt;
-  const int data = info->data_inputs < 0 ? node->num_inputs() : info->data_inputs;
-  for (int i = 0; i < data; ++i)
+  for (int i = 0; i < info->DataInputs(node); ++i)
     if (node->input(i).valid() && !ScalarTypeOf(InDtype(node, i))) return std::nullopt;
   return info;
 }

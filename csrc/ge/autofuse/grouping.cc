@@ -6,6 +6,7 @@
 
 #include "ge/autofuse/fusible_ops.h"
 #include "ge/ir/annotations.h"
+#include "ge/ops/infer_util.h"
 
 namespace ge::autofuse {
 
@@ -20,6 +21,7 @@ namespace {
 struct Member {
   int group = -1;
   std::vector<bool> row_outputs;  // per output: one value per row
+  bool loads_from_outside = false;  // FusibleInfo::loads_from_outside
 };
 
 class Grouper {
@@ -51,10 +53,6 @@ class Grouper {
     int first_position = 0;
   };
 
-  int DataInputs(const Node* node, const FusibleInfo& info) const {
-    return info.data_inputs < 0 ? node->num_inputs() : info.data_inputs;
-  }
-
   // Whether value `v` is a row-level value of group `g` (or an element-level one).
   bool IsRowValue(Value v) const {
     auto it = members_.find(v.node);
@@ -65,7 +63,7 @@ class Grouper {
   bool Compatible(int gi, const Node* node, const FusibleInfo& info, std::vector<bool>* row_outputs) const {
     const FusionGroup& g = groups_[static_cast<size_t>(gi)].group;
     if (node->GetAttrOr<int64_t>(kAttrStream, 0) != g.stream) return false;
-    const int data = DataInputs(node, info);
+    const int data = info.DataInputs(node);
     auto in_group = [&](Value v) {
       auto it = members_.find(v.node);
       return it != members_.end() && it->second.group == gi;
@@ -79,9 +77,7 @@ class Grouper {
       return true;
     }
     const Shape& out = node->output_desc(0).shape;
-    // A transpose is a permuted load of a tensor made outside the group.
-    if (node->type() == "Transpose" && in_group(node->input(0))) return false;
-    if (node->type() == "ConcatV2")  // a concat reads its parts from outside the group
+    if (info.loads_from_outside)  // a transpose or concat reads its inputs from outside the group
       for (int i = 0; i < data; ++i)
         if (in_group(node->input(i))) return false;
     if (out == g.shape) {  // element-level; row-level operands must broadcast as a row does
@@ -145,11 +141,10 @@ class Grouper {
 
   bool CreatesCycle(int gi, Node* node) const { return ReachesGroup(gi, OutsideInputs(gi, {node})); }
 
-  // Transposes and concats read their inputs as loads: those must stay outside their group.
-  static bool ReadsAsLoad(const Node* n) { return n->type() == "Transpose" || n->type() == "ConcatV2"; }
+  // Ops that load from outside (transposes, concats) must keep their inputs outside their group.
   bool LoadReadsFrom(const Group& reader, const std::set<const Node*>& producers) const {
     for (const Node* n : reader.group.nodes)
-      if (ReadsAsLoad(n))
+      if (members_.at(n).loads_from_outside)
         for (const Value& v : n->inputs())
           if (v.valid() && producers.count(v.node)) return true;
     return false;
@@ -187,8 +182,7 @@ class Grouper {
       members_[n].group = gi;
     }
     g.group.nodes.insert(g.group.nodes.end(), h.group.nodes.begin(), h.group.nodes.end());
-    std::sort(g.group.nodes.begin(), g.group.nodes.end(),
-              [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
+    SortByPosition(g.group.nodes);
     g.inputs = std::move(inputs);
     g.first_position = std::min(g.first_position, h.first_position);
     if (!g.group.row_axis) g.group.row_axis = h.group.row_axis;
@@ -210,7 +204,8 @@ class Grouper {
         if (m == members_.end() || groups_[static_cast<size_t>(m->second.group)].group.nodes.size() != 1) continue;
         auto info = Fusible(p);
         if (!info || info->row_axis || p->num_outputs() != 1 || p->output_desc(0).shape == g.group.shape) continue;
-        if (!Broadcasts(p->output_desc(0).shape, g.group.shape)) continue;
+        const auto joint = BroadcastShapes(p->output_desc(0).shape, g.group.shape);
+        if (!joint.ok() || *joint != g.group.shape) continue;
         bool only_group = true;
         for (const Use& use : p->users(0)) only_group = only_group && g.members.count(use.user);
         if (!only_group || ReachesGroup(gi, OutsideInputs(gi, {p})) || LoadReadsFrom(g, {p})) continue;
@@ -220,8 +215,7 @@ class Grouper {
         g.members.insert(p);
         m->second.group = gi;
         g.group.nodes.push_back(p);
-        std::sort(g.group.nodes.begin(), g.group.nodes.end(),
-                  [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
+        SortByPosition(g.group.nodes);
         g.first_position = std::min(g.first_position, position_.at(p));
         return true;  // the member list changed: start over
       }
@@ -229,19 +223,10 @@ class Grouper {
     return false;
   }
 
-  static bool Broadcasts(const Shape& small, const Shape& big) {
-    if (small.size() > big.size()) return false;
-    for (size_t d = 0; d < small.size(); ++d) {
-      const int64_t s = small[small.size() - 1 - d], b = big[big.size() - 1 - d];
-      if (s != b && s != 1) return false;
-    }
-    return true;
-  }
-
   void Visit(Node* node) {
     auto info = Fusible(node);
     if (!info) return;
-    const int data = DataInputs(node, *info);
+    const int data = info->DataInputs(node);
     std::vector<int> tried;
     for (int i = 0; i < data; ++i) {
       const Value v = node->input(i);
@@ -262,7 +247,7 @@ class Grouper {
         continue;
       g.inputs = std::move(inputs);
       if (info->row_axis) g.group.row_axis = info->row_axis;
-      Join(gi, node, std::move(rows));
+      Join(gi, node, std::move(rows), info->loads_from_outside);
       for (int k = 0; k < data; ++k) {  // the node may tie sibling groups together
         const Value x = node->input(k);
         if (!x.valid()) continue;
@@ -285,14 +270,19 @@ class Grouper {
     for (int k = 0; k < data; ++k)
       if (node->input(k).valid()) g.inputs.insert({node->input(k).node, node->input(k).index});
     groups_.push_back(std::move(g));
-    Join(static_cast<int>(groups_.size()) - 1, node, info->row_axis ? info->row_outputs : std::vector<bool>{false});
+    Join(static_cast<int>(groups_.size()) - 1, node, info->row_axis ? info->row_outputs : std::vector<bool>{false},
+         info->loads_from_outside);
   }
 
-  void Join(int gi, Node* node, std::vector<bool> row_outputs) {
+  void Join(int gi, Node* node, std::vector<bool> row_outputs, bool loads_from_outside) {
     Group& g = groups_[static_cast<size_t>(gi)];
     g.group.nodes.push_back(node);
     g.members.insert(node);
-    members_[node] = {gi, std::move(row_outputs)};
+    members_[node] = {gi, std::move(row_outputs), loads_from_outside};
+  }
+
+  void SortByPosition(std::vector<Node*>& nodes) const {
+    std::sort(nodes.begin(), nodes.end(), [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
   }
 
   const GroupingOptions& options_;

@@ -135,16 +135,12 @@ std::optional<StridedLayout> StridedViewOf(const Node* node) {
 }
 
 std::optional<int64_t> ViewByteOffset(const Node* node) {
-  if (node->num_outputs() != 1 || node->num_inputs() < 1 || !node->input(0).valid() || HasControlEdges(node))
-    return std::nullopt;
+  if (!ViewCandidate(node)) return std::nullopt;
   const Value x = node->input(0);
   const TensorDesc& in = x.node->output_desc(x.index);
   const TensorDesc& out = node->output_desc(0);
-  if (in.dtype != out.dtype || out.NumElements() == 0 || IsMutatedValue(x) ||
-      IsMutatedValue(Value{const_cast<Node*>(node), 0}))
-    return std::nullopt;
   std::optional<int64_t> start;
-  if (IsPlainReshape(node) || node->type() == "Flatten" || node->type() == "Identity") {
+  if (IsSameBytesReshape(node)) {
     if (in.NumElements() == out.NumElements()) start = 0;
   } else if (node->type() == "StridedSliceV2" && node->num_inputs() == 5) {
     start = SliceStart(node, in.shape);

@@ -33,6 +33,11 @@ bool IsPlainReshape(const Node* node) {
          node->GetAttrOr<int64_t>("num_axes", -1) == -1;
 }
 
+bool IsSameBytesReshape(const Node* node) {
+  return (IsPlainReshape(node) || node->type() == "Flatten" || node->type() == "Identity") && node->num_outputs() == 1 &&
+         !HasControlEdges(node);
+}
+
 bool HasSingleUser(Value v) { return v.node->users(v.index).size() == 1; }
 
 bool CanBypass(const Node* node, Value replacement) {

@@ -17,6 +17,9 @@ bool FeedsNetOutput(Value v);
 bool HasControlEdges(const Node* node);
 // A Reshape of the whole tensor (axis 0, num_axes -1): the same bytes read with another shape.
 bool IsPlainReshape(const Node* node);
+// A node whose output is its input's bytes under another shape: a plain Reshape, Flatten or
+// Identity with one output and no control edges.
+bool IsSameBytesReshape(const Node* node);
 bool HasSingleUser(Value v);
 
 // Whether every user of `node`'s single output may read `replacement` instead: same dtype and
