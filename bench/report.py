@@ -80,6 +80,11 @@ def markdown(results):
     return "\n".join(lines) + "\n"
 
 
+def _latency_ratio(on, off):
+    """Median latency of one system row over another's, formatted; a dash when either is missing."""
+    return _fmt(on["median_ms"] / off["median_ms"]) if on.get("median_ms") and off.get("median_ms") else "—"
+
+
 def optimizer_section(results):
     """Per model: IR nodes before/after the optimizer, the passes that fired (nodes they removed),
     and latency with the optimizer on vs off (torchair_ge / torchair_ge_noopt)."""
@@ -91,7 +96,7 @@ def optimizer_section(results):
             continue
         i, off = on["info"], by.get("torchair_ge_noopt", {})
         fired = ", ".join(f"{name} {-n:+d}" for name, n in i.get("passes_fired", {}).items()) or "none"
-        ratio = _fmt(on["median_ms"] / off["median_ms"]) if on.get("median_ms") and off.get("median_ms") else "—"
+        ratio = _latency_ratio(on, off)
         rows.append(f"| {model['name']} | {i['ir_nodes_before']} | {i['ir_nodes_after']} | {i['kernels']} | "
                     f"{_fmt(off.get('info', {}).get('kernels'))} | {ratio} | {fired} |")
     if not rows:
@@ -114,7 +119,7 @@ def autofuse_section(results):
             continue
         k_on, k_off = on["info"]["kernels"], off["info"]["kernels"]
         cut = f"{100 * (1 - k_on / k_off):.0f}%" if k_off else "—"
-        ratio = _fmt(on["median_ms"] / off["median_ms"]) if on.get("median_ms") and off.get("median_ms") else "—"
+        ratio = _latency_ratio(on, off)
         i = on["info"]
         cold_ms, warm_ms = i.get("backend_compile_cold_ms"), i.get("backend_compile_warm_ms")
         speedup = _fmt(cold_ms / warm_ms) if cold_ms and warm_ms else "—"

@@ -64,18 +64,18 @@ void CpuKernelRegistry::RegisterUnary(const std::string& type, UnaryOutFn fn) {
   Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     return MakeKernel(a.task, [fn, x = a.inputs[0], y = a.outputs[0]]() mutable { fn(y, x); });
   });
-  writes_over_input_.insert(type);
+  elementwise_out_variants_.insert(type);
 }
 
 void CpuKernelRegistry::RegisterBinary(const std::string& type, BinaryOutFn fn) {
   Register(type, [fn](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     return MakeKernel(a.task, [fn, x1 = a.inputs[0], x2 = a.inputs[1], y = a.outputs[0]]() mutable { fn(y, x1, x2); });
   });
-  writes_over_input_.insert(type);
+  elementwise_out_variants_.insert(type);
 }
 
 bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank) const {
-  if (writes_over_input_.count(op_type)) return true;  // RegisterUnary / RegisterBinary kernels
+  if (elementwise_out_variants_.count(op_type)) return true;
   if (op_type == "GatherV2") return index == 0 || (index == 1 && rank == 1);
   return false;
 }

@@ -55,7 +55,7 @@ class CpuKernelRegistry final : public KernelFactory {
   void RegisterBinary(const std::string& type, BinaryOutFn fn);
   bool Supports(const std::string& op_type) const override;
   std::vector<std::string> SupportedOps() const override;
-  bool WritesOverInput(const std::string& op_type) const override { return writes_over_input_.count(op_type) != 0; }
+  bool WritesOverInput(const std::string& op_type) const override { return elementwise_out_variants_.count(op_type) != 0; }
   // Elementwise out-variants (TensorIterator takes any strides) and GatherV2 (index_select;
   // its indices only as a 1-D tensor, which it reads without reshaping).
   bool AcceptsStridedInput(const std::string& op_type, int index, int rank) const override;
@@ -65,7 +65,9 @@ class CpuKernelRegistry final : public KernelFactory {
 
  private:
   std::map<std::string, KernelCreator> creators_;
-  std::set<std::string> writes_over_input_;
+  // Types registered through RegisterUnary/RegisterBinary: one TensorIterator out-variant each,
+  // which both writes over its input safely and reads any strides.
+  std::set<std::string> elementwise_out_variants_;
   std::map<std::string, WorkspaceFn> workspaces_;
 };
 
