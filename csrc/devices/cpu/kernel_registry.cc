@@ -74,9 +74,13 @@ void CpuKernelRegistry::RegisterBinary(const std::string& type, BinaryOutFn fn) 
   elementwise_out_variants_.insert(type);
 }
 
-bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank) const {
+bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const {
   if (elementwise_out_variants_.count(op_type)) return true;
   if (op_type == "GatherV2") return index == 0 || (index == 1 && rank == 1);
+  if (op_type == "FusedKernel") {  // the generated code reads dense buffers; its producers read their own inputs
+    auto producer = FusedKernelProducerInput(attrs, index);
+    return producer && AcceptsStridedInput(producer->type, producer->index, rank, producer->attrs);
+  }
   return false;
 }
 

@@ -247,18 +247,6 @@ Status ReplaceGroup(Graph& graph, const LoweredGroup& lowered, int64_t index, Re
 
 }  // namespace
 
-std::optional<std::pair<std::string, int>> ProducerInputOf(const Node* fused, int input_index) {
-  if (fused->type() != "FusedKernel") return std::nullopt;
-  const auto types = fused->GetAttrOr<std::vector<std::string>>("producers", {});
-  const auto counts = fused->GetAttrOr<std::vector<int64_t>>("producer_inputs", {});
-  int64_t first = 0;
-  for (size_t k = 0; k < types.size() && k < counts.size(); ++k) {
-    if (input_index < first + counts[k]) return std::make_pair(types[k], static_cast<int>(input_index - first));
-    first += counts[k];
-  }
-  return std::nullopt;
-}
-
 Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   AutofuseOptions out;
   GE_ASSIGN_OR_RETURN(bool autofuse, GetBoolOption(options, option::kAutofuse, true));

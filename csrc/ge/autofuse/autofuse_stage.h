@@ -6,7 +6,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 
 #include "ge/autofuse/grouping.h"
 #include "ge/autofuse/kernel_compiler.h"
@@ -30,10 +29,6 @@ struct AutofuseStats {
   std::string source;
   std::string fallback;  // why the graph kept its library kernels, when it did
 };
-
-// For an input of a FusedKernel node that feeds one of its producers: that producer's op type
-// and input index (the memory planner asks the producer's kernel whether it takes strides).
-std::optional<std::pair<std::string, int>> ProducerInputOf(const Node* fused, int input_index);
 
 // Returns the graph's kernel library (null when nothing was fused).
 Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "ge/autofuse/autofuse_stage.h"
 #include "ge/compiler/memory_planner.h"
 #include "ge/compiler/partition.h"
 #include "ge/compiler/view_ops.h"
@@ -121,11 +120,7 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     const int rank = static_cast<int>(node->output_desc(0).shape.size());
     for (const Use& use : node->users(0)) {
       if (use.user->type() == kOpNetOutput) return false;
-      // A fused kernel's producer reads its inputs itself; the generated code reads dense ones.
-      const auto producer_input = autofuse::ProducerInputOf(use.user, use.input_index);
-      const bool ok = producer_input ? kernels->AcceptsStridedInput(producer_input->first, producer_input->second, rank)
-                                     : kernels->AcceptsStridedInput(use.user->type(), use.input_index, rank);
-      if (!ok) return false;
+      if (!kernels->AcceptsStridedInput(use.user->type(), use.input_index, rank, use.user->attrs())) return false;
     }
     return true;
   };

@@ -29,10 +29,12 @@ class KernelFactory {
   // shape (each element read before it is written): the memory planner then lets an output
   // take the bytes of an input that dies at the op.
   virtual bool WritesOverInput(const std::string& op_type) const { return false; }
-  // Whether the op's kernel reads input `index` (of rank `rank`) correctly when it is a strided
-  // view (not dense):
+  // Whether the op's kernel (with these attrs) reads input `index` (of rank `rank`) correctly
+  // when it is a strided view (not dense):
   // the memory planner then lets a select or stepped slice feeding it be a view (no copy).
-  virtual bool AcceptsStridedInput(const std::string& op_type, int index, int rank) const { return false; }
+  virtual bool AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const {
+    return false;
+  }
   // Scratch tensors the op's kernel needs while it runs (e.g. statistics or indices an ATen
   // out-variant insists on writing). The memory planner gives each one arena bytes live only
   // at that task, so scratch reuses memory like any value and a run allocates none.

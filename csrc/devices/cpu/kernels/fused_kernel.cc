@@ -53,7 +53,15 @@ class FusedKernelTask final : public Kernel {
   std::vector<std::unique_ptr<Kernel>> producers_;
 };
 
-// Producer k's task: its type and its own attrs (stored as "producer<k>.<name>").
+// Producer k's own attrs, stored on the fused node as "producer<k>.<name>".
+AttrMap ProducerAttrs(const AttrMap& fused, size_t k) {
+  const std::string prefix = fmt::format("producer{}.", k);
+  AttrMap attrs;
+  for (const auto& [key, value] : fused)
+    if (key.rfind(prefix, 0) == 0) attrs.emplace(key.substr(prefix.size()), value);
+  return attrs;
+}
+
 TaskDef ProducerTask(const TaskDef& fused, size_t k, const std::string& type) {
   TaskDef task;
   task.name = fmt::format("{}/{}", fused.name, type);
@@ -61,9 +69,7 @@ TaskDef ProducerTask(const TaskDef& fused, size_t k, const std::string& type) {
   task.engine = fused.engine;
   task.stream = fused.stream;
   task.fx_node = fused.fx_node;
-  const std::string prefix = fmt::format("producer{}.", k);
-  for (const auto& [key, value] : fused.attrs)
-    if (key.rfind(prefix, 0) == 0) task.attrs.emplace(key.substr(prefix.size()), value);
+  task.attrs = ProducerAttrs(fused.attrs, k);
   task.output_used = {true};
   return task;
 }
@@ -127,6 +133,17 @@ std::vector<TensorDesc> FusedKernelWorkspaces(const std::vector<TensorDesc>&, co
 }
 
 }  // namespace
+
+std::optional<ProducerInput> FusedKernelProducerInput(const AttrMap& fused_attrs, int index) {
+  const auto types = GetAttrOr<std::vector<std::string>>(fused_attrs, "producers", {});
+  const auto counts = GetAttrOr<std::vector<int64_t>>(fused_attrs, "producer_inputs", {});
+  int64_t first = 0;
+  for (size_t k = 0; k < types.size() && k < counts.size(); ++k) {
+    if (index < first + counts[k]) return ProducerInput{types[k], static_cast<int>(index - first), ProducerAttrs(fused_attrs, k)};
+    first += counts[k];
+  }
+  return std::nullopt;
+}
 
 void RegisterFusedKernel(CpuKernelRegistry& r) { r.Register("FusedKernel", CreateFusedKernel, FusedKernelWorkspaces); }
 
