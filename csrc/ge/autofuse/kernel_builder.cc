@@ -15,14 +15,17 @@ KernelBuilder::KernelBuilder(std::string name, Shape shape, int inner_from) {
 }
 
 int KernelBuilder::Add(KOp op) {
-  if (op.kind == OpKind::kReduce || op.kind == OpKind::kConst) {
-    op.row = true;
-  } else if (op.kind != OpKind::kLoad) {
-    op.row = true;
-    for (int a : op.args) op.row = op.row && ir_.ops[static_cast<size_t>(a)].row;
-  }
+  op.row = ir_.RowLevel(op);
   ir_.ops.push_back(std::move(op));
   return static_cast<int>(ir_.ops.size()) - 1;
+}
+
+int KernelBuilder::AddLoad(Value v, KBuffer buffer, ScalarType type) {
+  KOp load{OpKind::kLoad, type};
+  load.buffer = static_cast<int>(ir_.inputs.size());
+  ir_.inputs.push_back(std::move(buffer));
+  external_.push_back(v);
+  return Add(std::move(load));
 }
 
 Expected<int> KernelBuilder::External(Value v) {
@@ -37,17 +40,7 @@ Expected<int> KernelBuilder::External(Value v) {
   if (constant != nullptr && desc.NumElements() == 1 && desc.dtype == DataType::kFloat) {
     id = Const(static_cast<double>(*constant->data_as<float>()), *type);
   } else {
-    KOp load{OpKind::kLoad, *type};
-    load.buffer = static_cast<int>(ir_.inputs.size());
-    // Row-level when it does not vary over the inner axes (right-aligned broadcast).
-    const Shape& s = desc.shape;
-    const size_t rank = ir_.shape.size(), lead = rank - s.size();
-    load.row = true;
-    for (size_t d = static_cast<size_t>(ir_.inner_from); d < rank; ++d)
-      if (d >= lead && s[d - lead] != 1) load.row = false;
-    ir_.inputs.push_back({desc});
-    external_.push_back(v);
-    id = Add(std::move(load));
+    id = AddLoad(v, KBuffer{desc}, *type);
   }
   loaded_[key] = id;
   return id;
@@ -73,13 +66,7 @@ Expected<int> KernelBuilder::ExternalPermuted(Value v, const std::vector<int64_t
       return InvalidArgument("{}: permuted shape does not broadcast to {}", v.node->ToString(), ShapeToString(ir_.shape));
     buffer.strides[at] = dim == 1 ? 0 : contiguous[static_cast<size_t>(axis)];
   }
-  KOp load{OpKind::kLoad, *type};
-  load.buffer = static_cast<int>(ir_.inputs.size());
-  load.row = true;
-  for (size_t d = static_cast<size_t>(ir_.inner_from); d < rank; ++d) load.row = load.row && buffer.strides[d] == 0;
-  ir_.inputs.push_back(std::move(buffer));
-  external_.push_back(v);
-  return Add(std::move(load));
+  return AddLoad(v, std::move(buffer), *type);
 }
 
 Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int64_t axis) {
@@ -103,9 +90,7 @@ Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int
     ir_.inputs.push_back(std::move(part));
     external_.push_back(v);
   }
-  op.row = false;
-  ir_.ops.push_back(std::move(op));
-  return static_cast<int>(ir_.ops.size()) - 1;
+  return Add(std::move(op));
 }
 
 int KernelBuilder::Const(double value, ScalarType type) {

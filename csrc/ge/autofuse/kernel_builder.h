@@ -37,6 +37,7 @@ class KernelBuilder {
 
  private:
   int Add(KOp op);
+  int AddLoad(Value v, KBuffer buffer, ScalarType type);
 
   KernelIR ir_;
   std::vector<Value> external_;  // by input buffer index

@@ -40,21 +40,26 @@ std::vector<int64_t> IterationStrides(const KBuffer& buffer, const Shape& shape)
   return strides;
 }
 
-void KernelIR::ResetRowLevels() {
-  for (KOp& op : ops) {
-    if (op.kind == OpKind::kLoad) {
+bool KernelIR::RowLevel(const KOp& op) const {
+  switch (op.kind) {
+    case OpKind::kLoad: {
       const auto strides = IterationStrides(inputs[static_cast<size_t>(op.buffer)], shape);
-      op.row = true;
-      for (size_t d = static_cast<size_t>(inner_from); d < strides.size(); ++d) op.row = op.row && strides[d] == 0;
-    } else if (op.kind == OpKind::kReduce || op.kind == OpKind::kConst) {
-      op.row = true;
-    } else if (op.kind == OpKind::kConcat) {
-      op.row = false;
-    } else {
-      op.row = true;
-      for (int a : op.args) op.row = op.row && ops[static_cast<size_t>(a)].row;
+      for (size_t d = static_cast<size_t>(inner_from); d < strides.size(); ++d)
+        if (strides[d] != 0) return false;
+      return true;
     }
+    case OpKind::kReduce:
+    case OpKind::kConst: return true;
+    case OpKind::kConcat: return false;
+    default:
+      for (int a : op.args)
+        if (!ops[static_cast<size_t>(a)].row) return false;
+      return true;
   }
+}
+
+void KernelIR::ResetRowLevels() {
+  for (KOp& op : ops) op.row = RowLevel(op);
 }
 
 int64_t KernelIR::rows() const {

@@ -77,8 +77,10 @@ struct KernelIR {
   std::string ToString() const;
   // Consistency: operand indices, kinds vs types, row-levelness, store shapes.
   Status Verify() const;
-  // Recomputes which values are row-level after inner_from changed (loads that do not vary
-  // over the inner axes, and ops on row-level values only).
+  // Whether `op` is row-level: a load that does not vary over the inner axes, a reduction or
+  // constant, or an op on row-level values only (its operands' flags are taken as they are).
+  bool RowLevel(const KOp& op) const;
+  // Recomputes every op's flag, after inner_from changed.
   void ResetRowLevels();
 };
 
