@@ -262,9 +262,7 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
 Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,
                                                            AutofuseStats* stats) {
   if (!options.enabled) return std::shared_ptr<const KernelLibrary>();
-  GroupingOptions grouping = options.grouping;
-  grouping.min_nodes = 1;  // a single op may still take a producer (matmul + activation)
-  const std::vector<FusionGroup> groups = FindFusionGroups(graph, grouping);
+  const std::vector<FusionGroup> groups = FindFusionGroups(graph, options.grouping);
   if (groups.empty()) return std::shared_ptr<const KernelLibrary>();
   std::vector<LoweredGroup> lowered;
   for (const FusionGroup& candidate : groups) {

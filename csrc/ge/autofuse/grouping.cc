@@ -40,7 +40,7 @@ class Grouper {
         }
     std::vector<FusionGroup> out;
     for (auto& g : groups_)
-      if (!g.group.nodes.empty() && static_cast<int>(g.group.nodes.size()) >= options_.min_nodes)
+      if (!g.group.nodes.empty())
         out.push_back(std::move(g.group));
     return out;
   }

@@ -18,7 +18,6 @@ struct FusionGroup {
 struct GroupingOptions {
   int max_nodes = 256;  // a group never grows beyond this many nodes
   int max_inputs = 16;  // nor reads more than this many distinct tensors
-  int min_nodes = 2;    // smaller groups are dropped (the stage keeps single nodes that can take a producer)
 };
 
 // Greedy, in topological order: a fusible node joins the group of one of its producers when
@@ -27,7 +26,8 @@ struct GroupingOptions {
 //    values, or it reduces exactly the group's row axes (all reductions of a group share them);
 //  - joining creates no cycle (no path leaves the group and comes back to the node);
 //  - the stream matches and the limits hold.
-// Otherwise it starts a group. Groups below min_nodes are dropped.
+// Otherwise it starts a group. Single-node groups are returned too: the stage keeps those that
+// can take a producer (matmul + activation).
 std::vector<FusionGroup> FindFusionGroups(const Graph& graph, const GroupingOptions& options);
 
 // The row shape of a space split at row_axis: the space with the row axes set to 1.
