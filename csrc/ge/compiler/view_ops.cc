@@ -39,41 +39,44 @@ std::vector<AxisRange> WholeRanges(const Shape& dims) {
   return ranges;
 }
 
-// StridedSliceV2 with constant begin/end/axes/strides, clamped like its shape inference.
-std::optional<int64_t> SliceStart(const Node* node, const Shape& dims) {
-  const auto begin = ConstInts(node->input(1)), end = ConstInts(node->input(2));
-  const auto axes = ConstInts(node->input(3)), strides = ConstInts(node->input(4));
-  if (!begin || !end || !axes || !strides || axes->size() != begin->size() || axes->size() != end->size() ||
-      axes->size() != strides->size())
-    return std::nullopt;
+// What a node takes of input 0 (of shape `dims`), per axis: a StridedSliceV2 with constant
+// begin/end/axes/strides (clamped like its shape inference; each axis sliced once), or a
+// GatherV2 of one constant 0-d index along a constant axis (torch's select; `*dropped` is that
+// axis, which the output does not have). nullopt for anything else.
+std::optional<std::vector<AxisRange>> Selection(const Node* node, const Shape& dims, int64_t* dropped) {
   const auto rank = static_cast<int64_t>(dims.size());
+  auto normalize = [rank](int64_t axis) { return axis < 0 ? axis + rank : axis; };
   std::vector<AxisRange> ranges = WholeRanges(dims);
-  for (size_t i = 0; i < axes->size(); ++i) {
-    const int64_t axis = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
-    const int64_t step = (*strides)[i];
-    if (axis < 0 || axis >= rank || step <= 0) return std::nullopt;
-    AxisRange& r = ranges[static_cast<size_t>(axis)];
-    if (r.begin != 0 || r.length != dims[static_cast<size_t>(axis)]) return std::nullopt;  // sliced twice
-    const int64_t dim = dims[static_cast<size_t>(axis)];
-    auto clamp = [dim](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
-    const int64_t b = clamp((*begin)[i]), e = clamp((*end)[i]);
-    r = {b, e > b ? (e - b + step - 1) / step : 0, step};
+  *dropped = -1;
+  if (node->type() == "StridedSliceV2" && node->num_inputs() == 5) {
+    const auto begin = ConstInts(node->input(1)), end = ConstInts(node->input(2));
+    const auto axes = ConstInts(node->input(3)), steps = ConstInts(node->input(4));
+    if (!begin || !end || !axes || !steps || axes->size() != begin->size() || axes->size() != end->size() ||
+        axes->size() != steps->size())
+      return std::nullopt;
+    std::vector<bool> seen(dims.size(), false);
+    for (size_t i = 0; i < axes->size(); ++i) {
+      const int64_t axis = normalize((*axes)[i]), step = (*steps)[i];
+      if (axis < 0 || axis >= rank || step <= 0 || seen[static_cast<size_t>(axis)]) return std::nullopt;
+      seen[static_cast<size_t>(axis)] = true;
+      const int64_t dim = dims[static_cast<size_t>(axis)];
+      auto clamp = [dim](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
+      const int64_t b = clamp((*begin)[i]), e = clamp((*end)[i]);
+      ranges[static_cast<size_t>(axis)] = {b, e > b ? (e - b + step - 1) / step : 0, step};
+    }
+    return ranges;
   }
-  return ContiguousRunStart(dims, ranges);
-}
-
-// GatherV2 of one constant index along a constant axis: torch's select.
-std::optional<int64_t> SelectStart(const Node* node, const Shape& dims) {
-  const auto index = ConstInts(node->input(1)), axis_value = ConstInts(node->input(2));
-  if (!index || !axis_value || index->size() != 1 || axis_value->size() != 1) return std::nullopt;
-  const auto rank = static_cast<int64_t>(dims.size());
-  const int64_t axis = (*axis_value)[0] < 0 ? (*axis_value)[0] + rank : (*axis_value)[0];
-  if (axis < 0 || axis >= rank) return std::nullopt;
-  const int64_t at = (*index)[0];
-  if (at < 0 || at >= dims[static_cast<size_t>(axis)]) return std::nullopt;  // the kernel reports it
-  std::vector<AxisRange> ranges = WholeRanges(dims);
-  ranges[static_cast<size_t>(axis)] = {at, 1, 1};
-  return ContiguousRunStart(dims, ranges);
+  if (node->type() == "GatherV2" && node->num_inputs() == 3) {
+    const auto index = ConstInts(node->input(1)), axis_value = ConstInts(node->input(2));
+    if (!index || !axis_value || index->size() != 1 || axis_value->size() != 1) return std::nullopt;
+    if (!node->input(1).node->output_desc(node->input(1).index).shape.empty()) return std::nullopt;  // 0-d index only
+    const int64_t axis = normalize((*axis_value)[0]), at = (*index)[0];
+    if (axis < 0 || axis >= rank || at < 0 || at >= dims[static_cast<size_t>(axis)]) return std::nullopt;  // the kernel reports it
+    ranges[static_cast<size_t>(axis)] = {at, 1, 1};
+    *dropped = axis;
+    return ranges;
+  }
+  return std::nullopt;
 }
 
 bool ViewCandidate(const Node* node) {
@@ -97,41 +100,17 @@ std::optional<StridedLayout> StridedViewOf(const Node* node) {
   if (!ViewCandidate(node)) return std::nullopt;
   const Value x = node->input(0);
   const Shape& dims = x.node->output_desc(x.index).shape;
+  int64_t dropped = -1;
+  const auto ranges = Selection(node, dims, &dropped);
+  if (!ranges) return std::nullopt;
   const int64_t item = DataTypeSize(node->output_desc(0).dtype);
   const std::vector<int64_t> dense = DenseStrides(dims);
-  const auto rank = static_cast<int64_t>(dims.size());
   StridedLayout layout;
-  if (node->type() == "GatherV2" && node->num_inputs() == 3) {  // select: drop the axis
-    const auto index = ConstInts(node->input(1)), axis_value = ConstInts(node->input(2));
-    if (!index || !axis_value || index->size() != 1 || axis_value->size() != 1) return std::nullopt;
-    if (node->input(1).node->output_desc(node->input(1).index).shape.size() != 0) return std::nullopt;  // 0-d index only
-    const int64_t axis = (*axis_value)[0] < 0 ? (*axis_value)[0] + rank : (*axis_value)[0];
-    if (axis < 0 || axis >= rank || (*index)[0] < 0 || (*index)[0] >= dims[static_cast<size_t>(axis)]) return std::nullopt;
-    layout.byte_offset = (*index)[0] * dense[static_cast<size_t>(axis)] * item;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != axis) layout.strides.push_back(dense[static_cast<size_t>(d)]);
-    return layout;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    layout.byte_offset += (*ranges)[d].begin * dense[d] * item;
+    if (static_cast<int64_t>(d) != dropped) layout.strides.push_back(dense[d] * (*ranges)[d].step);
   }
-  if (node->type() == "StridedSliceV2" && node->num_inputs() == 5) {
-    const auto begin = ConstInts(node->input(1)), end = ConstInts(node->input(2));
-    const auto axes = ConstInts(node->input(3)), steps = ConstInts(node->input(4));
-    if (!begin || !end || !axes || !steps || axes->size() != begin->size() || axes->size() != steps->size() ||
-        axes->size() != end->size())
-      return std::nullopt;
-    layout.strides = dense;
-    std::vector<bool> seen(static_cast<size_t>(rank), false);
-    for (size_t i = 0; i < axes->size(); ++i) {
-      const int64_t axis = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
-      if (axis < 0 || axis >= rank || (*steps)[i] <= 0 || seen[static_cast<size_t>(axis)]) return std::nullopt;
-      seen[static_cast<size_t>(axis)] = true;
-      const int64_t dim = dims[static_cast<size_t>(axis)];
-      const int64_t b = std::clamp((*begin)[i] < 0 ? (*begin)[i] + dim : (*begin)[i], int64_t{0}, dim);
-      layout.byte_offset += b * dense[static_cast<size_t>(axis)] * item;
-      layout.strides[static_cast<size_t>(axis)] *= (*steps)[i];
-    }
-    return layout;
-  }
-  return std::nullopt;
+  return layout;
 }
 
 std::optional<int64_t> ViewByteOffset(const Node* node) {
@@ -140,12 +119,11 @@ std::optional<int64_t> ViewByteOffset(const Node* node) {
   const TensorDesc& in = x.node->output_desc(x.index);
   const TensorDesc& out = node->output_desc(0);
   std::optional<int64_t> start;
+  int64_t dropped = -1;
   if (IsSameBytesReshape(node)) {
     if (in.NumElements() == out.NumElements()) start = 0;
-  } else if (node->type() == "StridedSliceV2" && node->num_inputs() == 5) {
-    start = SliceStart(node, in.shape);
-  } else if (node->type() == "GatherV2" && node->num_inputs() == 3) {
-    start = SelectStart(node, in.shape);
+  } else if (auto ranges = Selection(node, in.shape, &dropped)) {
+    start = ContiguousRunStart(in.shape, *ranges);
   }
   if (!start) return std::nullopt;
   return *start * DataTypeSize(out.dtype);
