@@ -3,10 +3,14 @@
 #include "ge/passes/rewrite_utils.h"
 
 namespace ge::autofuse {
+namespace {
 
-bool IsComparison(const std::string& fn) {
-  return fn == "lt" || fn == "le" || fn == "gt" || fn == "ge" || fn == "eq" || fn == "ne";
+// Binary functions whose result is bool.
+bool IsPredicate(const std::string& fn) {
+  return fn == "lt" || fn == "le" || fn == "gt" || fn == "ge" || fn == "eq" || fn == "ne" || fn == "and" || fn == "or";
 }
+
+}  // namespace
 
 KernelBuilder::KernelBuilder(std::string name, Shape shape, int inner_from) {
   ir_.name = std::move(name);
@@ -107,8 +111,7 @@ int KernelBuilder::Unary(const std::string& fn, int a) {
 }
 
 int KernelBuilder::Binary(const std::string& fn, int a, int b) {
-  const bool logical = fn == "and" || fn == "or";
-  KOp op{OpKind::kBinary, IsComparison(fn) || logical ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type};
+  KOp op{OpKind::kBinary, IsPredicate(fn) ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type};
   op.fn = fn;
   op.args = {a, b};
   return Add(std::move(op));

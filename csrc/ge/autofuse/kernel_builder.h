@@ -44,6 +44,4 @@ class KernelBuilder {
   std::map<std::pair<const Node*, int>, int> loaded_;
 };
 
-bool IsComparison(const std::string& fn);
-
 }  // namespace ge::autofuse

@@ -23,8 +23,8 @@ constexpr GeKernelRuntime kRuntime{&ParallelFor};
 
 class FusedKernelTask final : public Kernel {
  public:
-  FusedKernelTask(GeFusedKernelFn fn, std::vector<at::Tensor> buffers, std::string name)
-      : fn_(fn), tensors_(std::move(buffers)), pointers_(tensors_.size()), name_(std::move(name)) {}
+  FusedKernelTask(GeFusedKernelFn fn, std::vector<at::Tensor> buffers)
+      : fn_(fn), tensors_(std::move(buffers)), pointers_(tensors_.size()) {}
 
   // A producer's TaskDef lives here: its kernel refers to it.
   Status AddProducer(TaskDef task, const std::vector<at::Tensor>& inputs, const at::Tensor& output,
@@ -48,7 +48,6 @@ class FusedKernelTask final : public Kernel {
   GeFusedKernelFn fn_;
   std::vector<at::Tensor> tensors_;  // the kernel's buffers: its inputs, then its outputs
   std::vector<void*> pointers_;
-  std::string name_;
   std::vector<std::unique_ptr<TaskDef>> producer_tasks_;
   std::vector<std::unique_ptr<Kernel>> producers_;
 };
@@ -102,7 +101,7 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
     buffers.push_back(t);
   }
   for (const at::Tensor& t : a.outputs) buffers.push_back(t);
-  auto task = std::make_unique<FusedKernelTask>(fn, std::move(buffers), a.task.name);
+  auto task = std::make_unique<FusedKernelTask>(fn, std::move(buffers));
   size_t first = 0;
   for (size_t k = 0; k < types.size(); ++k) {
     const auto begin = a.inputs.begin() + static_cast<std::ptrdiff_t>(first);
