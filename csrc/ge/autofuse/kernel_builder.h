@@ -22,7 +22,7 @@ class KernelBuilder {
   Expected<int> ExternalConcat(const std::vector<Value>& parts, int64_t axis);
   int Const(double value, ScalarType type = ScalarType::kFloat);
   int Unary(const std::string& fn, int a);
-  // Arithmetic keeps the operand type; comparisons ("lt", "eq", ...) give bool.
+  // Arithmetic keeps the operand type; comparisons ("lt", "eq", ...) and "and"/"or" give bool.
   int Binary(const std::string& fn, int a, int b);
   int Select(int cond, int a, int b);
   int Cast(int a, ScalarType type);
