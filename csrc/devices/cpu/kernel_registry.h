@@ -22,6 +22,11 @@ struct KernelArgs {
   std::vector<at::Tensor> outputs;
   std::vector<at::Tensor> workspaces;  // arena scratch, as the op's WorkspaceFn asked for
   const KernelLibrary* library = nullptr;  // the model's generated kernels (FusedKernel tasks)
+  // Which inputs are constants of the model (fixed for its lifetime, so a kernel may prepare a
+  // copy of them at load, e.g. a matmul's reordered weight); empty when unknown.
+  std::vector<bool> constant_inputs;
+
+  bool InputIsConstant(size_t i) const { return i < constant_inputs.size() && constant_inputs[i]; }
 
   template <typename T>
   Expected<T> Attr(const std::string& name) const {

@@ -27,10 +27,10 @@ class FusedKernelTask final : public Kernel {
       : fn_(fn), tensors_(std::move(buffers)), pointers_(tensors_.size()) {}
 
   // A producer's TaskDef lives here: its kernel refers to it.
-  Status AddProducer(TaskDef task, const std::vector<at::Tensor>& inputs, const at::Tensor& output,
-                     const KernelLibrary* library) {
+  Status AddProducer(TaskDef task, const std::vector<at::Tensor>& inputs, std::vector<bool> constant_inputs,
+                     const at::Tensor& output, const KernelLibrary* library) {
     producer_tasks_.push_back(std::make_unique<TaskDef>(std::move(task)));
-    KernelArgs args{*producer_tasks_.back(), inputs, {output}, {}, library};
+    KernelArgs args{*producer_tasks_.back(), inputs, {output}, {}, library, std::move(constant_inputs)};
     GE_ASSIGN_OR_RETURN(auto kernel, CpuKernelRegistry::Global().Create(args));
     producers_.push_back(std::move(kernel));
     return {};
@@ -106,8 +106,10 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
   for (size_t k = 0; k < types.size(); ++k) {
     const auto begin = a.inputs.begin() + static_cast<std::ptrdiff_t>(first);
     std::vector<at::Tensor> inputs(begin, begin + static_cast<std::ptrdiff_t>(counts[k]));
+    std::vector<bool> constant;
+    for (size_t i = first; i < first + static_cast<size_t>(counts[k]); ++i) constant.push_back(a.InputIsConstant(i));
     first += static_cast<size_t>(counts[k]);
-    GE_RETURN_IF_ERROR(task->AddProducer(ProducerTask(a.task, k, types[k]), inputs, a.workspaces[k], a.library)
+    GE_RETURN_IF_ERROR(task->AddProducer(ProducerTask(a.task, k, types[k]), inputs, std::move(constant), a.workspaces[k], a.library)
                            .WithContext(fmt::format("FusedKernel '{}' producer {} ({})", a.task.name, k, types[k])));
   }
   return std::unique_ptr<Kernel>(std::move(task));

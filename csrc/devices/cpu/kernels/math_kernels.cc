@@ -7,6 +7,7 @@
 #include <ATen/ops/sum.h>
 
 #include "devices/cpu/kernel_registry.h"
+#include "devices/cpu/kernels/onednn_linear.h"
 
 namespace ge::cpu {
 namespace {
@@ -18,6 +19,8 @@ Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) {
   at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
   at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
   at::Tensor bias = a.inputs[2];
+  if (!t1)
+    if (auto body = OneDnnLinear(x1, x2, bias, a.InputIsConstant(1), a.outputs[0])) return MakeKernel(a.task, std::move(*body));
   if (bias.defined())
     return MakeKernel(a.task, [x1, x2, bias, y = a.outputs[0]]() mutable { at::addmm_out(y, bias, x1, x2); });
   return MakeKernel(a.task, [x1, x2, y = a.outputs[0]]() mutable { at::mm_out(y, x1, x2); });

@@ -1,0 +1,17 @@
+// MatMulV2 through oneDNN where that is faster than at::mm (see onednn_linear.cc).
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include <ATen/core/Tensor.h>
+
+namespace ge::cpu {
+
+// A launch body computing y = x1 · x2 (+ bias) (x1 [m, k], x2 [k, n], any strides; bias [n] or
+// undefined), or nullopt when oneDNN is absent or would not be faster for these shapes and
+// dtypes. A constant x2 is reordered into oneDNN's layout here, once.
+std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
+                                                  bool x2_is_constant, const at::Tensor& y);
+
+}  // namespace ge::cpu
