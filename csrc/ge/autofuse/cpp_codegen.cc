@@ -372,6 +372,19 @@ class KernelWriter {
     return result;
   }
 
+  // The 16 lanes folded pairwise in one expression: four dependent steps instead of fifteen,
+  // which on rows of a few hundred elements (attention scores) is a tenth of the row's time.
+  std::string FoldLanes(const std::string& fn, const std::string& acc) const {
+    std::vector<std::string> level;
+    for (int l = 0; l < 16; ++l) level.push_back(fmt::format("{}[{}]", acc, l));
+    while (level.size() > 1) {
+      std::vector<std::string> next;
+      for (size_t l = 0; l + 1 < level.size(); l += 2) next.push_back(Combine(fn, level[l], level[l + 1]));
+      level = std::move(next);
+    }
+    return level[0];
+  }
+
   // A reduction over the row: blocks op by op, then 16 independent lanes per block (the
   // compiler vectorizes without reassociating: no fast-math), the lanes folded, the tail.
   void WriteReduction(int id) {
@@ -390,8 +403,7 @@ class KernelWriter {
     out_ += fmt::format("        for (int jj = 0; jj < {}; jj += 16)\n          for (int l = 0; l < 16; ++l) {{\n"
                         "            const int j = jj + l;\n            {}[l] = {};\n          }}\n      }}\n",
                         b, acc, Combine(op.fn, acc + "[l]", value));
-    out_ += fmt::format("      float red = {}[0];\n      for (int l = 1; l < 16; ++l) red = {};\n", acc,
-                        Combine(op.fn, "red", acc + "[l]"));
+    out_ += fmt::format("      float red = {};\n", FoldLanes(op.fn, acc));
     out_ += "      for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "        ");
     out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", Name(operand)));

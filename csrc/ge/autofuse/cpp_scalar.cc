@@ -25,8 +25,9 @@ inline uint16_t ge_f32_to_bf16(float x) {  // round to nearest even, as torch do
   return static_cast<uint16_t>(u >> 16);
 }
 inline float ge_relu(float x) { return x < 0.f ? 0.f : x; }
-inline float ge_max(float a, float b) { return a != a ? a : (b != b ? b : (a > b ? a : b)); }
-inline float ge_min(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? a : b)); }
+// NaN-propagating, written as selects on one compare each so that they vectorize without branches.
+inline float ge_max(float a, float b) { float m = a > b ? a : b; m = b != b ? b : m; return a != a ? a : m; }
+inline float ge_min(float a, float b) { float m = a < b ? a : b; m = b != b ? b : m; return a != a ? a : m; }
 inline float ge_bits_to_float(int32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
 // Fused multiply-add where the target has it (polynomials only: the kernels' own arithmetic is
 // compiled with -ffp-contract=off so that it rounds like the unfused ops do).
@@ -82,7 +83,6 @@ inline float ge_erf(float x) {
   const float y = 1.f - r * ge_exp(-ax * ax);
   return x < 0.f ? -y : y;
 }
-inline float ge_gelu(float x) { return 0.5f * x * (1.f + ge_erf(x * 0.70710678118654752440f)); }
 inline float ge_gelu_tanh(float x) {
   return 0.5f * x * (1.f + ge_tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
 }
@@ -152,7 +152,7 @@ std::string UnaryExpr(const std::string& fn, const std::string& x) {
   if (fn == "hardswish") return fmt::format("({0} * ge_hardsigmoid({0}))", x);
   if (fn == "round_f16") return fmt::format("ge_f16_to_f32(ge_f32_to_f16({}))", x);
   if (fn == "round_bf16") return fmt::format("ge_bf16_to_f32(ge_f32_to_bf16({}))", x);
-  return fmt::format("ge_{}({})", fn, x);  // relu, sigmoid, hardsigmoid, gelu, gelu_tanh
+  return fmt::format("ge_{}({})", fn, x);  // relu, sigmoid, hardsigmoid, gelu_tanh
 }
 
 std::string BinaryExpr(const std::string& fn, const std::string& a, const std::string& b) {
