@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "devices/cpu/aten_bridge.h"
+#include "ge/ops/framework_ops.h"
 #include "ge/ops/op_registry.h"
 #include "python/py_utils.h"
 
@@ -22,6 +23,19 @@ std::string KindName(InputKind kind) {
     case InputKind::kDynamic: return "dynamic";
   }
   return "?";
+}
+
+InputKind ParseKind(const std::string& kind) {
+  if (kind == "required") return InputKind::kRequired;
+  if (kind == "optional") return InputKind::kOptional;
+  if (kind == "dynamic") return InputKind::kDynamic;
+  throw GeError(fmt::format("unknown input kind '{}' (required, optional, dynamic)", kind));
+}
+
+AttrType ParseAttrType(const std::string& name) {
+  for (int t = 0; t <= static_cast<int>(AttrType::kTensor); ++t)
+    if (AttrTypeName(static_cast<AttrType>(t)) == name) return static_cast<AttrType>(t);
+  throw GeError(fmt::format("unknown attr type '{}'", name));
 }
 
 }  // namespace
@@ -95,9 +109,26 @@ void BindTypes(py::module_& m) {
           attrs.append(py::dict(py::arg("name") = a.name, py::arg("type") = std::string(AttrTypeName(a.type)),
                                 py::arg("default") = a.default_value ? FromAttr(*a.default_value) : py::none()));
         return py::dict(py::arg("type") = proto->type, py::arg("inputs") = inputs, py::arg("outputs") = outputs,
-                        py::arg("attrs") = attrs, py::arg("doc") = proto->doc);
+                        py::arg("attrs") = attrs, py::arg("doc") = proto->doc,
+                        py::arg("dynamic_output") = proto->HasDynamicOutput());
       },
-      "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc.");
+      "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc, and whether its one "
+      "output is dynamic (any count).");
+  m.def(
+      "register_framework_op",
+      [](const std::string& type, const std::string& framework_op, const std::vector<std::pair<std::string, std::string>>& inputs,
+         const std::vector<std::pair<std::string, std::string>>& attrs, const std::vector<std::pair<int, int>>& mutated,
+         bool in_place, const std::string& doc) {
+        FrameworkOpSpec spec{type, framework_op, {}, {}, mutated, in_place, doc};
+        for (const auto& [name, kind] : inputs) spec.inputs.emplace_back(name, ParseKind(kind));
+        for (const auto& [name, attr_type] : attrs) spec.attrs.emplace_back(name, ParseAttrType(attr_type));
+        ThrowIfError(RegisterFrameworkOp(OpRegistry::Global(), spec));
+      },
+      py::arg("type"), py::arg("framework_op"), py::arg("inputs"), py::arg("attrs"), py::arg("mutated") = std::vector<std::pair<int, int>>{},
+      py::arg("in_place") = false, py::arg("doc") = "",
+      "Registers (or re-checks) an IR op derived from a framework operator's schema (custom ops): tensor arguments as "
+      "inputs (name, 'required'|'optional'|'dynamic'), the others as attrs (name, attr type), mutated arguments as "
+      "(output, input) pairs updated in place (graph inputs) or as updated copies.");
 }
 
 }  // namespace ge::python

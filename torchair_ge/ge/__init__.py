@@ -7,10 +7,11 @@ from torchair_ge._C import EsTensor as Tensor
 from torchair_ge._C import GraphBuilder
 from torchair_ge.ge.dtypes import ge_to_torch, torch_to_ge
 from torchair_ge.ge.graph import current_builder, graph_context
-from torchair_ge.ge.ops import Cast, Const, op, op_function
+from torchair_ge._C import op_types
+from torchair_ge.ge.ops import Cast, Const, TensorSpec, custom_op, op, op_function
 
-__all__ = ["DataType", "Format", "Tensor", "GraphBuilder", "graph_context", "current_builder", "op", "Const",
-           "Cast", "torch_to_ge", "ge_to_torch"]
+__all__ = ["DataType", "Format", "Tensor", "TensorSpec", "GraphBuilder", "graph_context", "current_builder", "op",
+           "custom_op", "op_types", "Const", "Cast", "torch_to_ge", "ge_to_torch"]
 
 
 def __getattr__(name):

@@ -1,5 +1,7 @@
 #include "devices/cpu/kernel_registry.h"
 
+#include "ge/ops/op_registry.h"
+
 namespace ge::cpu {
 namespace {
 
@@ -84,7 +86,16 @@ bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int inde
   return false;
 }
 
-bool CpuKernelRegistry::Supports(const std::string& op_type) const { return creators_.count(op_type) != 0; }
+namespace {
+const OpProto* FrameworkOpProto(const std::string& op_type) {
+  const OpProto* proto = OpRegistry::Global().Find(op_type);
+  return proto != nullptr && !proto->framework_op.empty() ? proto : nullptr;
+}
+}  // namespace
+
+bool CpuKernelRegistry::Supports(const std::string& op_type) const {
+  return creators_.count(op_type) != 0 || FrameworkOpProto(op_type) != nullptr;
+}
 
 std::vector<std::string> CpuKernelRegistry::SupportedOps() const {
   std::vector<std::string> out;
@@ -94,8 +105,10 @@ std::vector<std::string> CpuKernelRegistry::SupportedOps() const {
 
 Expected<std::unique_ptr<Kernel>> CpuKernelRegistry::Create(KernelArgs& args) const {
   auto it = creators_.find(args.task.type);
-  if (it == creators_.end()) return Unimplemented("no CPU kernel for op type {}", args.task.type);
+  const OpProto* framework_op = it == creators_.end() ? FrameworkOpProto(args.task.type) : nullptr;
+  if (it == creators_.end() && framework_op == nullptr) return Unimplemented("no CPU kernel for op type {}", args.task.type);
   try {
+    if (framework_op != nullptr) return CreateFrameworkOp(args, *framework_op);
     return it->second(args);
   } catch (const std::exception& e) {
     return Internal("{} '{}': preparing the kernel failed: {}", args.task.type, args.task.name, e.what());

@@ -12,6 +12,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "ge/ops/op_proto.h"
 #include "ge/runtime/device.h"
 
 namespace ge::cpu {
@@ -88,6 +89,9 @@ void RegisterInplaceKernels(CpuKernelRegistry& registry);
 void RegisterMathExtraKernels(CpuKernelRegistry& registry);
 void RegisterSelectionKernels(CpuKernelRegistry& registry);
 void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
+// Ops derived from a framework operator's schema (OpProto::framework_op): that operator, called
+// through the torch dispatcher (kernels/framework_op_kernel.cc).
+Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& args, const OpProto& proto);
 void RegisterFusedKernel(CpuKernelRegistry& registry);    // generated kernels (auto-fusion)
 
 // Which producer of a FusedKernel (by its attrs) takes the node's input `index`: its type, its

@@ -52,6 +52,12 @@ struct OpProto {
   std::string doc;
   // In-place ops: {output, input} pairs whose output is the input's memory, updated by the kernel.
   std::vector<std::pair<int, int>> inplace;
+  // Set on prototypes derived from a framework operator's schema (custom ops, framework_ops.h):
+  // that operator ("ns::name" or "ns::name.overload"), which devices run through the framework.
+  std::string framework_op;
+  // Framework-op inputs whose output is a copy of the input updated by the operator (a mutated
+  // argument of a graph value that is not a graph input): {output, input}, like `inplace`.
+  std::vector<std::pair<int, int>> updated_copies;
 
   // The prototype input whose memory output `index` updates, or -1.
   int InplaceInputOf(int output) const {

@@ -9,6 +9,7 @@
 
 #include "devices/cpu/aten_bridge.h"
 #include "devices/cpu/kernel_registry.h"
+#include "devices/cpu/kernels/boxed_call.h"
 
 namespace ge::cpu {
 namespace {
@@ -105,14 +106,6 @@ Expected<c10::IValue> ParseArg(const std::string& spec, const std::vector<at::Te
   return InvalidArgument("unknown argument kind '{}'", kind);
 }
 
-void CopyResult(const at::Tensor& result, at::Tensor& out, const std::string& op, size_t index) {
-  if (result.sizes() != out.sizes() || result.scalar_type() != out.scalar_type())
-    throw std::runtime_error(fmt::format("{} output {} is {}{} but the graph planned {}{}", op, index,
-                                         c10::toString(result.scalar_type()), ShapeToString(result.sizes().vec()),
-                                         c10::toString(out.scalar_type()), ShapeToString(out.sizes().vec())));
-  out.copy_(result);
-}
-
 Expected<std::unique_ptr<Kernel>> CreateTorchOp(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(std::string op_name, a.Attr<std::string>("op"));
   GE_ASSIGN_OR_RETURN(std::vector<std::string> specs, a.Attr<std::vector<std::string>>("args"));
@@ -134,28 +127,34 @@ Expected<std::unique_ptr<Kernel>> CreateTorchOp(KernelArgs& a) {
   return MakeKernel(a.task, [op = *handle, stack_template, op_name, outputs = a.outputs]() mutable {
     torch::jit::Stack stack(stack_template);
     op.callBoxed(stack);
-    size_t k = 0;
-    for (const c10::IValue& v : stack) {
-      if (v.isTensor()) {
-        if (k >= outputs.size()) throw std::runtime_error(op_name + " returned more tensors than planned");
-        CopyResult(v.toTensor(), outputs[k], op_name, k);
-        ++k;
-      } else if (v.isTensorList()) {
-        for (const at::Tensor& t : v.toTensorList().vec()) {
-          if (k >= outputs.size()) throw std::runtime_error(op_name + " returned more tensors than planned");
-          CopyResult(t, outputs[k], op_name, k);
-          ++k;
-        }
-      } else {
-        throw std::runtime_error(op_name + " returned a " + v.tagKind() + ", which the fallback engine cannot hand on");
-      }
-    }
-    if (k != outputs.size()) throw std::runtime_error(fmt::format("{} returned {} tensors, the graph planned {}", op_name, k, outputs.size()));
+    CopyReturns(stack, outputs, op_name);
   });
 }
 
 }  // namespace
 
 void RegisterTorchOpKernel(CpuKernelRegistry& r) { r.Register("TorchOp", CreateTorchOp); }
+
+void CopyReturns(const torch::jit::Stack& stack, std::vector<at::Tensor>& outputs, const std::string& op_name) {
+  size_t k = 0;
+  auto copy = [&](const at::Tensor& result) {
+    if (k >= outputs.size()) throw std::runtime_error(op_name + " returned more tensors than planned");
+    at::Tensor& out = outputs[k];
+    if (result.sizes() != out.sizes() || result.scalar_type() != out.scalar_type())
+      throw std::runtime_error(fmt::format("{} output {} is {}{} but the graph planned {}{} (from its fake/meta kernel)",
+                                           op_name, k, c10::toString(result.scalar_type()), ShapeToString(result.sizes().vec()),
+                                           c10::toString(out.scalar_type()), ShapeToString(out.sizes().vec())));
+    out.copy_(result);
+    ++k;
+  };
+  for (const c10::IValue& v : stack) {
+    if (v.isTensor()) copy(v.toTensor());
+    else if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorList().vec()) copy(t);
+    else if (!v.isNone())
+      throw std::runtime_error(op_name + " returned a " + v.tagKind() + ", which the engine cannot hand on");
+  }
+  if (k != outputs.size()) throw std::runtime_error(fmt::format("{} returned {} tensors, the graph planned {}", op_name, k, outputs.size()));
+}
 
 }  // namespace ge::cpu
