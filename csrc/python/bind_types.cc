@@ -110,10 +110,10 @@ void BindTypes(py::module_& m) {
                                 py::arg("default") = a.default_value ? FromAttr(*a.default_value) : py::none()));
         return py::dict(py::arg("type") = proto->type, py::arg("inputs") = inputs, py::arg("outputs") = outputs,
                         py::arg("attrs") = attrs, py::arg("doc") = proto->doc,
-                        py::arg("dynamic_output") = proto->HasDynamicOutput());
+                        py::arg("dynamic_output") = proto->HasDynamicOutput(), py::arg("framework_op") = proto->framework_op);
       },
-      "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc, and whether its one "
-      "output is dynamic (any count).");
+      "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc, whether its one "
+      "output is dynamic (any count), and the framework operator it was derived from (custom ops; else empty).");
   m.def(
       "register_framework_op",
       [](const std::string& type, const std::string& framework_op, const std::vector<std::pair<std::string, std::string>>& inputs,

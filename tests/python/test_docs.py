@@ -12,7 +12,8 @@ OPS_DOC = (DOCS / "ops.md").read_text()
 
 
 def test_every_ir_op_is_documented():
-    missing = [op for op in _C.op_types() if f"`{op}`" not in OPS_DOC]
+    # Ops derived from users' custom operators at compile time (docs/custom_ops.md) are not ours to list.
+    missing = [op for op in _C.op_types() if f"`{op}`" not in OPS_DOC and not _C.op_proto(op)["framework_op"]]
     assert not missing, f"add these IR ops to docs/ops.md: {missing}"
 
 

@@ -109,7 +109,7 @@ def custom_op_node(op, args, kwargs, metas, name, mutated=(), in_place=False):
                              f"derived from {schema}")
     attrs.update(output_dtypes=[int(torch_to_ge(o.dtype)) for o in outputs],
                  output_shapes=[int(d) for o in outputs for d in o.shape], output_ranks=[len(o.shape) for o in outputs],
-                 none_args=none_args)
+                 **({"none_args": none_args} if none_args else {}))
     return tuple(current_builder().op(op_type, inputs, attrs, name, len(outputs)))
 
 

@@ -125,7 +125,15 @@ Expected<AttrValue> ReadAttr(const proto::AttrDef& def, const std::string& where
       if (!t.data().empty()) std::memcpy(value.data(), t.data().data(), t.data().size());
       return AttrValue(std::move(value));
     }
-    case proto::AttrDef::VALUE_NOT_SET: break;
+    case proto::AttrDef::VALUE_NOT_SET: {
+      // An empty list prints as its list_type alone (an empty submessage is not written).
+      const std::string& kind = def.list_type();
+      if (kind == "int") return AttrValue(std::vector<int64_t>{});
+      if (kind == "float") return AttrValue(std::vector<double>{});
+      if (kind == "bool") return AttrValue(std::vector<bool>{});
+      if (kind == "string") return AttrValue(std::vector<std::string>{});
+      break;
+    }
   }
   return InvalidArgument("{}: attribute has no value", where);
 }
