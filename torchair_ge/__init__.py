@@ -11,9 +11,10 @@ from torchair_ge.backend import get_compiler, get_npu_backend
 from torchair_ge.configs import CompilerConfig
 from torchair_ge.fx2ge import register_fx_node_ge_converter
 from torchair_ge.patterns import register_replacement
+from torchair_ge.plugins import get_include, load_op_plugin
 
 __version__ = "0.1.0"
 _setup_logging()
 
 __all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "register_fx_node_ge_converter", "ge", "register_replacement",
-           "set_log_level"]
+           "set_log_level", "load_op_plugin", "get_include"]

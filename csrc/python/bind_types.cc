@@ -3,6 +3,7 @@
 
 #include "devices/cpu/aten_bridge.h"
 #include "ge/ops/framework_ops.h"
+#include "ge/ops/op_plugin.h"
 #include "ge/ops/op_registry.h"
 #include "python/py_utils.h"
 
@@ -110,10 +111,15 @@ void BindTypes(py::module_& m) {
                                 py::arg("default") = a.default_value ? FromAttr(*a.default_value) : py::none()));
         return py::dict(py::arg("type") = proto->type, py::arg("inputs") = inputs, py::arg("outputs") = outputs,
                         py::arg("attrs") = attrs, py::arg("doc") = proto->doc,
-                        py::arg("dynamic_output") = proto->HasDynamicOutput(), py::arg("framework_op") = proto->framework_op);
+                        py::arg("dynamic_output") = proto->HasDynamicOutput(), py::arg("framework_op") = proto->framework_op,
+                        py::arg("plugin") = FindPluginKernel(type) ? FindPluginKernel(type)->library : std::string());
       },
       "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc, whether its one "
-      "output is dynamic (any count), and the framework operator it was derived from (custom ops; else empty).");
+      "output is dynamic (any count), the framework operator it was derived from (custom ops) and the op plugin "
+      "library it came from (else empty).");
+  m.def(
+      "load_op_plugin", [](const std::string& path) { return Unwrap(LoadOpPlugin(path)); }, py::arg("path"),
+      "Loads an op plugin library (torchair_ge/include/torchair_ge/op_plugin.h) once; returns the op types it registered.");
   m.def(
       "register_framework_op",
       [](const std::string& type, const std::string& framework_op, const std::vector<std::pair<std::string, std::string>>& inputs,

@@ -243,3 +243,46 @@ def test_the_custom_op_example_runs(capsys):
     import runpy
     runpy.run_path(os.path.join(ROOT, "examples", "custom_op.py"), run_name="__main__")
     assert "matches eager" in capsys.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def soft_shrink_plugin(tmp_path_factory):
+    """The example plugin, built the way a user builds one: the C compiler and get_include()."""
+    import shutil
+    import subprocess
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler")
+    library = tmp_path_factory.mktemp("plugin") / "libsoft_shrink.so"
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-I", torchair_ge.get_include(),
+                    os.path.join(ROOT, "examples", "op_plugin", "soft_shrink.c"), "-o", str(library)], check=True)
+    return torchair_ge.load_op_plugin(library)
+
+
+@torch.library.custom_op("gtest::shrink", mutates_args=())
+def shrink(x: Tensor, lambd: float, scale: float) -> Tensor:
+    return torch.nn.functional.softshrink(x, lambd) * scale
+
+
+@shrink.register_fake
+def _(x, lambd, scale):
+    return torch.empty_like(x)
+
+
+def test_op_plugin_from_a_users_shared_library(soft_shrink_plugin):
+    assert soft_shrink_plugin == ["ScaledSoftShrink"]
+    assert os.path.exists(os.path.join(torchair_ge.get_include(), "torchair_ge", "op_plugin.h"))
+    op = torch.ops.gtest.shrink.default
+
+    @register_fx_node_ge_converter(op)
+    def convert(x, lambd, scale, *, meta_outputs=None):
+        return ge.ScaledSoftShrink(x, lambd=lambd, scale=scale)
+
+    try:
+        x = torch.randn(6, 9)
+        out, report = compile_and_run(lambda a: shrink(a * 2, 0.7, 3.0) + 1, x)
+        torch.testing.assert_close(out, torch.nn.functional.softshrink(x * 2, 0.7) * 3.0 + 1)
+        assert report["ir_ops"]["ScaledSoftShrink"] == 1 and report["fallback_ops"] == {}
+    finally:
+        registry._CONVERTERS.pop(op)
+        registry._UNPRODUCED.pop(op)

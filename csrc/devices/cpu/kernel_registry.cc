@@ -1,5 +1,6 @@
 #include "devices/cpu/kernel_registry.h"
 
+#include "ge/ops/op_plugin.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge::cpu {
@@ -94,7 +95,7 @@ const OpProto* FrameworkOpProto(const std::string& op_type) {
 }  // namespace
 
 bool CpuKernelRegistry::Supports(const std::string& op_type) const {
-  return creators_.count(op_type) != 0 || FrameworkOpProto(op_type) != nullptr;
+  return creators_.count(op_type) != 0 || FrameworkOpProto(op_type) != nullptr || FindPluginKernel(op_type) != nullptr;
 }
 
 std::vector<std::string> CpuKernelRegistry::SupportedOps() const {
@@ -106,9 +107,12 @@ std::vector<std::string> CpuKernelRegistry::SupportedOps() const {
 Expected<std::unique_ptr<Kernel>> CpuKernelRegistry::Create(KernelArgs& args) const {
   auto it = creators_.find(args.task.type);
   const OpProto* framework_op = it == creators_.end() ? FrameworkOpProto(args.task.type) : nullptr;
-  if (it == creators_.end() && framework_op == nullptr) return Unimplemented("no CPU kernel for op type {}", args.task.type);
+  const PluginKernel* plugin = it == creators_.end() ? FindPluginKernel(args.task.type) : nullptr;
+  if (it == creators_.end() && framework_op == nullptr && plugin == nullptr)
+    return Unimplemented("no CPU kernel for op type {}", args.task.type);
   try {
     if (framework_op != nullptr) return CreateFrameworkOp(args, *framework_op);
+    if (plugin != nullptr) return CreatePluginKernel(args, *plugin);
     return it->second(args);
   } catch (const std::exception& e) {
     return Internal("{} '{}': preparing the kernel failed: {}", args.task.type, args.task.name, e.what());

@@ -15,6 +15,10 @@
 #include "ge/ops/op_proto.h"
 #include "ge/runtime/device.h"
 
+namespace ge {
+struct PluginKernel;
+}
+
 namespace ge::cpu {
 
 struct KernelArgs {
@@ -92,6 +96,8 @@ void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback e
 // Ops derived from a framework operator's schema (OpProto::framework_op): that operator, called
 // through the torch dispatcher (kernels/framework_op_kernel.cc).
 Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& args, const OpProto& proto);
+// Ops from op plugins (ge/ops/op_plugin.h): the plugin's compute callback (kernels/plugin_kernel.cc).
+Expected<std::unique_ptr<Kernel>> CreatePluginKernel(KernelArgs& args, const PluginKernel& plugin);
 void RegisterFusedKernel(CpuKernelRegistry& registry);    // generated kernels (auto-fusion)
 
 // Which producer of a FusedKernel (by its attrs) takes the node's input `index`: its type, its
