@@ -113,6 +113,21 @@ def test_in_place_custom_op_updates_the_callers_tensor_without_a_copy():
     assert report["mutated_inputs"] == [0]
 
 
+def test_readers_of_a_graph_inputs_old_value_run_before_the_in_place_update():
+    def fn(cache, rows):
+        before = cache.sum(0) * 1.0
+        add_rows_(cache, rows, 2)
+        return before, cache * 2
+
+    cache, rows = torch.randn(5, 3), torch.randn(2, 3)
+    expected_cache = cache.clone()
+    expected = fn(expected_cache, rows)
+    out, report = compile_and_run(fn, cache, rows)
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(cache, expected_cache)
+    assert report["ir_ops"]["gtest::add_rows_"] == 1
+
+
 def test_in_place_custom_op_on_an_intermediate_keeps_the_old_value_for_other_readers():
     def fn(x, rows):
         buf = x * 2
