@@ -37,6 +37,7 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
                            py::arg("runs") = p.runs, py::arg("changed") = p.changed));
   const auto& af = s.autofuse;
   py::dict autofuse(py::arg("kernels") = af.kernels, py::arg("fused_nodes") = af.fused_nodes,
+                    py::arg("library_epilogues") = af.library_epilogues,
                     py::arg("cache_hit") = af.cache_hit, py::arg("build_ms") = af.build_ms, py::arg("library") = af.library,
                     py::arg("source") = af.source, py::arg("fallback") = af.fallback);
   return py::dict(py::arg("is_static") = s.is_static, py::arg("autofuse") = autofuse, py::arg("passes") = passes, py::arg("const_memory_size") = s.const_memory_size,

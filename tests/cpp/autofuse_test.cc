@@ -211,6 +211,26 @@ TEST_P(AutofuseTest, ConcatenationsOfOutsideTensorsAreReadPartByPart) {
   }, {{{3, 7}, {3, 2}, {3, 5}, {2, 1, 6}, {2, 3, 6}, {6}}}, 2);
 }
 
+// MatMulV2 + activation becomes FusedMatMul (the library applies the activation: a oneDNN post-op
+// in float32 at this size, at::mm + the activation in place otherwise); the rest fuses after it.
+TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {
+  Check("matmul + activation", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    std::vector<es::EsTensor> outs;
+    auto product = [&] { return es::MatMulV2(in[0], in[1], in[2], {}, false, true); };  // [64,256] x [256,256]^T + bias
+    outs.push_back(es::Relu(product()) * Scalar(b, 2.0, t));
+    outs.push_back(es::Gelu(product()) + in[2]);
+    outs.push_back(es::Gelu(product(), "tanh") - in[2]);
+    outs.push_back(es::Neg(es::Sigmoid(product())));
+    outs.push_back(es::Tanh(product()) * in[2]);
+    return outs;
+  }, {{{64, 256}, {256, 256}, {256}}}, 5);
+  const Result fused = Run([](es::GraphBuilder&, DataType, const std::vector<es::EsTensor>& in) {
+    return std::vector<es::EsTensor>{es::Gelu(es::MatMulV2(in[0], in[1]))};
+  }, {{{8, 16}, {16, 4}}}, GetParam(), true);
+  EXPECT_EQ(fused.summary.autofuse.library_epilogues, 1);
+  EXPECT_EQ(fused.summary.task_num, 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, AutofuseTest,
                          ::testing::Values(DataType::kFloat, DataType::kFloat16, DataType::kBFloat16),
                          [](const auto& info) { return std::string(DataTypeName(info.param)).substr(3); });

@@ -6,6 +6,7 @@
 
 #include "ge/autofuse/cpp_codegen.h"
 #include "ge/autofuse/fusible_ops.h"
+#include "ge/autofuse/library_epilogues.h"
 #include "ge/base/logging.h"
 #include "ge/ir/annotations.h"
 #include "ge/passes/rewrite_utils.h"
@@ -48,7 +49,7 @@ struct LoweredGroup {
 // it (an epilogue: bias + activation, residual add, softmax of scores, ...). Their kernels take
 // no workspace of their own.
 bool CanBeProducer(const Node* node) {
-  static const std::set<std::string> kTypes = {"MatMulV2", "BatchMatMulV2", "Conv2D", "Conv2DTranspose",
+  static const std::set<std::string> kTypes = {"MatMulV2", "FusedMatMul", "BatchMatMulV2", "Conv2D", "Conv2DTranspose",
                                                "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention", "GatherV2"};
   return kTypes.count(node->type()) && node->num_outputs() == 1 && !HasControlEdges(node) &&
          ScalarTypeOf(node->output_desc(0).dtype) == ScalarType::kFloat && !IsMutatedValue(Value{const_cast<Node*>(node), 0});
@@ -262,6 +263,7 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
 Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,
                                                            AutofuseStats* stats) {
   if (!options.enabled) return std::shared_ptr<const KernelLibrary>();
+  GE_ASSIGN_OR_RETURN(stats->library_epilogues, FoldLibraryEpilogues(graph));
   const std::vector<FusionGroup> groups = FindFusionGroups(graph, options.grouping);
   if (groups.empty()) return std::shared_ptr<const KernelLibrary>();
   std::vector<LoweredGroup> lowered;

@@ -1,5 +1,9 @@
 // Matrix products and reductions.
 #include <ATen/ops/addmm.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/tanh.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/mean.h>
@@ -12,18 +16,38 @@
 namespace ge::cpu {
 namespace {
 
-Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) {
+// The activation FusedMatMul applies in place to the product (fallback path).
+void ApplyActivation(const std::string& activation, at::Tensor& y) {
+  if (activation == "relu") at::relu_(y);
+  else if (activation == "gelu") at::gelu_out(y, y, "none");
+  else if (activation == "gelu_tanh") at::gelu_out(y, y, "tanh");
+  else if (activation == "sigmoid") at::sigmoid_out(y, y);
+  else if (activation == "tanh") at::tanh_out(y, y);
+}
+
+// MatMulV2 (no activation) and FusedMatMul: oneDNN's inner product with the activation as a
+// post-op where that is faster, else at::mm/addmm and the activation in place while y is hot.
+Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const std::string& activation) {
   GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
   GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
-  if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("MatMulV2 '{}': offset_w (int8) is not supported on CPU", a.task.name);
+  if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
   at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
   at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
-  at::Tensor bias = a.inputs[2];
+  at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
   if (!t1)
-    if (auto body = OneDnnLinear(x1, x2, bias, a.InputIsConstant(1), a.outputs[0])) return MakeKernel(a.task, std::move(*body));
-  if (bias.defined())
-    return MakeKernel(a.task, [x1, x2, bias, y = a.outputs[0]]() mutable { at::addmm_out(y, bias, x1, x2); });
-  return MakeKernel(a.task, [x1, x2, y = a.outputs[0]]() mutable { at::mm_out(y, x1, x2); });
+    if (auto body = OneDnnLinear(x1, x2, bias, a.InputIsConstant(1), activation, a.outputs[0])) return MakeKernel(a.task, std::move(*body));
+  return MakeKernel(a.task, [x1, x2, bias, activation, y = a.outputs[0]]() mutable {
+    if (bias.defined()) at::addmm_out(y, bias, x1, x2);
+    else at::mm_out(y, x1, x2);
+    ApplyActivation(activation, y);
+  });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) { return CreateProduct(a, ""); }
+
+Expected<std::unique_ptr<Kernel>> CreateFusedMatMul(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(std::string activation, a.Attr<std::string>("fused_op_type"));
+  return CreateProduct(a, activation);
 }
 
 Expected<std::unique_ptr<Kernel>> CreateBatchMatMulV2(KernelArgs& a) {
@@ -59,6 +83,7 @@ Expected<std::unique_ptr<Kernel>> CreateReduce(KernelArgs& a) {
 
 void RegisterMathKernels(CpuKernelRegistry& r) {
   r.Register("MatMulV2", CreateMatMulV2);
+  r.Register("FusedMatMul", CreateFusedMatMul);
   r.Register("BatchMatMulV2", CreateBatchMatMulV2);
   r.Register("ReduceSum", CreateReduce<false>);
   r.Register("ReduceMean", CreateReduce<true>);

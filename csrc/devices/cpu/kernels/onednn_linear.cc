@@ -56,7 +56,7 @@ const std::optional<c10::TypedOperatorHandle<ReorderFn>>& ReorderOp() {
 }  // namespace
 
 std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
-                                                  bool x2_is_constant, const at::Tensor& y) {
+                                                  bool x2_is_constant, const std::string& activation, const at::Tensor& y) {
   if (!LinearOp()) return std::nullopt;
   const bool f32 = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
   if (!f32 || x1.dim() != 2 || x2.dim() != 2 || !x1.is_contiguous()) return std::nullopt;
@@ -68,8 +68,16 @@ std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at
   at::Tensor weight = x2.t();
   if (x2_is_constant && ReorderOp()) weight = ReorderOp()->call(weight.contiguous(), m);
   std::optional<at::Tensor> b = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
-  return [x1, weight, b, y]() mutable {
-    at::Tensor out = LinearOp()->call(x1, weight, b, "none", c10::List<std::optional<at::Scalar>>(), std::nullopt);
+  // oneDNN's post-op names: GELU's form is the algorithm argument.
+  std::string post_op = activation.empty() ? "none" : activation;
+  std::optional<std::string> algorithm;
+  if (activation == "gelu" || activation == "gelu_tanh") {
+    post_op = "gelu";
+    algorithm = activation == "gelu" ? "none" : "tanh";
+  }
+  return [x1, weight, b, post_op, algorithm, y]() mutable {
+    std::optional<std::string_view> algo = algorithm ? std::optional<std::string_view>(*algorithm) : std::nullopt;
+    at::Tensor out = LinearOp()->call(x1, weight, b, post_op, c10::List<std::optional<at::Scalar>>(), algo);
     y.copy_(out);
   };
 }

@@ -113,6 +113,15 @@ void MatMul(OpRegistry& r, const char* type, const char* flag1, const char* flag
                        .Build());
 }
 
+// The activations a FusedMatMul applies to its product (GE's FusedMatMul fused_op_type).
+Status InferFusedMatMul(InferContext& ctx) {
+  static const std::set<std::string> kActivations = {"relu", "gelu", "gelu_tanh", "sigmoid", "tanh"};
+  const std::string activation = ctx.Attr<std::string>("fused_op_type");
+  if (!kActivations.count(activation))
+    return ctx.Error("fused_op_type '{}' is not one of relu, gelu, gelu_tanh, sigmoid, tanh", activation);
+  return InferMatMulV2(ctx);
+}
+
 }  // namespace
 
 void RegisterMathOps(OpRegistry& r) {
@@ -120,6 +129,19 @@ void RegisterMathOps(OpRegistry& r) {
          "y = op(x1) @ op(x2) + bias for 2-D x1, x2; op transposes when the flag is set");
   MatMul(r, "BatchMatMulV2", "adj_x1", "adj_x2", InferBatchMatMulV2,
          "batched matrix product over the last two dims; leading dims broadcast");
+  (void)r.Register(OpDef("FusedMatMul")
+                       .TypeVar("T", dtypes::kFloat)
+                       .Input("x1", "T")
+                       .Input("x2", "T")
+                       .OptionalInput("bias", "T")
+                       .Output("y", "T")
+                       .Attr("transpose_x1", AttrType::kBool, false)
+                       .Attr("transpose_x2", AttrType::kBool, false)
+                       .Attr("fused_op_type", AttrType::kString)
+                       .Infer(InferFusedMatMul)
+                       .Doc("y = act(op(x1) @ op(x2) + bias), act = fused_op_type (relu, gelu, gelu_tanh, sigmoid, tanh): "
+                            "MatMulV2 with its activation applied while the product is still in cache")
+                       .Build());
   RegisterReduce(r, "ReduceSum", dtypes::kNumeric, "sum over `axes` (empty axes: all)");
   RegisterReduce(r, "ReduceMean", dtypes::kNumeric, "mean over `axes` (empty axes: all)");
 }

@@ -1,0 +1,59 @@
+#include "ge/autofuse/library_epilogues.h"
+
+#include "ge/ir/annotations.h"
+#include "ge/ops/op_registry.h"
+#include "ge/passes/rewrite_utils.h"
+
+namespace ge::autofuse {
+namespace {
+
+// The FusedMatMul activation an op is, or "" when it is none of them.
+std::string ActivationOf(const Node* node) {
+  const std::string& type = node->type();
+  if (type == "Relu") return "relu";
+  if (type == "Sigmoid") return "sigmoid";
+  if (type == "Tanh") return "tanh";
+  if (type == "Gelu") return node->GetAttrOr<std::string>("approximate", "none") == "tanh" ? "gelu_tanh" : "gelu";
+  return "";
+}
+
+// A float product whose only reader is the activation: nothing else needs the raw product.
+bool FoldableProduct(Value product) {
+  const Node* mm = product.node;
+  if (mm->type() != "MatMulV2" || HasControlEdges(mm) || !HasSingleUser(product) || FeedsNetOutput(product) ||
+      IsMutatedValue(product))
+    return false;
+  if (mm->num_inputs() > 3 && mm->input(3).valid()) return false;  // int8 offset_w
+  if (mm->GetAttrOr<int64_t>("offset_x", 0) != 0) return false;
+  const DataType dt = mm->output_desc(0).dtype;
+  return dt == DataType::kFloat || dt == DataType::kFloat16 || dt == DataType::kBFloat16;
+}
+
+}  // namespace
+
+Expected<int> FoldLibraryEpilogues(Graph& graph) {
+  int folded = 0;
+  GE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
+  for (Node* act : order) {
+    const std::string activation = ActivationOf(act);
+    if (activation.empty() || act->num_inputs() != 1 || HasControlEdges(act) || !FoldableProduct(act->input(0))) continue;
+    Node* mm = act->input(0).node;
+    const std::vector<Value> inputs = {mm->input(0), mm->input(1), mm->num_inputs() > 2 ? mm->input(2) : Value{}};
+    Node* fused = graph.AddNode("FusedMatMul", mm->name() + "_" + activation, inputs, 1);
+    fused->SetAttr("transpose_x1", mm->GetAttrOr<bool>("transpose_x1", false));
+    fused->SetAttr("transpose_x2", mm->GetAttrOr<bool>("transpose_x2", false));
+    fused->SetAttr("fused_op_type", activation);
+    for (const char* key : {kAttrFxNode, kAttrSource})
+      if (mm->HasAttr(key)) fused->SetAttr(key, mm->attrs().at(key));
+    GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*fused));
+    GE_CHECK(fused->output_desc(0) == act->output_desc(0), "{}: fused output {} differs from {}", act->ToString(),
+             fused->output_desc(0).ToString(), act->output_desc(0).ToString());
+    graph.ReplaceAllUsesWith(act->output(0), fused->output(0));
+    GE_RETURN_IF_ERROR(graph.RemoveNode(act));
+    GE_RETURN_IF_ERROR(graph.RemoveNode(mm));
+    ++folded;
+  }
+  return folded;
+}
+
+}  // namespace ge::autofuse
