@@ -326,11 +326,13 @@ class KernelWriter {
       for (int a : k_.ops[static_cast<size_t>(ops[k])].args) last_use[a] = static_cast<int>(k);
     for (int id : keep_alive) last_use[id] = static_cast<int>(ops.size());
     std::map<int, std::string> slot_of;
+    std::map<int, std::string> inline_expr;  // loads, constants, row-cache reads: read where used
     std::map<std::string, std::vector<std::string>> free_slots;  // by C type
     std::vector<std::pair<int, std::string>> live;              // (op, slot)
     std::string decls, body;
     int next = 0;
     auto name = [&](int id) {
+      if (auto e = inline_expr.find(id); e != inline_expr.end()) return e->second;
       auto it = slot_of.find(id);
       return it == slot_of.end() ? Name(id) : it->second + "[j]";
     };
@@ -338,6 +340,16 @@ class KernelWriter {
       const int id = ops[k];
       const KOp& op = k_.ops[static_cast<size_t>(id)];
       const std::string type = CType(op.type);
+      // A value that is only a read gets no slot and no loop of its own: its readers load it
+      // (a copy loop per block would cost a store per element and a pass over the block).
+      const bool cached_read = cached_ready_.count(id) != 0;
+      if (cached_read || op.kind == OpKind::kLoad || op.kind == OpKind::kConst) {
+        const std::string expr = cached_read ? fmt::format("c{}[i + j]", id) : Expr(op, "(i + j)", name);
+        inline_expr[id] = "(" + expr + ")";
+        if (cached_.count(id) && !cached_read)
+          body += fmt::format("{}for (int j = 0; j < {}; ++j) c{}[i + j] = {};\n", indent, b, id, expr);
+        continue;
+      }
       // Free the slots of values whose last reader came before this op.
       for (auto it = live.begin(); it != live.end();) {
         if (last_use[it->first] < static_cast<int>(k)) {
@@ -359,15 +371,17 @@ class KernelWriter {
       live.emplace_back(id, slot);
       if (op.kind == OpKind::kConcat && RowConcat(op) && !cached_ready_.count(id)) {
         body += RowConcatFill(op, slot, b, indent);
+      } else if (cached_.count(id)) {  // stored to the row cache in the same pass
+        body += fmt::format("{}for (int j = 0; j < {}; ++j) {{ {}[j] = {}; c{}[i + j] = {}[j]; }}\n", indent, b, slot,
+                            Expr(op, "(i + j)", name), id, slot);
       } else {
-        const std::string expr = cached_ready_.count(id) ? fmt::format("c{}[i + j]", id) : Expr(op, "(i + j)", name);
-        body += fmt::format("{}for (int j = 0; j < {}; ++j) {}[j] = {};\n", indent, b, slot, expr);
+        body += fmt::format("{}for (int j = 0; j < {}; ++j) {}[j] = {};\n", indent, b, slot, Expr(op, "(i + j)", name));
       }
-      if (cached_.count(id) && !cached_ready_.count(id))
+      if (cached_.count(id) && op.kind == OpKind::kConcat && RowConcat(op))
         body += fmt::format("{}for (int j = 0; j < {}; ++j) c{}[i + j] = {}[j];\n", indent, b, id, slot);
     }
     out_ += decls + body;
-    std::map<int, std::string> result;
+    std::map<int, std::string> result = inline_expr;
     for (const auto& [id, slot] : slot_of) result[id] = slot + "[j]";
     return result;
   }
