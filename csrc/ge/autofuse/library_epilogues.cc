@@ -1,7 +1,5 @@
 #include "ge/autofuse/library_epilogues.h"
 
-#include "ge/ir/annotations.h"
-#include "ge/ops/op_registry.h"
 #include "ge/passes/rewrite_utils.h"
 
 namespace ge::autofuse {
@@ -43,12 +41,7 @@ Expected<int> FoldLibraryEpilogues(Graph& graph) {
     fused->SetAttr("transpose_x1", mm->GetAttrOr<bool>("transpose_x1", false));
     fused->SetAttr("transpose_x2", mm->GetAttrOr<bool>("transpose_x2", false));
     fused->SetAttr("fused_op_type", activation);
-    for (const char* key : {kAttrFxNode, kAttrSource})
-      if (mm->HasAttr(key)) fused->SetAttr(key, mm->attrs().at(key));
-    GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*fused));
-    GE_CHECK(fused->output_desc(0) == act->output_desc(0), "{}: fused output {} differs from {}", act->ToString(),
-             fused->output_desc(0).ToString(), act->output_desc(0).ToString());
-    graph.ReplaceAllUsesWith(act->output(0), fused->output(0));
+    GE_RETURN_IF_ERROR(SubstituteNode(graph, act, fused));
     GE_RETURN_IF_ERROR(graph.RemoveNode(act));
     GE_RETURN_IF_ERROR(graph.RemoveNode(mm));
     ++folded;

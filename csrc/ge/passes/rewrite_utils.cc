@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ge/base/half.h"
+#include "ge/ir/annotations.h"
 #include "ge/compiler/partition.h"  // kOpTorch
 #include "ge/ops/op_registry.h"
 
@@ -113,6 +114,20 @@ Status RemoveWithDeadInputs(Graph& graph, Node* node) {
     if (p == nullptr || HasSideEffects(p) || p->HasUsers() || HasControlEdges(p)) continue;
     GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, p));
   }
+  return {};
+}
+
+}  // namespace ge
+
+namespace ge {
+
+Status SubstituteNode(Graph& graph, Node* old_node, Node* replacement) {
+  for (const char* key : {kAttrFxNode, kAttrSource})
+    if (old_node->HasAttr(key)) replacement->SetAttr(key, old_node->attrs().at(key));
+  GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*replacement));
+  GE_CHECK(replacement->output_desc(0) == old_node->output_desc(0), "{}: replacement {} output {} differs from {}",
+           old_node->ToString(), replacement->type(), replacement->output_desc(0).ToString(), old_node->output_desc(0).ToString());
+  graph.ReplaceAllUsesWith(old_node->output(0), replacement->output(0));
   return {};
 }
 

@@ -38,6 +38,11 @@ bool ConstIsAll(Value v, double x);
 // A new Const node holding `value`.
 Node* AddConst(Graph& graph, Tensor value, const std::string& name);
 
+// Finishes a node that replaces `old_node`'s single output: takes its FX provenance (fx node,
+// source line), verifies and infers it, checks its output desc equals the old one, and points
+// every user of the old output at it. The caller removes what is left.
+Status SubstituteNode(Graph& graph, Node* old_node, Node* replacement);
+
 // Ops whose effect is more than their outputs: Data, NetOutput, in-place updates, TorchOp (the
 // fallback may run anything). Never removed for being unused.
 bool HasSideEffects(const Node* node);

@@ -6,8 +6,6 @@
 // without materializing the scores. Every intermediate must have exactly one user.
 #include <cstring>
 
-#include "ge/ir/annotations.h"
-#include "ge/ops/op_registry.h"
 #include "ge/passes/rewrite_rules.h"
 #include "ge/passes/rewrite_utils.h"
 
@@ -97,12 +95,7 @@ Status Apply(Graph& graph, Node* root) {
   Node* fused = graph.AddNode("FusedAttention", root->name() + "_attention", {m->q, m->k, m->v, m->mask}, 1);
   fused->SetAttr("scale", m->scale);
   fused->SetAttr("is_causal", false);
-  for (const char* key : {kAttrFxNode, kAttrSource})
-    if (root->HasAttr(key)) fused->SetAttr(key, root->attrs().at(key));
-  GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*fused));
-  GE_CHECK(fused->output_desc(0) == root->output_desc(0), "{}: fused output {} differs from {}", root->ToString(),
-           fused->output_desc(0).ToString(), root->output_desc(0).ToString());
-  graph.ReplaceAllUsesWith(root->output(0), fused->output(0));
+  GE_RETURN_IF_ERROR(SubstituteNode(graph, root, fused));
   return RemoveWithDeadInputs(graph, root);
 }
 
