@@ -103,6 +103,7 @@ void BindTypes(py::module_& m) {
       [](const std::string& type) {
         const OpProto* proto = OpRegistry::Global().Find(type);
         if (!proto) throw GeError(fmt::format("op type '{}' is not registered", type));
+        const PluginKernel* plugin = FindPluginKernel(type);
         py::list inputs, outputs, attrs;
         for (const auto& in : proto->inputs) inputs.append(py::dict(py::arg("name") = in.name, py::arg("kind") = KindName(in.kind)));
         for (const auto& out : proto->outputs) outputs.append(out.name);
@@ -112,7 +113,7 @@ void BindTypes(py::module_& m) {
         return py::dict(py::arg("type") = proto->type, py::arg("inputs") = inputs, py::arg("outputs") = outputs,
                         py::arg("attrs") = attrs, py::arg("doc") = proto->doc,
                         py::arg("dynamic_output") = proto->HasDynamicOutput(), py::arg("framework_op") = proto->framework_op,
-                        py::arg("plugin") = FindPluginKernel(type) ? FindPluginKernel(type)->library : std::string());
+                        py::arg("plugin") = plugin ? plugin->library : std::string());
       },
       "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc, whether its one "
       "output is dynamic (any count), the framework operator it was derived from (custom ops) and the op plugin "

@@ -15,7 +15,7 @@ import torch
 from torch._higher_order_ops.auto_functionalize import auto_functionalized, auto_functionalized_v2
 
 from torchair_ge import _C
-from torchair_ge.fx2ge.fallback import CannotFallBack, _argument_values, _output_metas
+from torchair_ge.fx2ge.fallback import CannotFallBack, argument_values, output_metas
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge.ge.graph import current_builder
 
@@ -83,12 +83,12 @@ def custom_op_node(op, args, kwargs, metas, name, mutated=(), in_place=False):
 
     `metas`: the fake tensors of the returns; `mutated`: names of the arguments the op writes."""
     schema = op._schema
-    values = _argument_values(op, args, kwargs)
-    if sum(1 for a in schema.arguments if _classify(a) == ("input", "dynamic")) > 1:
-        raise CannotFallBack("it takes more than one Tensor[] argument")
+    values = argument_values(op, args, kwargs)
     input_specs, attr_specs, inputs, attrs, none_args = [], [], [], {}, []
     for arg, value in zip(schema.arguments, values):
         what, kind = _classify(arg)
+        if kind == "dynamic" and any(k == "dynamic" for _, k in input_specs):
+            raise CannotFallBack("it takes more than one Tensor[] argument")
         if what == "input":
             input_specs.append((arg.name, kind))
             inputs.append(list(value) if kind == "dynamic" else value)
@@ -99,7 +99,7 @@ def custom_op_node(op, args, kwargs, metas, name, mutated=(), in_place=False):
             else:
                 attrs[arg.name] = _attr_value(value, kind)
     input_names = [n for n, _ in input_specs]
-    outputs = list(_output_metas(metas)) if metas is not None else []
+    outputs = list(output_metas(metas)) if metas is not None else []
     pairs = []
     for arg_name in mutated:
         pairs.append((len(outputs), input_names.index(arg_name)))
@@ -138,3 +138,21 @@ def functionalized_call(node):
             bases[name], slots[name] = kwargs.get(name), k
     mutated = [n for n in mutated if bases[n] is not None]
     return op, kwargs, mutated, bases, slots
+
+
+def updated_output_index(op, slot):
+    """The FX output index of a functionalized node's updated base `slot`: after the op's returns
+    (one None placeholder when it returns nothing)."""
+    return max(len(op._schema.returns), 1) + slot
+
+
+def inputs_updated_in_place(node):
+    """{FX output index: graph input} of an auto_functionalized(_v2) node whose mutated arguments
+    are all graph inputs -- those are updated in their own memory -- else {} (updated copies)."""
+    try:
+        op, _, mutated, bases, slots = functionalized_call(node)
+    except CannotFallBack:
+        return {}
+    if not mutated or any(bases[n].op != "placeholder" for n in mutated):
+        return {}
+    return {updated_output_index(op, slots[n]): bases[n] for n in mutated}

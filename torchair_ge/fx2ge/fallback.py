@@ -75,7 +75,9 @@ class _Encoder:
         raise CannotFallBack(f"argument '{arg.name}' of type {arg.type} holds {type(value).__name__}")
 
 
-def _argument_values(op, args, kwargs):
+def argument_values(op, args, kwargs):
+    """Every schema argument's value, in schema order (defaults filled in). Shared with the
+    derived custom ops (custom_ops.py)."""
     schema = op._schema
     values = []
     for i, arg in enumerate(schema.arguments):
@@ -90,7 +92,8 @@ def _argument_values(op, args, kwargs):
     return values
 
 
-def _output_metas(meta):
+def output_metas(meta):
+    """The node's output fake tensors as a list; static tensors only."""
     metas = list(meta) if isinstance(meta, (tuple, list)) else [meta]
     for m in metas:
         if not isinstance(m, torch.Tensor):
@@ -109,7 +112,7 @@ def fallback_blocker(op, meta):
     if any("Generator" in str(a.type) for a in op._schema.arguments):
         return "it draws random numbers"
     try:
-        for m in _output_metas(meta):
+        for m in output_metas(meta):
             torch_to_ge(m.dtype)
     except (CannotFallBack, TypeError) as e:
         return str(e)
@@ -122,8 +125,8 @@ def fallback_node(op, args, kwargs, meta, name):
     if reason:
         raise CannotFallBack(reason)
     encoder = _Encoder()
-    specs = [encoder.encode(a, v) for a, v in zip(op._schema.arguments, _argument_values(op, args, kwargs))]
-    metas = _output_metas(meta)
+    specs = [encoder.encode(a, v) for a, v in zip(op._schema.arguments, argument_values(op, args, kwargs))]
+    metas = output_metas(meta)
     dtypes = [int(torch_to_ge(m.dtype)) for m in metas]
     outputs = current_builder().op(
         "TorchOp", [encoder.tensors],

@@ -5,9 +5,15 @@ leaves `copy_(input, new_value)` at the end of the graph for every input the mod
   into the caller's tensor.
 - The static KV-cache pattern `copy_(input, index_copy(input, dim, index, source))` becomes one
   InplaceIndexCopy on the input: only the new rows move, never the whole cache.
+- A functionalized custom op that mutates graph inputs writes them in their own memory
+  (custom_ops.py): the copy_ back is dropped.
 
 The engine's prepare stage orders every reader of the old value before the write."""
+import operator
+
 import torch
+
+from torchair_ge.fx2ge.custom_ops import FUNCTIONALIZED, inputs_updated_in_place
 
 aten = torch.ops.aten
 
@@ -25,14 +31,26 @@ def _depends_on(node, ancestor):
     return False
 
 
+def _written_by_custom_op(source, target):
+    """Whether `source` is a functionalized custom op's update of graph input `target` made in
+    the input's own memory (custom_ops.inputs_updated_in_place)."""
+    if not isinstance(source, torch.fx.Node) or source.target is not operator.getitem:
+        return False
+    node, index = source.args
+    return node.target in FUNCTIONALIZED and inputs_updated_in_place(node).get(index) is target
+
+
 def plan_inplace_updates(gm):
-    """{index_copy node: the placeholder it updates in place}, and the copy_ nodes that this
-    makes redundant."""
+    """{index_copy node: the placeholder it updates in place}, and the copy_ nodes that this (or a
+    custom op updating a graph input in place) makes redundant."""
     inplace, absorbed = {}, set()
     for node in gm.graph.nodes:
         if node.target is not aten.copy_.default or node.args[0].op != "placeholder":
             continue
         target, source = node.args[0], node.args[1]
+        if _written_by_custom_op(source, target):
+            absorbed.add(node)
+            continue
         if not isinstance(source, torch.fx.Node) or source.target is not aten.index_copy.default:
             continue
         if source.args[0] is not target or source in inplace:

@@ -11,7 +11,8 @@ from torch.fx.node import map_aggregate
 
 from torchair_ge import _C
 from torchair_ge.fx2ge import converters  # noqa: F401  (registers the built-in converters)
-from torchair_ge.fx2ge.custom_ops import FUNCTIONALIZED, custom_op_node, functionalized_call, is_custom_op
+from torchair_ge.fx2ge.custom_ops import (FUNCTIONALIZED, custom_op_node, functionalized_call, inputs_updated_in_place,
+                                          is_custom_op, updated_output_index)
 from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProduced, UnsupportedOpError
 from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
 from torchair_ge.fx2ge.inplace import plan_inplace_updates
@@ -105,8 +106,6 @@ class FxToGe:
         self.placeholders = []  # the ones that stay engine inputs
         self.fallback_ops = {}
         self.inplace, self.absorbed_copies = plan_inplace_updates(gm)
-        # (functionalized custom op node, output index) -> the graph input that output updated in place
-        self.updated_inputs = {}
 
     def check_supported(self):
         """Raises one UnsupportedOpError naming every op that has no converter and cannot fall
@@ -183,7 +182,7 @@ class FxToGe:
                 raise ConversionError(f"{_describe(node)} reads output {index} ({value.what}), which torchair_ge "
                                       "does not compute for this op")
             return value
-        if node in self.absorbed_copies or self._updated_in_place(node):  # the update already wrote the input
+        if node in self.absorbed_copies:  # the in-place update already wrote the input
             return self.env[node.args[1]]
         if node.target in FUNCTIONALIZED:
             return self._functionalized_custom_op(node)
@@ -229,36 +228,26 @@ class FxToGe:
 
     def _functionalized_custom_op(self, node):
         """auto_functionalized(_v2)(op, ...): the op's derived IR op with one more output per mutated
-        argument. Graph inputs are updated in their own memory (the trailing copy_ into them is
-        then a no-op); other values get an updated copy."""
+        argument. Graph inputs are updated in their own memory (plan_inplace_updates drops the
+        trailing copy_ into them); other values get an updated copy."""
         try:
             op, kwargs, mutated, bases, slots = functionalized_call(node)
-            in_place = all(bases[n].op == "placeholder" and self.fx_inputs[bases[n]] not in self.frozen for n in mutated)
             returns = len(op._schema.returns)
             metas = node.meta["val"][:returns] if returns else None
-            outputs = custom_op_node(op, (), map_aggregate(kwargs, self._lookup), metas, node.name, mutated, in_place)
+            outputs = custom_op_node(op, (), map_aggregate(kwargs, self._lookup), metas, node.name, mutated,
+                                     in_place=bool(inputs_updated_in_place(node)))
         except CannotFallBack as e:
             raise UnsupportedOpError(f"{_describe(node)}: custom op {node.args[0]} cannot run: {e}",
                                      missing_ops=[str(node.args[0])]) from e
         except (_C.GeError, TypeError, ValueError) as e:
             raise ConversionError(f"{_describe(node)}: {e}") from e
         # FX outputs: the op's returns (a None slot when it returns nothing), then the updated bases.
-        rets = list(outputs[:returns]) or [None]
-        updated = [None] * (max(slots.values(), default=-1) + 1)
+        fx_outputs = list(outputs[:returns]) or [None]
         for k, name in enumerate(mutated):
-            updated[slots[name]] = outputs[returns + k]
-            if in_place:
-                self.updated_inputs[(node, len(rets) + slots[name])] = bases[name]
-        return tuple(rets + updated)
-
-    def _updated_in_place(self, node):
-        """copy_(graph input, value) where value is a custom op's in-place update of that input."""
-        if node.target is not torch.ops.aten.copy_.default:
-            return False
-        target, source = node.args[0], node.args[1]
-        if not isinstance(source, torch.fx.Node) or source.target is not operator.getitem:
-            return False
-        return self.updated_inputs.get((source.args[0], source.args[1])) is target
+            index = updated_output_index(op, slots[name])
+            fx_outputs += [None] * (index + 1 - len(fx_outputs))
+            fx_outputs[index] = outputs[returns + k]
+        return tuple(fx_outputs)
 
     def _lookup(self, arg):
         return self.env[arg] if isinstance(arg, torch.fx.Node) else arg

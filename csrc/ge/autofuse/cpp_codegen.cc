@@ -369,16 +369,15 @@ class KernelWriter {
       }
       slot_of[id] = slot;
       live.emplace_back(id, slot);
-      if (op.kind == OpKind::kConcat && RowConcat(op) && !cached_ready_.count(id)) {
+      // (values already in a row cache were inlined above; what is cached here is stored to it)
+      const std::string to_cache = cached_.count(id) ? fmt::format(" c{}[i + j] = {}[j];", id, slot) : "";
+      if (op.kind == OpKind::kConcat && RowConcat(op)) {
         body += RowConcatFill(op, slot, b, indent);
-      } else if (cached_.count(id)) {  // stored to the row cache in the same pass
-        body += fmt::format("{}for (int j = 0; j < {}; ++j) {{ {}[j] = {}; c{}[i + j] = {}[j]; }}\n", indent, b, slot,
-                            Expr(op, "(i + j)", name), id, slot);
+        if (!to_cache.empty()) body += fmt::format("{}for (int j = 0; j < {}; ++j){}\n", indent, b, to_cache);
       } else {
-        body += fmt::format("{}for (int j = 0; j < {}; ++j) {}[j] = {};\n", indent, b, slot, Expr(op, "(i + j)", name));
+        body += fmt::format("{}for (int j = 0; j < {}; ++j) {{ {}[j] = {};{} }}\n", indent, b, slot,
+                            Expr(op, "(i + j)", name), to_cache);
       }
-      if (cached_.count(id) && op.kind == OpKind::kConcat && RowConcat(op))
-        body += fmt::format("{}for (int j = 0; j < {}; ++j) c{}[i + j] = {}[j];\n", indent, b, id, slot);
     }
     out_ += decls + body;
     std::map<int, std::string> result = inline_expr;

@@ -16,13 +16,17 @@
 namespace ge::cpu {
 namespace {
 
-// The activation FusedMatMul applies in place to the product (fallback path).
-void ApplyActivation(const std::string& activation, at::Tensor& y) {
-  if (activation == "relu") at::relu_(y);
-  else if (activation == "gelu") at::gelu_out(y, y, "none");
-  else if (activation == "gelu_tanh") at::gelu_out(y, y, "tanh");
-  else if (activation == "sigmoid") at::sigmoid_out(y, y);
-  else if (activation == "tanh") at::tanh_out(y, y);
+// The activation FusedMatMul applies in place to the product (fallback path), chosen at load.
+using InPlaceActivation = void (*)(at::Tensor&);
+
+Expected<InPlaceActivation> ActivationFor(const std::string& name) {
+  if (name.empty()) return InPlaceActivation{[](at::Tensor&) {}};
+  if (name == "relu") return InPlaceActivation{[](at::Tensor& y) { at::relu_(y); }};
+  if (name == "gelu") return InPlaceActivation{[](at::Tensor& y) { at::gelu_out(y, y, "none"); }};
+  if (name == "gelu_tanh") return InPlaceActivation{[](at::Tensor& y) { at::gelu_out(y, y, "tanh"); }};
+  if (name == "sigmoid") return InPlaceActivation{[](at::Tensor& y) { at::sigmoid_out(y, y); }};
+  if (name == "tanh") return InPlaceActivation{[](at::Tensor& y) { at::tanh_out(y, y); }};
+  return InvalidArgument("unknown fused_op_type '{}'", name);
 }
 
 // MatMulV2 (no activation) and FusedMatMul: oneDNN's inner product with the activation as a
@@ -31,15 +35,17 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const std::string
   GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
   GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
   if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
+  auto act = ActivationFor(activation);
+  if (!act.ok()) return act.status().WithContext(fmt::format("{} '{}'", a.task.type, a.task.name));
   at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
   at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
   at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
   if (!t1)
     if (auto body = OneDnnLinear(x1, x2, bias, a.InputIsConstant(1), activation, a.outputs[0])) return MakeKernel(a.task, std::move(*body));
-  return MakeKernel(a.task, [x1, x2, bias, activation, y = a.outputs[0]]() mutable {
+  return MakeKernel(a.task, [x1, x2, bias, apply = *act, y = a.outputs[0]]() mutable {
     if (bias.defined()) at::addmm_out(y, bias, x1, x2);
     else at::mm_out(y, x1, x2);
-    ApplyActivation(activation, y);
+    apply(y);
   });
 }
 

@@ -79,10 +79,10 @@ Expected<PoolWindow> ReadPoolWindow(const KernelArgs& a) {
   return w;
 }
 
-// A contiguous NCHW workspace re-viewed with channels-last strides (same elements, same bytes).
-at::Tensor AsChannelsLast(const at::Tensor& nchw) {
-  const auto n = nchw.size(0), c = nchw.size(1), h = nchw.size(2), w = nchw.size(3);
-  return nchw.as_strided(nchw.sizes(), {h * w * c, 1, w * c, c});
+// A contiguous workspace of NCHW's size seen as an NCHW tensor stored channels-last (NHWC bytes).
+at::Tensor AsChannelsLast(const at::Tensor& workspace) {
+  const auto n = workspace.size(0), c = workspace.size(1), h = workspace.size(2), w = workspace.size(3);
+  return workspace.view({n, h, w, c}).permute({0, 3, 1, 2});
 }
 
 // Max pooling runs on a channels-last copy: ATen's NCHW max-pool kernel walks each plane with the

@@ -75,10 +75,12 @@ std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at
     post_op = "gelu";
     algorithm = activation == "gelu" ? "none" : "tanh";
   }
-  return [x1, weight, b, post_op, algorithm, y]() mutable {
-    std::optional<std::string_view> algo = algorithm ? std::optional<std::string_view>(*algorithm) : std::nullopt;
-    at::Tensor out = LinearOp()->call(x1, weight, b, post_op, c10::List<std::optional<at::Scalar>>(), algo);
-    y.copy_(out);
+  // Everything the call takes is made here, once: a launch only calls and copies the result in
+  // (the operator allocates its output; it has no out= form).
+  const c10::List<std::optional<at::Scalar>> no_scalars;
+  return [op = *LinearOp(), x1, weight, b, post_op, algorithm, no_scalars, y]() mutable {
+    const std::optional<std::string_view> algo = algorithm ? std::optional<std::string_view>(*algorithm) : std::nullopt;
+    y.copy_(op.call(x1, weight, b, post_op, no_scalars, algo));
   };
 }
 
