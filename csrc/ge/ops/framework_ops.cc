@@ -38,7 +38,7 @@ Status InferFrameworkOp(InferContext& ctx, std::vector<std::pair<int, int>> muta
 }
 
 bool SameProto(const OpProto& a, const OpProto& b) {
-  if (a.framework_op != b.framework_op || a.inplace != b.inplace || a.updated_copies != b.updated_copies) return false;
+  if (a.framework_op != b.framework_op || a.inplace != b.inplace || a.mutated_arguments != b.mutated_arguments) return false;
   if (a.inputs.size() != b.inputs.size() || a.attrs.size() != b.attrs.size()) return false;
   for (size_t i = 0; i < a.inputs.size(); ++i)
     if (a.inputs[i].name != b.inputs[i].name || a.inputs[i].kind != b.inputs[i].kind) return false;
@@ -70,7 +70,7 @@ Status RegisterFrameworkOp(OpRegistry& registry, const FrameworkOpSpec& spec) {
   def.Doc(spec.doc.empty() ? fmt::format("runs framework operator {} through its dispatcher", spec.framework_op) : spec.doc);
   OpProto proto = def.Build();
   proto.framework_op = spec.framework_op;
-  if (!spec.in_place) proto.updated_copies = spec.mutated;
+  proto.mutated_arguments = spec.mutated;
 
   if (const OpProto* existing = registry.Find(spec.type)) {
     GE_CHECK(SameProto(*existing, proto), "op type {} is already registered with a different signature", spec.type);

@@ -55,9 +55,9 @@ struct OpProto {
   // Set on prototypes derived from a framework operator's schema (custom ops, framework_ops.h):
   // that operator ("ns::name" or "ns::name.overload"), which devices run through the framework.
   std::string framework_op;
-  // Framework-op inputs whose output is a copy of the input updated by the operator (a mutated
-  // argument of a graph value that is not a graph input): {output, input}, like `inplace`.
-  std::vector<std::pair<int, int>> updated_copies;
+  // The framework operator's mutated arguments: {output, input}, the output being the updated
+  // value (also in `inplace` when that is the input's own memory, else an updated copy).
+  std::vector<std::pair<int, int>> mutated_arguments;
 
   // The prototype input whose memory output `index` updates, or -1.
   int InplaceInputOf(int output) const {

@@ -53,15 +53,13 @@ Expected<c10::IValue> AttrToIValue(const AttrValue& value, const c10::TypePtr& t
 
 Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& a, const OpProto& proto) {
   const std::string& full = proto.framework_op;
-  const size_t dot = full.find('.', full.find("::"));
-  const std::string name = full.substr(0, dot), overload = dot == std::string::npos ? "" : full.substr(dot + 1);
-  auto handle = c10::Dispatcher::singleton().findSchema({name, overload});
+  auto handle = FindOperator(full);
   if (!handle) return NotFound("{} '{}': operator {} is not registered with torch (load the library defining it)", a.task.type, a.task.name, full);
   const auto none_args = GetAttrOr<std::vector<std::string>>(a.task.attrs, "none_args", {});
   const std::set<std::string> passed_none(none_args.begin(), none_args.end());
 
   // Mutated arguments: the tensor handed to the operator is the node's output for it.
-  const auto& mutated = proto.inplace.empty() ? proto.updated_copies : proto.inplace;
+  const auto& mutated = proto.mutated_arguments;
   std::map<int, int> output_of_input;
   for (const auto& [out, in] : mutated) output_of_input[in] = out;
   std::vector<std::pair<at::Tensor, at::Tensor>> copies;

@@ -109,10 +109,7 @@ Expected<c10::IValue> ParseArg(const std::string& spec, const std::vector<at::Te
 Expected<std::unique_ptr<Kernel>> CreateTorchOp(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(std::string op_name, a.Attr<std::string>("op"));
   GE_ASSIGN_OR_RETURN(std::vector<std::string> specs, a.Attr<std::vector<std::string>>("args"));
-  const size_t dot = op_name.find('.', op_name.find("::"));
-  const std::string name = op_name.substr(0, dot);
-  const std::string overload = dot == std::string::npos ? "" : op_name.substr(dot + 1);
-  auto handle = c10::Dispatcher::singleton().findSchema({name, overload == "default" ? "" : overload});
+  auto handle = FindOperator(op_name);
   if (!handle) return NotFound("TorchOp '{}': operator {} is not registered with torch", a.task.name, op_name);
   const auto& arguments = handle->schema().arguments();
   GE_CHECK(specs.size() == arguments.size(), "TorchOp '{}': {} takes {} arguments, the spec gives {}", a.task.name,
@@ -134,6 +131,13 @@ Expected<std::unique_ptr<Kernel>> CreateTorchOp(KernelArgs& a) {
 }  // namespace
 
 void RegisterTorchOpKernel(CpuKernelRegistry& r) { r.Register("TorchOp", CreateTorchOp); }
+
+std::optional<c10::OperatorHandle> FindOperator(const std::string& qualified_name) {
+  const size_t dot = qualified_name.find('.', qualified_name.find("::"));
+  const std::string name = qualified_name.substr(0, dot);
+  const std::string overload = dot == std::string::npos ? "" : qualified_name.substr(dot + 1);
+  return c10::Dispatcher::singleton().findSchema({name, overload == "default" ? "" : overload});
+}
 
 void CopyReturns(const torch::jit::Stack& stack, std::vector<at::Tensor>& outputs, const std::string& op_name) {
   size_t k = 0;
