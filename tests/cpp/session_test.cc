@@ -166,6 +166,27 @@ TEST_F(SessionTest, TorchOpWithABadSpecFailsAtLoadNamingTheArgument) {
   EXPECT_NE(st.message().find("argument 'dim'"), std::string::npos) << st.message();
 }
 
+// A collective's output is valid only after its wait; the fallback engine would copy it before.
+// A graph that reaches the engine with one anyway (say, read from a dump) is refused at load.
+TEST_F(SessionTest, TorchOpRefusesTorchDistributedCollectives) {
+  for (const char* op : {"_c10d_functional::all_reduce", "_c10d_functional::wait_tensor", "c10d::allreduce_"}) {
+    es::GraphBuilder b;
+    auto x = b.CreateInput(0, DataType::kFloat, {2});
+    AttrMap attrs = {{"op", std::string(op)},
+                     {"args", std::vector<std::string>{"t:0"}},
+                     {"output_dtypes", std::vector<int64_t>{static_cast<int64_t>(DataType::kFloat)}},
+                     {"output_shapes", std::vector<int64_t>{2}},
+                     {"output_ranks", std::vector<int64_t>{1}}};
+    b.SetOutputs({b.Op("TorchOp", {std::vector<es::EsTensor>{x}}, attrs, "collective", 1).at(0)});
+    Session s;
+    ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+    Status st = s.CompileGraph(1);
+    ASSERT_FALSE(st.ok()) << op;
+    EXPECT_EQ(st.code(), StatusCode::kUnimplemented) << st.message();
+    EXPECT_NE(st.message().find(std::string(op) + " is a torch.distributed collective"), std::string::npos) << st.message();
+  }
+}
+
 TEST_F(SessionTest, InplaceUpdatesWriteTheCallersMemoryAfterItsReaders) {
   // cache[pos] = row, in the caller's tensor; `before` reads the old cache and must run first.
   es::GraphBuilder b;

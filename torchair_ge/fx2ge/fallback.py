@@ -16,6 +16,26 @@ class CannotFallBack(Exception):
     """Why an op cannot run on the host-fallback engine."""
 
 
+# torch.distributed's operator namespaces. A collective returns before its work is done: its
+# output is valid only after the matching wait_tensor, which resolves the work by the output
+# tensor's identity. The host-fallback engine copies each op's results into planned memory as
+# soon as the op returns, so the copy would hold unreduced data and the wait would find nothing
+# to wait for: wrong numbers without an error. Until collectives are IR ops of their own, the
+# engine refuses them.
+COLLECTIVE_NAMESPACES = frozenset({"_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "c10d",
+                                   "_dtensor"})
+
+COLLECTIVE_HINT = ("torch.distributed collectives inside a compiled graph are not supported yet (the engine "
+                   "cannot wait for their asynchronous work and would return wrong numbers); call the "
+                   "collective from a function decorated with @torch.compiler.disable so that Dynamo "
+                   "breaks the graph around it")
+
+
+def is_collective(op):
+    """Whether `op` is one of torch.distributed's operators."""
+    return isinstance(op, torch._ops.OpOverload) and op.namespace in COLLECTIVE_NAMESPACES
+
+
 def _base_type(arg):
     """The schema type without Optional[...]: 'Tensor', 'List[int]', 'number' (Scalar), 'float', ...
     (dtype, layout and memory format arguments read 'int'; their values say what they are)."""
@@ -107,6 +127,8 @@ def fallback_blocker(op, meta):
     """Why `op` cannot run on the host-fallback engine, or None when it can."""
     if not isinstance(op, torch._ops.OpOverload):
         return f"{op} is not an operator overload"
+    if is_collective(op):
+        return COLLECTIVE_HINT
     if op._schema.is_mutable:
         return "it mutates its inputs"
     if any("Generator" in str(a.type) for a in op._schema.arguments):

@@ -10,11 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "ge/base/status.h"
+
 namespace ge::cpu {
 
 // The operator "ns::name" or "ns::name.overload" ("default" is the unnamed overload), if torch
 // has it registered.
 std::optional<c10::OperatorHandle> FindOperator(const std::string& qualified_name);
+
+// Unimplemented for torch.distributed's operators (c10d, functional collectives, DTensor's):
+// their work finishes after they return and is found again by the output tensor's identity,
+// so running one here and copying its result would hand on data the collective has not yet
+// written. The frontend refuses them first; this keeps a graph read from a file honest too.
+Status RefuseCollective(const std::string& qualified_name);
 
 // Copies the tensors an operator left on `stack` (Tensor and Tensor[] returns, in order) into
 // the planned outputs; throws naming `op_name` when a count, shape or dtype differs from the plan.

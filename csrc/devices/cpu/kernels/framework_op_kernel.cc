@@ -53,6 +53,7 @@ Expected<c10::IValue> AttrToIValue(const AttrValue& value, const c10::TypePtr& t
 
 Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& a, const OpProto& proto) {
   const std::string& full = proto.framework_op;
+  GE_RETURN_IF_ERROR(RefuseCollective(full).WithContext(fmt::format("{} '{}'", a.task.type, a.task.name)));
   auto handle = FindOperator(full);
   if (!handle) return NotFound("{} '{}': operator {} is not registered with torch (load the library defining it)", a.task.type, a.task.name, full);
   const auto none_args = GetAttrOr<std::vector<std::string>>(a.task.attrs, "none_args", {});

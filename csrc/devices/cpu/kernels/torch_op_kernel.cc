@@ -6,6 +6,7 @@
 #include <ATen/core/stack.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "devices/cpu/aten_bridge.h"
 #include "devices/cpu/kernel_registry.h"
@@ -109,6 +110,7 @@ Expected<c10::IValue> ParseArg(const std::string& spec, const std::vector<at::Te
 Expected<std::unique_ptr<Kernel>> CreateTorchOp(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(std::string op_name, a.Attr<std::string>("op"));
   GE_ASSIGN_OR_RETURN(std::vector<std::string> specs, a.Attr<std::vector<std::string>>("args"));
+  GE_RETURN_IF_ERROR(RefuseCollective(op_name).WithContext(fmt::format("TorchOp '{}'", a.task.name)));
   auto handle = FindOperator(op_name);
   if (!handle) return NotFound("TorchOp '{}': operator {} is not registered with torch", a.task.name, op_name);
   const auto& arguments = handle->schema().arguments();
@@ -137,6 +139,17 @@ std::optional<c10::OperatorHandle> FindOperator(const std::string& qualified_nam
   const std::string name = qualified_name.substr(0, dot);
   const std::string overload = dot == std::string::npos ? "" : qualified_name.substr(dot + 1);
   return c10::Dispatcher::singleton().findSchema({name, overload == "default" ? "" : overload});
+}
+
+Status RefuseCollective(const std::string& qualified_name) {
+  static const std::set<std::string> kCollectiveNamespaces = {"_c10d_functional", "c10d_functional",
+                                                              "_c10d_functional_autograd", "c10d", "_dtensor"};
+  const std::string ns = qualified_name.substr(0, qualified_name.find("::"));
+  if (!kCollectiveNamespaces.count(ns)) return Status();
+  return Unimplemented(
+      "{} is a torch.distributed collective: collectives inside a compiled graph are not supported yet "
+      "(their work completes asynchronously and the engine cannot wait for it)",
+      qualified_name);
 }
 
 void CopyReturns(const torch::jit::Stack& stack, std::vector<at::Tensor>& outputs, const std::string& op_name) {
