@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "devices/cpu/cpu_device.h"
+#include "ge/compiler/graph_compiler.h"
 #include "ge/es/es_ops.h"
 #include "ge/ops/op_registry.h"
 #include "ge/passes/pass_manager.h"
@@ -228,8 +229,9 @@ TEST_F(PassTest, NoOpEliminationKeepsInexactOnes) {
 
 PassContext WithCpuDevice(int64_t limit = 1 << 20) {
   static std::shared_ptr<Device> cpu = *DeviceRegistry::Get("cpu");
+  static DeviceGraphEvaluator evaluator(*cpu);
   PassContext context;
-  context.device = cpu.get();
+  context.evaluator = &evaluator;
   context.fold_limit_bytes = limit;
   return context;
 }
@@ -253,6 +255,21 @@ TEST_F(PassTest, ConstantFoldingRespectsTheSizeLimitAndNeedsADevice) {
   EXPECT_EQ(Count(*g, "Exp"), 1);  // 12 output bytes > 4
   auto h = RunPass(ConstantChain, CreateConstantFoldingPass(), false, PassContext{});
   EXPECT_EQ(Count(*h, "Cast"), 1);
+}
+
+// A kernel that asks for workspaces (MaxPoolV3: channels-last copies and argmax indices) must
+// fold too: folding runs the back end the compile runs, workspaces planned.
+TEST_F(PassTest, ConstantFoldingPlansKernelWorkspaces) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {1, 2, 2, 3});
+    std::vector<float> image(1 * 2 * 4 * 6);
+    for (size_t i = 0; i < image.size(); ++i) image[i] = std::sin(static_cast<float>(i));
+    auto c = b.CreateConst(Tensor::FromVector(DataType::kFloat, {1, 2, 4, 6}, image));
+    auto pooled = es::MaxPoolV3(c, {1, 1, 2, 2}, {1, 1, 2, 2});  // [1, 2, 2, 3], all constant
+    b.SetOutputs({es::Add(x, pooled)});
+  }, CreateConstantFoldingPass(), true, WithCpuDevice());
+  EXPECT_EQ(Count(*g, "MaxPoolV3"), 0);
+  EXPECT_EQ(Count(*g, "Add"), 1);
 }
 
 TEST_F(PassTest, TransposeMatMulFoldUsesTheTransposeFlags) {

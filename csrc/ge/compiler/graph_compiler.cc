@@ -12,6 +12,7 @@
 #include "ge/compiler/prepare.h"
 #include "ge/compiler/schedule.h"
 #include "ge/compiler/task_builder.h"
+#include "ge/runtime/sink_executor.h"
 
 namespace ge {
 namespace {
@@ -67,87 +68,120 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   return out;
 }
 
-Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const CompileOptions& options) {
-  CompiledGraph result;
+namespace {
+
+// What the stages hand each other. Typed results live here, not in node attributes.
+struct CompileState {
+  Graph& graph;
+  Device& device;
+  const CompileOptions& options;
+  CompiledGraph& result;
+  DeviceGraphEvaluator evaluator;  // constant folding runs the back end below on the device
   std::vector<Node*> schedule;
   MemoryLayout layout;
   std::shared_ptr<const KernelLibrary> kernel_library;
-
-  struct Stage {
-    const char* name;
-    StageRole role;
-    std::function<Status()> run;
-  };
-  const PassContext pass_context{&device};
-  const bool dumping = !options.dump_formats.empty();
   size_t stage_number = 0;
   int pass_number = 0;
-  // With dump level "all", every pass that changed the graph is dumped too: <NN>.<k>_<stage>_<pass>.
-  const AfterPassFn after_pass = [&](const std::string& stage, const std::string& pass, const Graph& g) -> Status {
-    if (!dumping || options.dump_level != DumpLevel::kAll) return {};
-    return DumpStage(g, options, fmt::format("{:02d}.{}", stage_number, ++pass_number), stage + "_" + pass);
-  };
-  auto optimizer_stage = [&](const PassStage& stage) {
-    return [&, stage_ptr = &stage]() -> Status {
-      pass_number = 0;
-      return RunPassStage(*stage_ptr, graph, pass_context, options.optimizer, &result.passes, after_pass);
-    };
-  };
-  const auto& opt = OptimizerStages();
-  // The last stage that rewrites the graph carries StageRole::kOptimized.
-  const std::vector<Stage> stages = {
-      {"prepare", StageRole::kOther, [&] { return PrepareGraph(graph); }},
-      {opt[0].name.c_str(), StageRole::kOther, optimizer_stage(opt[0])},
-      {opt[1].name.c_str(), StageRole::kOther, optimizer_stage(opt[1])},
-      {opt[2].name.c_str(), StageRole::kOptimized, optimizer_stage(opt[2])},
-      {"autofuse", StageRole::kOther,
-       [&]() -> Status {
-         GE_ASSIGN_OR_RETURN(kernel_library, autofuse::RunAutofuse(graph, options.autofuse, &result.autofuse));
-         return {};
-       }},
-      {"partition", StageRole::kOther, [&] { return PartitionGraph(graph, device.kernel_factory(), device.name()); }},
-      {"memory", StageRole::kOther,
-       [&]() -> Status {
-         // MemoryAware tries every order and keeps the smallest arena (the first listed on ties).
-         TopoStrategy chosen = options.topo_strategy;
-         if (chosen == TopoStrategy::kMemoryAware) {
-           int64_t best = -1;
-           for (TopoStrategy s : kPlainStrategies) {
-             GE_ASSIGN_OR_RETURN(auto order, ScheduleNodes(graph, s));
-             GE_ASSIGN_OR_RETURN(MemoryLayout trial,
-                                 AssignMemory(graph, order, options.memory_reuse, &device.kernel_factory()));
-             if (best < 0 || trial.arena_size < best) {
-               best = trial.arena_size;
-               chosen = s;
-             }
-           }
-         }
-         GE_ASSIGN_OR_RETURN(schedule, ScheduleNodes(graph, chosen));
-         GE_ASSIGN_OR_RETURN(layout, AssignMemory(graph, schedule, options.memory_reuse, &device.kernel_factory()));
-         return {};
-       }},
-      {"final", StageRole::kFinal,
-       [&]() -> Status {
-         GE_ASSIGN_OR_RETURN(result.model, BuildModel(graph, schedule, std::move(layout), kernel_library));
-         return {};
-       }},
-  };
+};
 
-  if (dumping && ShouldDump(options.dump_level, StageRole::kOriginal))
-    GE_RETURN_IF_ERROR(DumpStage(graph, options, "00", "original"));
-  for (size_t i = 0; i < stages.size(); ++i) {
-    stage_number = i + 1;
-    const int nodes_before = graph.num_nodes();
-    const auto start = std::chrono::steady_clock::now();
-    Status st = stages[i].run();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!st.ok()) return st.WithContext(fmt::format("compiling graph '{}' (stage {})", graph.name(), stages[i].name));
-    result.stages.push_back({stages[i].name, ms, nodes_before, graph.num_nodes()});
-    GE_LOG_EVENT("graph {} stage {}: {:.3f} ms, nodes {} -> {}", options.graph_id, stages[i].name, ms, nodes_before,
-                 graph.num_nodes());
-    if (dumping && ShouldDump(options.dump_level, stages[i].role))
-      GE_RETURN_IF_ERROR(DumpStage(graph, options, fmt::format("{:02d}", i + 1), stages[i].name));
+struct CompileStage {
+  std::string name;
+  StageRole role;
+  std::function<Status(CompileState&)> run;
+};
+
+Status RunOptimizerStage(CompileState& s, const PassStage& stage) {
+  s.pass_number = 0;
+  const PassContext context{&s.evaluator};
+  // With dump level "all", every pass that changed the graph is dumped too: <NN>.<k>_<stage>_<pass>.
+  const AfterPassFn after_pass = [&s](const std::string& stage_name, const std::string& pass, const Graph& g) -> Status {
+    if (s.options.dump_formats.empty() || s.options.dump_level != DumpLevel::kAll) return {};
+    return DumpStage(g, s.options, fmt::format("{:02d}.{}", s.stage_number, ++s.pass_number), stage_name + "_" + pass);
+  };
+  return RunPassStage(stage, s.graph, context, s.options.optimizer, &s.result.passes, after_pass);
+}
+
+Status RunAutofuseStage(CompileState& s) {
+  GE_ASSIGN_OR_RETURN(s.kernel_library, autofuse::RunAutofuse(s.graph, s.options.autofuse, &s.result.autofuse));
+  return {};
+}
+
+Status RunPartitionStage(CompileState& s) {
+  return PartitionGraph(s.graph, s.device.kernel_factory(), s.device.name());
+}
+
+// MemoryAware tries every order and keeps the smallest arena (the first listed on ties).
+Status RunMemoryStage(CompileState& s) {
+  TopoStrategy chosen = s.options.topo_strategy;
+  const KernelFactory* kernels = &s.device.kernel_factory();
+  if (chosen == TopoStrategy::kMemoryAware) {
+    int64_t best = -1;
+    for (TopoStrategy strategy : kPlainStrategies) {
+      GE_ASSIGN_OR_RETURN(auto order, ScheduleNodes(s.graph, strategy));
+      GE_ASSIGN_OR_RETURN(MemoryLayout trial, AssignMemory(s.graph, order, s.options.memory_reuse, kernels));
+      if (best < 0 || trial.arena_size < best) {
+        best = trial.arena_size;
+        chosen = strategy;
+      }
+    }
   }
+  GE_ASSIGN_OR_RETURN(s.schedule, ScheduleNodes(s.graph, chosen));
+  GE_ASSIGN_OR_RETURN(s.layout, AssignMemory(s.graph, s.schedule, s.options.memory_reuse, kernels));
+  return {};
+}
+
+Status RunTaskStage(CompileState& s) {
+  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.layout), s.kernel_library));
+  return {};
+}
+
+// Placement, memory and tasks: what turns an optimized graph into a runnable Model. Constant
+// folding runs these too (DeviceGraphEvaluator), so a folded op gets what it gets in a compile.
+const std::vector<CompileStage>& BackEndStages() {
+  static const std::vector<CompileStage> stages = {
+      {"partition", StageRole::kOther, RunPartitionStage},
+      {"memory", StageRole::kOther, RunMemoryStage},
+      {"final", StageRole::kFinal, RunTaskStage},
+  };
+  return stages;
+}
+
+// The whole pipeline: prepare, every optimizer stage of passes/pipeline.cc (the last one's graph
+// is the "optimized" dump), auto-fusion, then the back end.
+std::vector<CompileStage> AllStages() {
+  std::vector<CompileStage> stages = {{"prepare", StageRole::kOther, [](CompileState& s) { return PrepareGraph(s.graph); }}};
+  const std::vector<PassStage>& optimizer = OptimizerStages();
+  for (const PassStage& stage : optimizer) {
+    const StageRole role = &stage == &optimizer.back() ? StageRole::kOptimized : StageRole::kOther;
+    stages.push_back({stage.name, role, [&stage](CompileState& s) { return RunOptimizerStage(s, stage); }});
+  }
+  stages.push_back({"autofuse", StageRole::kOther, RunAutofuseStage});
+  for (const CompileStage& stage : BackEndStages()) stages.push_back(stage);
+  return stages;
+}
+
+Status RunStages(const std::vector<CompileStage>& stages, CompileState& s) {
+  const bool dumping = !s.options.dump_formats.empty();
+  if (dumping && ShouldDump(s.options.dump_level, StageRole::kOriginal))
+    GE_RETURN_IF_ERROR(DumpStage(s.graph, s.options, "00", "original"));
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const CompileStage& stage = stages[i];
+    s.stage_number = i + 1;
+    const int nodes_before = s.graph.num_nodes();
+    const auto start = std::chrono::steady_clock::now();
+    Status st = stage.run(s);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!st.ok()) return st.WithContext(fmt::format("compiling graph '{}' (stage {})", s.graph.name(), stage.name));
+    s.result.stages.push_back({stage.name, ms, nodes_before, s.graph.num_nodes()});
+    GE_LOG_EVENT("graph {} stage {}: {:.3f} ms, nodes {} -> {}", s.options.graph_id, stage.name, ms, nodes_before,
+                 s.graph.num_nodes());
+    if (dumping && ShouldDump(s.options.dump_level, stage.role))
+      GE_RETURN_IF_ERROR(DumpStage(s.graph, s.options, fmt::format("{:02d}", i + 1), stage.name));
+  }
+  return {};
+}
+
+void CountEngines(const Graph& graph, CompiledGraph& result) {
   std::set<int64_t> groups;
   for (Node* node : graph.nodes()) {
     // A zero-copy view runs on no engine: counted apart, so "native" counts kernels.
@@ -156,7 +190,33 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
     if (node->HasAttr(kAttrFusedGroup)) groups.insert(node->GetAttrOr<int64_t>(kAttrFusedGroup, -1));
   }
   result.fused_groups = static_cast<int>(groups.size());
+}
+
+}  // namespace
+
+Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const CompileOptions& options) {
+  CompiledGraph result;
+  CompileState state{graph, device, options, result, DeviceGraphEvaluator(device)};
+  GE_RETURN_IF_ERROR(RunStages(AllStages(), state));
+  CountEngines(graph, result);
   return result;
+}
+
+bool DeviceGraphEvaluator::Supports(const std::string& op_type) const {
+  return device_.kernel_factory().Supports(op_type);
+}
+
+Expected<std::vector<Tensor>> DeviceGraphEvaluator::Evaluate(Graph& graph) const {
+  CompileOptions options;  // no dumps; one plain order is enough for a graph of a few nodes
+  options.topo_strategy = TopoStrategy::kDFS;
+  CompiledGraph result;
+  CompileState state{graph, device_, options, result, DeviceGraphEvaluator(device_)};
+  GE_RETURN_IF_ERROR(RunStages(BackEndStages(), state));
+  // The executor shares ownership of the device; the compile that asked outlives this call.
+  SinkExecutor executor(std::move(result.model), std::shared_ptr<Device>(&device_, [](Device*) {}));
+  std::vector<Tensor> outputs;
+  GE_RETURN_IF_ERROR(executor.Run({}, &outputs));
+  return outputs;
 }
 
 }  // namespace ge

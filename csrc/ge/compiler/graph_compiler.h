@@ -51,8 +51,20 @@ struct CompileOptions {
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 
-// Runs prepare -> optimize_original -> optimize_stage1 -> optimize_stage2 (the optimizer,
-// ge/passes) -> autofuse (generated kernels, ge/autofuse) -> partition -> memory -> final (tasks). With dump formats set, writes
+// Runs graphs of constants for constant folding through the back end of the pipeline
+// (partition, memory with the device's kernel workspaces, tasks) and the sink executor.
+class DeviceGraphEvaluator final : public GraphEvaluator {
+ public:
+  explicit DeviceGraphEvaluator(Device& device) : device_(device) {}
+  bool Supports(const std::string& op_type) const override;
+  Expected<std::vector<Tensor>> Evaluate(Graph& graph) const override;
+
+ private:
+  Device& device_;
+};
+
+// Runs prepare -> every optimizer stage of passes/pipeline.cc (optimize_original,
+// optimize_stage1, optimize_stage2) -> autofuse (generated kernels, ge/autofuse) -> partition -> memory -> final (tasks). With dump formats set, writes
 // `graph_<id>_pid<pid>_<NN>_<stage>.<ext>` into dump_path: stage 00 is the graph as given
 // ("original"), the last is "final" (every node annotated with engine, stream, memory and
 // its FX origin).

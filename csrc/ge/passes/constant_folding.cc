@@ -2,18 +2,15 @@
 // with the device's own kernels (so folding computes exactly what the run would), and replaced
 // by constants. Never for ops with side effects, for ops the device has no kernel for, or when
 // the outputs would exceed context.fold_limit_bytes (huge constants are not materialized).
-#include "ge/compiler/memory_assign.h"
-#include "ge/compiler/partition.h"
-#include "ge/compiler/task_builder.h"
+#include "ge/ir/annotations.h"
 #include "ge/passes/passes.h"
 #include "ge/passes/rewrite_utils.h"
-#include "ge/runtime/sink_executor.h"
 
 namespace ge {
 namespace {
 
 // Runs `node` alone on the device over its constant inputs.
-Expected<std::vector<Tensor>> Evaluate(const Node& node, Device& device) {
+Expected<std::vector<Tensor>> Evaluate(const Node& node, const GraphEvaluator& evaluator) {
   Graph mini("fold_" + node.name());
   std::vector<Value> inputs;
   for (Value v : node.inputs()) {
@@ -31,16 +28,7 @@ Expected<std::vector<Tensor>> Evaluate(const Node& node, Device& device) {
     outputs.push_back(copy->output(o));
   }
   mini.AddNode(kOpNetOutput, kOpNetOutput, outputs, 0);
-
-  GE_RETURN_IF_ERROR(PartitionGraph(mini, device.kernel_factory(), device.name()));
-  GE_ASSIGN_OR_RETURN(auto schedule, mini.TopologicalOrder());
-  GE_ASSIGN_OR_RETURN(MemoryLayout layout, AssignMemory(mini, schedule));
-  GE_ASSIGN_OR_RETURN(auto model, BuildModel(mini, schedule, std::move(layout)));
-  // The executor needs shared ownership of the device; the compile outlives this call.
-  SinkExecutor executor(std::move(model), std::shared_ptr<Device>(&device, [](Device*) {}));
-  std::vector<Tensor> results;
-  GE_RETURN_IF_ERROR(executor.Run({}, &results));
-  return results;
+  return evaluator.Evaluate(mini);
 }
 
 class ConstantFolding final : public GraphPass {
@@ -48,11 +36,11 @@ class ConstantFolding final : public GraphPass {
   std::string_view name() const override { return "ConstantFolding"; }
 
   Status Run(Graph& graph, const PassContext& context, bool* changed) override {
-    if (context.device == nullptr) return {};
+    if (context.evaluator == nullptr) return {};
     GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
     for (Node* node : order) {
       if (!Foldable(*node, context)) continue;
-      auto results = Evaluate(*node, *context.device);
+      auto results = Evaluate(*node, *context.evaluator);
       if (!results.ok()) return results.status().WithContext(fmt::format("folding {}", node->ToString()));
       for (int o = 0; o < node->num_outputs(); ++o) {
         Node* c = AddConst(graph, (*results)[static_cast<size_t>(o)], fmt::format("{}_folded{}", node->name(), o));
@@ -69,7 +57,7 @@ class ConstantFolding final : public GraphPass {
  private:
   static bool Foldable(const Node& node, const PassContext& context) {
     if (node.type() == kOpConst || HasSideEffects(&node) || HasControlEdges(&node) || node.num_inputs() == 0) return false;
-    if (!context.device->kernel_factory().Supports(node.type())) return false;
+    if (!context.evaluator->Supports(node.type())) return false;
     int64_t bytes = 0;
     for (int o = 0; o < node.num_outputs(); ++o) {
       if (!node.output_desc(o).IsStatic()) return false;

@@ -2,17 +2,30 @@
 // every pass keeps.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ge/ir/graph.h"
+#include "ge/ir/tensor.h"
 
 namespace ge {
 
-class Device;
+// Runs a graph whose inputs are all constants to completion on the target device. The compiler
+// implements it with its own back end (compiler/graph_compiler.h: DeviceGraphEvaluator), so a
+// pass that evaluates (constant folding) computes exactly what the run would, workspaces and
+// all, without the optimizer depending on the compiler or the runtime.
+class GraphEvaluator {
+ public:
+  virtual ~GraphEvaluator() = default;
+  virtual bool Supports(const std::string& op_type) const = 0;
+  // The graph's outputs, in NetOutput order. The graph is consumed (annotated, planned).
+  virtual Expected<std::vector<Tensor>> Evaluate(Graph& graph) const = 0;
+};
 
 struct PassContext {
-  Device* device = nullptr;              // for passes that evaluate (constant folding); may be null
-  int64_t fold_limit_bytes = 1 << 20;    // constant folding never materializes more than this per node
+  const GraphEvaluator* evaluator = nullptr;  // for passes that evaluate (constant folding); may be null
+  int64_t fold_limit_bytes = 1 << 20;         // constant folding never materializes more than this per node
 };
 
 class GraphPass {
