@@ -4,7 +4,7 @@ PY    ?= python3
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: all setup build demo test test-full test-cpp test-python bench clean
+.PHONY: all setup build demo test test-full test-cpp test-python lint bench clean
 
 all: build
 
@@ -26,6 +26,10 @@ test-full: build
 	$(MAKE) --no-print-directory test-cpp
 	TORCHAIR_GE_FULL_SWEEP=1 $(PY) -m pytest -q tests/python
 	$(PY) tests/opinfo_sweep.py
+
+# ruff and the engine's layer rules (the build checks the layers too).
+lint:
+	@PY=$(PY) bash scripts/lint.sh
 
 test-cpp:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -29,13 +29,14 @@ def ratios(results, system, baseline):
 
 def markdown(results):
     env = results["environment"]
-    lines = [f"# Benchmark results", "",
+    lines = ["# Benchmark results", "",
              f"{env['date']} · torch {env['torch']} · {env['threads']} threads · {env['cpu']} · "
              f"mode {'quick' if results['quick'] else 'full'}", "",
              "Latency is the median (p90) per call over interleaved rounds; ratios below 1 mean faster "
              "than the baseline. Compile is the first call (compile + one run) with fresh caches (cold) "
              "and again after a reset (warm). Memory is the peak RSS growth while running, over the "
-             "loaded model. Graph: FX nodes → IR nodes as converted → IR nodes after the optimizer → kernels per run, with how many run on the host-fallback "
+             "loaded model. Graph: FX nodes → IR nodes as converted → IR nodes after the optimizer → kernels per run, "
+             "with how many run on the host-fallback "
              "engine (torchair_ge); kernels: "
              "generated kernels (Inductor).", "",
              "| model | system | status | median ms | p90 ms | vs eager | vs inductor | compile cold s | warm s "
@@ -45,7 +46,8 @@ def markdown(results):
         rows = {r["system"]: r for r in model["systems"]}
         for r in model["systems"]:
             ok = r.get("median_ms") is not None
-            vs = lambda base: _fmt(r["median_ms"] / rows[base]["median_ms"]) if ok and rows.get(base, {}).get("median_ms") else "—"  # noqa: E731
+            vs = lambda base: (_fmt(r["median_ms"] / rows[base]["median_ms"])  # noqa: E731
+                               if ok and rows.get(base, {}).get("median_ms") else "—")
             graph = "—"
             if r.get("info", {}).get("fx_nodes") is not None:
                 i = r["info"]
@@ -73,10 +75,12 @@ def markdown(results):
     if overhead:
         lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",
                   f"- engine alone: **{overhead['us_per_task_engine']:.3f} µs per task**; through torch.compile: "
-                  f"{overhead['us_per_task_torch_compile']:.3f} µs per task; eager: {overhead['us_per_op_eager']:.3f} µs per op",
+                  f"{overhead['us_per_task_torch_compile']:.3f} µs per task; "
+                  f"eager: {overhead['us_per_op_eager']:.3f} µs per op",
                   "", "| ops | tasks | eager µs | engine µs | torch.compile µs |", "|---|---|---|---|---|"]
         for r in overhead["rows"]:
-            lines.append(f"| {r['ops']} | {r['tasks']} | {r['eager_us']:.1f} | {r['engine_us']:.1f} | {r['torch_compile_us']:.1f} |")
+            lines.append(f"| {r['ops']} | {r['tasks']} | {r['eager_us']:.1f} | {r['engine_us']:.1f} "
+                         f"| {r['torch_compile_us']:.1f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -103,7 +107,8 @@ def optimizer_section(results):
         return []
     return ["", "## Graph optimizer", "",
             "IR nodes as converted and after the optimizer, kernels per run with the optimizer on and off, the latency "
-            "ratio on/off (below 1: the optimizer helps), and the passes that changed the graph with the change in node count each made.",
+            "ratio on/off (below 1: the optimizer helps), and the passes that changed the graph with the change in node "
+            "count each made.",
             "", "| model | IR before | IR after | kernels | kernels (off) | latency on/off | passes (node count change) |",
             "|---|---|---|---|---|---|---|"] + rows
 

@@ -142,7 +142,8 @@ def write_markdown(rows, path, quick, seconds):
              "Written by `python tests/opinfo_sweep.py` (`make test-full` runs the full sweep; `make test` "
              f"a fixed subset of {QUICK_SAMPLES} samples per op). Every sample input that PyTorch's OpInfo "
              "database has for an op this project converts is traced by AOT autograd (as `get_npu_backend()` "
-             "does), compiled by the engine and compared with eager (rtol 1e-4, atol 1e-5). Samples eager rejects, and samples of random ops "
+             "does), compiled by the engine and compared with eager (rtol 1e-4, atol 1e-5). Samples eager rejects, "
+             "and samples of random ops "
              "(dropout), are not counted.", "",
              f"**{passed} of {total} samples pass ({100.0 * passed / max(total, 1):.1f}%)** over {len(rows)} "
              f"op/dtype pairs, {'quick' if quick else 'full'} sweep, {seconds:.0f} s.", "",

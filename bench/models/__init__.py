@@ -2,7 +2,7 @@
 enough for 2 cores. Each entry builds a fresh (model, inputs) pair, so systems that mutate
 state (KV caches) never share it."""
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from bench.models import bert, gpt_decode, llama, mlp, recsys, resnet, tiny_chain
 

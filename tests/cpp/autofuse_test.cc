@@ -18,7 +18,7 @@ using Build = std::function<std::vector<es::EsTensor>(es::GraphBuilder&, DataTyp
 
 struct Inputs {
   std::vector<Shape> shapes;
-  std::vector<DataType> dtypes;  // kUndefined: the case's dtype
+  std::vector<DataType> dtypes = {};  // kUndefined: the case's dtype
 };
 
 class AutofuseTest : public ::testing::TestWithParam<DataType> {
@@ -266,7 +266,9 @@ TEST(AutofuseGroupingTest, SiblingGroupsLinkedThroughAnOutsideOpAreNotMerged) {
     std::vector<Tensor> out;
     ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {8, 16}), data.data(), nullptr)}, &out).ok());
     results.emplace_back(out[0].data_as<float>(), out[0].data_as<float>() + 128);
-    if (std::string(fuse) == "true") EXPECT_GE(s.GetCompiledGraphSummary(1)->autofuse.kernels, 2);
+    if (std::string(fuse) == "true") {
+      EXPECT_GE(s.GetCompiledGraphSummary(1)->autofuse.kernels, 2);
+    }
   }
   for (size_t i = 0; i < 128; ++i) EXPECT_NEAR(results[0][i], results[1][i], 1e-5 * (1 + std::fabs(results[1][i])));
 }

@@ -71,13 +71,17 @@ TEST(MemoryWorkspaceTest, WorkspacesLiveOnlyAtTheirTaskAndOverlapNothingLiveTher
         const ValueInfo& v = layout->values[id];
         if (v.placement != Placement::kArena || static_cast<int32_t>(id) == ids[0] || step_of_value[id] < 0) continue;
         const bool live = step_of_value[id] <= step && step <= std::max(last_use[id], step_of_value[id]);
-        if (live) EXPECT_FALSE(ws_bytes.Overlaps({v.offset, v.offset + v.desc.ByteSize()})) << v.producer << " vs " << ws.producer;
+        if (live) {
+          EXPECT_FALSE(ws_bytes.Overlaps({v.offset, v.offset + v.desc.ByteSize()})) << v.producer << " vs " << ws.producer;
+        }
       }
       EXPECT_EQ(node->GetAttrOr<std::vector<int64_t>>(kAttrWorkspaceOffsets, {}), std::vector<int64_t>{ws.offset});
       EXPECT_EQ(node->GetAttrOr<std::vector<int64_t>>(kAttrWorkspaceSizes, {}), std::vector<int64_t>{4096});
     }
     EXPECT_GE(layout->arena_size, layout->arena_lower_bound);
-    if (!reuse) EXPECT_EQ(layout->arena_size, layout->arena_no_reuse);
+    if (!reuse) {
+      EXPECT_EQ(layout->arena_size, layout->arena_no_reuse);
+    }
   }
 }
 

@@ -13,7 +13,7 @@
 #include "ge/passes/pass_manager.h"
 #include "ge/passes/passes.h"
 #include "ge/passes/rewrite_rules.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 #include "ge/session.h"
 
 namespace ge {

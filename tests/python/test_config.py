@@ -31,7 +31,8 @@ def test_defaults_and_engine_options():
 
 def test_unknown_option_names_the_allowed_ones():
     config = torchair_ge.CompilerConfig()
-    with pytest.raises(ValueError, match=r"unknown option 'debug.graph_dmp'; allowed: data_dump, fx_summary, graph_dump, run_eagerly"):
+    allowed = "data_dump, fx_summary, graph_dump, run_eagerly"
+    with pytest.raises(ValueError, match=rf"unknown option 'debug.graph_dmp'; allowed: {allowed}"):
         config.debug.graph_dmp = 1
     with pytest.raises(ValueError, match=r"unknown option 'modee'"):
         config.modee = "x"
@@ -64,7 +65,7 @@ def test_environment_variables_give_defaults(monkeypatch):
     assert config.profiling.enable is False
     monkeypatch.setenv("TORCHAIR_GE_DUMP_GRAPH", "svg")
     with pytest.raises(ValueError, match=r"debug.graph_dump.type \(from \$TORCHAIR_GE_DUMP_GRAPH\)"):
-        torchair_ge.CompilerConfig().debug.graph_dump.type
+        _ = torchair_ge.CompilerConfig().debug.graph_dump.type
 
 
 def test_configs_are_independent():

@@ -123,13 +123,15 @@ def test_conv2d_unbatched():
     check_against_eager(lambda x, w: F.conv2d(x, w, padding=1), rand(3, 8, 8), rand(5, 3, 3, 3, seed=1))
 
 
-@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [(2, None, 0, False), (3, 2, 1, False), (3, 2, 1, True), ((3, 2), (2, 1), (1, 0), False)])
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode",
+                         [(2, None, 0, False), (3, 2, 1, False), (3, 2, 1, True), ((3, 2), (2, 1), (1, 0), False)])
 def test_max_pool2d(kernel, stride, padding, ceil_mode):
     check_against_eager(lambda x: F.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode), rand(2, 3, 13, 10))
 
 
 @pytest.mark.parametrize("count_include_pad", [True, False])
-@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [(2, None, 0, False), (3, 2, 1, True), ((3, 3), (2, 2), (1, 1), False)])
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode",
+                         [(2, None, 0, False), (3, 2, 1, True), ((3, 3), (2, 2), (1, 1), False)])
 def test_avg_pool2d(kernel, stride, padding, ceil_mode, count_include_pad):
     check_against_eager(lambda x: F.avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad), rand(1, 4, 11, 12))
 
@@ -262,7 +264,8 @@ def test_embedding_and_arange():
 
 @pytest.mark.parametrize("causal,mask", [(False, None), (True, None), (False, "float"), (False, "bool")])
 def test_scaled_dot_product_attention(causal, mask):
-    q, k, v = rand(2, 4, 8, 16), rand(2, 4, 10 if not causal else 8, 16, seed=1), rand(2, 4, 10 if not causal else 8, 16, seed=2)
+    kv_len = 8 if causal else 10
+    q, k, v = rand(2, 4, 8, 16), rand(2, 4, kv_len, 16, seed=1), rand(2, 4, kv_len, 16, seed=2)
     attn_mask = None
     if mask == "float":
         attn_mask = rand(8, 10, seed=3)

@@ -240,12 +240,12 @@ def test_log_lines_share_one_format(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "TNG_LOG_LEVEL": "INFO"}, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    lines = [l for l in done.stderr.splitlines() if l.startswith("[torchair_ge")]
+    lines = [line for line in done.stderr.splitlines() if line.startswith("[torchair_ge")]
     pattern = re.compile(r"\[torchair_ge (DEBUG|INFO|WARNING|ERROR|EVENT) (\d+):(\d+)\] [\w.]+:\d+ ")
-    assert all(pattern.match(l) for l in lines), lines
-    kinds = {pattern.match(l).group(1) + (":py" if ".py:" in l else ":cc") for l in lines}
+    assert all(pattern.match(line) for line in lines), lines
+    kinds = {pattern.match(line).group(1) + (":py" if ".py:" in line else ":cc") for line in lines}
     assert {"INFO:py", "EVENT:cc"} <= kinds, lines  # Python and engine lines, stage and run timings
-    assert any("run:" in l and "us" in l for l in lines) and any("stage memory" in l for l in lines)
+    assert any("run:" in line and "us" in line for line in lines) and any("stage memory" in line for line in lines)
     quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                            env={**os.environ, "TNG_LOG_LEVEL": "WARNING"}, cwd=ROOT)
     assert "[torchair_ge" not in quiet.stderr

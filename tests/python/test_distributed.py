@@ -4,7 +4,6 @@ Until collectives are engine ops of their own, a graph holding one must be refus
 error naming the op -- never run with the collective's output copied before its work is done
 (which returned wrong numbers silently). The workaround the error names (a graph break around
 the collective) must then give eager's numbers."""
-import os
 import socket
 import traceback
 

@@ -1,10 +1,8 @@
 """The ge.* builder API driving a Session directly (graph dumps: test_debug_dump.py)."""
 import torch
 
-import torchair_ge
 from torchair_ge import _C, ge
 from torchair_ge.engine import default_session, next_graph_id
-from conftest import check_against_eager
 
 
 def test_builder_api_runs_through_a_session():

@@ -140,7 +140,7 @@ class OptionGroup:
     def as_dict(self):
         """Every option's current value, by dotted path."""
         out = {}
-        for name, kind in self._children().items():
+        for name in self._children():
             value = getattr(self, name)
             if isinstance(value, OptionGroup):
                 out.update(value.as_dict())

@@ -33,7 +33,7 @@ def Cast(x, dst_type):
     return x if x.dtype == dst else op("Cast", x, dst_type=dst)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _op_function(op_type):
     try:
         proto = _C.op_proto(op_type)

@@ -9,7 +9,7 @@
 #include "ge/autofuse/library_epilogues.h"
 #include "ge/base/logging.h"
 #include "ge/ir/annotations.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
 namespace {

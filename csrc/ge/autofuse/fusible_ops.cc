@@ -4,7 +4,7 @@
 #include <functional>
 #include <unordered_map>
 
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
 namespace {

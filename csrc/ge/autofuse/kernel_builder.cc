@@ -1,6 +1,6 @@
 #include "ge/autofuse/kernel_builder.h"
 
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
 namespace {
@@ -8,6 +8,20 @@ namespace {
 // Binary functions whose result is bool.
 bool IsPredicate(const std::string& fn) {
   return fn == "lt" || fn == "le" || fn == "gt" || fn == "ge" || fn == "eq" || fn == "ne" || fn == "and" || fn == "or";
+}
+
+KOp NewOp(OpKind kind, ScalarType type) {
+  KOp op;
+  op.kind = kind;
+  op.type = type;
+  return op;
+}
+
+KBuffer BufferOf(const TensorDesc& desc, std::vector<int64_t> strides = {}) {
+  KBuffer buffer;
+  buffer.desc = desc;
+  buffer.strides = std::move(strides);
+  return buffer;
 }
 
 }  // namespace
@@ -25,7 +39,7 @@ int KernelBuilder::Add(KOp op) {
 }
 
 int KernelBuilder::AddLoad(Value v, KBuffer buffer, ScalarType type) {
-  KOp load{OpKind::kLoad, type};
+  KOp load = NewOp(OpKind::kLoad, type);
   load.buffer = static_cast<int>(ir_.inputs.size());
   ir_.inputs.push_back(std::move(buffer));
   external_.push_back(v);
@@ -44,7 +58,7 @@ Expected<int> KernelBuilder::External(Value v) {
   if (constant != nullptr && desc.NumElements() == 1 && desc.dtype == DataType::kFloat) {
     id = Const(static_cast<double>(*constant->data_as<float>()), *type);
   } else {
-    id = AddLoad(v, KBuffer{desc}, *type);
+    id = AddLoad(v, BufferOf(desc), *type);
   }
   loaded_[key] = id;
   return id;
@@ -60,7 +74,7 @@ Expected<int> KernelBuilder::ExternalPermuted(Value v, const std::vector<int64_t
     return InvalidArgument("{}: cannot read it permuted by a rank-{} permutation", v.node->ToString(), r);
   std::vector<int64_t> contiguous(r, 1);
   for (size_t d = r; d-- > 1;) contiguous[d - 1] = contiguous[d] * desc.shape[d];
-  KBuffer buffer{desc, std::vector<int64_t>(rank, 0)};
+  KBuffer buffer = BufferOf(desc, std::vector<int64_t>(rank, 0));
   for (size_t d = 0; d < r; ++d) {
     const int64_t axis = perm[d] < 0 ? perm[d] + static_cast<int64_t>(r) : perm[d];
     if (axis < 0 || axis >= static_cast<int64_t>(r)) return InvalidArgument("{}: bad permutation", v.node->ToString());
@@ -77,7 +91,7 @@ Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int
   const auto rank = static_cast<int64_t>(ir_.shape.size());
   if (axis < 0) axis += rank;
   if (parts.empty() || axis < 0 || axis >= rank) return InvalidArgument("a concat needs parts and an axis below rank {}", rank);
-  KOp op{OpKind::kConcat, ScalarType::kFloat};
+  KOp op = NewOp(OpKind::kConcat, ScalarType::kFloat);
   op.axis = static_cast<int>(axis);
   int64_t offset = 0;
   for (const Value& v : parts) {
@@ -89,7 +103,7 @@ Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int
     op.buffers.push_back(static_cast<int>(ir_.inputs.size()));
     op.offsets.push_back(offset);
     offset += desc.shape[static_cast<size_t>(axis)];
-    KBuffer part{desc};
+    KBuffer part = BufferOf(desc);
     part.concat_part = true;
     ir_.inputs.push_back(std::move(part));
     external_.push_back(v);
@@ -98,47 +112,47 @@ Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int
 }
 
 int KernelBuilder::Const(double value, ScalarType type) {
-  KOp op{OpKind::kConst, type};
+  KOp op = NewOp(OpKind::kConst, type);
   op.value = value;
   return Add(std::move(op));
 }
 
 int KernelBuilder::Unary(const std::string& fn, int a) {
-  KOp op{OpKind::kUnary, fn == "not" ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type};
+  KOp op = NewOp(OpKind::kUnary, fn == "not" ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type);
   op.fn = fn;
   op.args = {a};
   return Add(std::move(op));
 }
 
 int KernelBuilder::Binary(const std::string& fn, int a, int b) {
-  KOp op{OpKind::kBinary, IsPredicate(fn) ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type};
+  KOp op = NewOp(OpKind::kBinary, IsPredicate(fn) ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type);
   op.fn = fn;
   op.args = {a, b};
   return Add(std::move(op));
 }
 
 int KernelBuilder::Select(int cond, int a, int b) {
-  KOp op{OpKind::kSelect, ir_.ops[static_cast<size_t>(a)].type};
+  KOp op = NewOp(OpKind::kSelect, ir_.ops[static_cast<size_t>(a)].type);
   op.args = {cond, a, b};
   return Add(std::move(op));
 }
 
 int KernelBuilder::Cast(int a, ScalarType type) {
   if (ir_.ops[static_cast<size_t>(a)].type == type) return a;
-  KOp op{OpKind::kCast, type};
+  KOp op = NewOp(OpKind::kCast, type);
   op.args = {a};
   return Add(std::move(op));
 }
 
 int KernelBuilder::Reduce(const std::string& fn, int a) {
-  KOp op{OpKind::kReduce, ScalarType::kFloat};
+  KOp op = NewOp(OpKind::kReduce, ScalarType::kFloat);
   op.fn = fn;
   op.args = {a};
   return Add(std::move(op));
 }
 
 int KernelBuilder::Store(int op, const TensorDesc& desc) {
-  ir_.outputs.push_back({desc});
+  ir_.outputs.push_back(BufferOf(desc));
   const int output = static_cast<int>(ir_.outputs.size()) - 1;
   ir_.stores.push_back({output, op});
   return output;

@@ -1,6 +1,6 @@
 #include "ge/autofuse/library_epilogues.h"
 
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
 namespace {

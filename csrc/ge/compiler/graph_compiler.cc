@@ -77,9 +77,9 @@ struct CompileState {
   const CompileOptions& options;
   CompiledGraph& result;
   DeviceGraphEvaluator evaluator;  // constant folding runs the back end below on the device
-  std::vector<Node*> schedule;
-  MemoryLayout layout;
-  std::shared_ptr<const KernelLibrary> kernel_library;
+  std::vector<Node*> schedule = {};
+  MemoryLayout layout = {};
+  std::shared_ptr<const KernelLibrary> kernel_library = nullptr;
   size_t stage_number = 0;
   int pass_number = 0;
 };

@@ -5,7 +5,7 @@
 #include "ge/compiler/memory_planner.h"
 #include "ge/compiler/partition.h"
 #include "ge/compiler/view_ops.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

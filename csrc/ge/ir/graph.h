@@ -13,6 +13,8 @@ namespace ge {
 inline constexpr const char* kOpData = "Data";
 inline constexpr const char* kOpConst = "Const";
 inline constexpr const char* kOpNetOutput = "NetOutput";
+// The host-fallback op: any torch operator, run by the framework through its dispatcher.
+inline constexpr const char* kOpTorch = "TorchOp";
 
 class Graph {
  public:

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "ge/passes/passes.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

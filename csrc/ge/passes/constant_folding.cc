@@ -4,7 +4,7 @@
 // the outputs would exceed context.fold_limit_bytes (huge constants are not materialized).
 #include "ge/ir/annotations.h"
 #include "ge/passes/passes.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "ge/passes/passes.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

@@ -4,7 +4,7 @@
 // product's dtype and shape [N] (N = the product's last dim), and the Add's output is the
 // product's shape (no broadcasting beyond the bias).
 #include "ge/passes/passes.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

@@ -7,7 +7,7 @@
 //   x * 1, 1 * x, x / 1, x - 0, and x + 0 where that is exact (integers, or -0.0 for floats:
 //   +0.0 would turn -0.0 into +0.0).
 #include "ge/passes/passes.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

@@ -8,7 +8,7 @@
 // transpose; the chain is re-targeted to the untransposed shapes and the flag flipped.
 #include "ge/ops/op_registry.h"
 #include "ge/passes/passes.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

@@ -249,7 +249,8 @@ def convert_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None, met
     if ord == -math.inf:
         return ge.ReduceMin(magnitude, axes, keep_dims=keepdim)
     if ord == 0:
-        return ge.ReduceSum(ge.Cast(ge.NotEqual(x, to_dtype(0, meta_outputs.dtype)), meta_outputs.dtype), axes, keep_dims=keepdim)
+        nonzero = ge.Cast(ge.NotEqual(x, to_dtype(0, meta_outputs.dtype)), meta_outputs.dtype)
+        return ge.ReduceSum(nonzero, axes, keep_dims=keepdim)
     if ord == 1:
         return ge.ReduceSum(magnitude, axes, keep_dims=keepdim)
     if ord == 2:

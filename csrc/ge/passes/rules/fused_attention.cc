@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "ge/passes/rewrite_rules.h"
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 namespace ge {
 namespace {

@@ -1,10 +1,9 @@
-#include "ge/passes/rewrite_utils.h"
+#include "ge/ops/rewrite_utils.h"
 
 #include <cstring>
 
 #include "ge/base/half.h"
 #include "ge/ir/annotations.h"
-#include "ge/compiler/partition.h"  // kOpTorch
 #include "ge/ops/op_registry.h"
 
 namespace ge {
