@@ -8,7 +8,6 @@ aten = torch.ops.aten
 # Only ops whose decompositions land on converted ops: decomposing others early would make
 # errors name an inner op instead of the user's. Grows with op coverage.
 _DECOMPOSED = [
-    aten.silu,
     aten.square,
 ]
 

@@ -2,13 +2,19 @@
 // graph's numbers over odd sizes, broadcasting and float32/float16/bfloat16, in fewer kernels.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string_view>
+
 #include <cmath>
 #include <functional>
 #include <random>
 
 #include "devices/cpu/cpu_device.h"
+#include "devices/cpu/kernels/epilogue_activations.h"
 #include "ge/base/half.h"
 #include "ge/es/es_ops.h"
+#include "ge/ops/epilogue_activation.h"
+#include "ge/ops/op_registry.h"
 #include "ge/session.h"
 
 namespace ge {
@@ -222,13 +228,27 @@ TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {
     outs.push_back(es::Gelu(product(), "tanh") - in[2]);
     outs.push_back(es::Neg(es::Sigmoid(product())));
     outs.push_back(es::Tanh(product()) * in[2]);
+    outs.push_back(es::Swish(product()) * in[2]);  // SiLU
     return outs;
-  }, {{{64, 256}, {256, 256}, {256}}}, 5);
+  }, {{{64, 256}, {256, 256}, {256}}}, 6);
   const Result fused = Run([](es::GraphBuilder&, DataType, const std::vector<es::EsTensor>& in) {
     return std::vector<es::EsTensor>{es::Gelu(es::MatMulV2(in[0], in[1]))};
   }, {{{8, 16}, {16, 4}}}, GetParam(), true);
   EXPECT_EQ(fused.summary.autofuse.library_epilogues, 1);
   EXPECT_EQ(fused.summary.task_num, 1);
+}
+
+// The activation table is the one source: one spelling each, and a CPU body for every row.
+TEST(EpilogueActivationTest, EveryActivationHasOneSpellingAndACpuKernel) {
+  std::set<std::string_view> names;
+  for (const EpilogueActivationDef& def : EpilogueActivations()) {
+    EXPECT_TRUE(names.insert(def.name).second) << def.name;
+    EXPECT_EQ(EpilogueActivationNamed(def.name), def.activation) << def.name;
+    EXPECT_EQ(EpilogueActivationName(def.activation), def.name);
+    EXPECT_NE(cpu::FindCpuEpilogue(def.activation), nullptr) << def.name;
+    EXPECT_NE(OpRegistry::Global().Find(std::string(def.op_type)), nullptr) << def.op_type;
+  }
+  EXPECT_FALSE(EpilogueActivationNamed("swish"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, AutofuseTest,

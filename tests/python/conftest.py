@@ -19,16 +19,23 @@ def fresh_dynamo():
     torch._dynamo.reset()
 
 
-def compile_with_ge(fn, config=None):
+def compile_with_ge(fn, config=None, backend=None):
     """fullgraph=True: any graph break fails the test, so every op really ran in our engine."""
-    return torch.compile(fn, backend=torchair_ge.get_npu_backend(compiler_config=config), dynamic=False,
-                         fullgraph=True)
+    backend = backend or torchair_ge.get_npu_backend(compiler_config=config)
+    return torch.compile(fn, backend=backend, dynamic=False, fullgraph=True)
 
 
-def check_against_eager(fn, *inputs, config=None, **tolerances):
-    compiled = compile_with_ge(fn, config)
+def check_against_eager(fn, *inputs, config=None, native_only=True, **tolerances):
+    """Compiled equals eager. native_only (the default): every op also ran on a native kernel, so a
+    converter that starts returning NotImplemented (host fallback) fails the test instead of
+    passing through the fallback engine. Tests of fallback paths pass native_only=False."""
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    compiled = compile_with_ge(fn, backend=backend)
     with torch.no_grad():
         expected = fn(*inputs)
         got = compiled(*inputs)
     torch.testing.assert_close(got, expected, **tolerances)
+    if native_only:
+        fallbacks = {op: n for report in backend.compiler.reports for op, n in report["fallback_ops"].items()}
+        assert not fallbacks, f"ops ran on the host-fallback engine, not natively: {fallbacks}"
     return got

@@ -122,6 +122,11 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                            const int negative = b.Binary("lt", a[0], b.Const(0.0));
                            return std::vector<int>{b.Select(negative, b.Binary("mul", a[0], slope), a[0])};
                          }};
+    (*r)["Swish"] = {float_unary, [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                       const double scale = n->GetAttrOr<double>("scale", 1.0);
+                       const int scaled = scale == 1.0 ? a[0] : b.Binary("mul", a[0], b.Const(scale));
+                       return std::vector<int>{b.Binary("mul", a[0], b.Unary("sigmoid", scaled))};
+                     }};
     (*r)["Identity"] = {[](const Node* n) { return Elementwise(AllInputs(n, IsFloatOrBool)); },
                         [](KernelBuilder&, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
                           return std::vector<int>{a[0]};

@@ -1,19 +1,10 @@
 #include "ge/autofuse/library_epilogues.h"
 
+#include "ge/ops/epilogue_activation.h"
 #include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
 namespace {
-
-// The FusedMatMul activation an op is, or "" when it is none of them.
-std::string ActivationOf(const Node* node) {
-  const std::string& type = node->type();
-  if (type == "Relu") return "relu";
-  if (type == "Sigmoid") return "sigmoid";
-  if (type == "Tanh") return "tanh";
-  if (type == "Gelu") return node->GetAttrOr<std::string>("approximate", "none") == "tanh" ? "gelu_tanh" : "gelu";
-  return "";
-}
 
 // A float product whose only reader is the activation: nothing else needs the raw product.
 bool FoldableProduct(Value product) {
@@ -33,14 +24,15 @@ Expected<int> FoldLibraryEpilogues(Graph& graph) {
   int folded = 0;
   GE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
   for (Node* act : order) {
-    const std::string activation = ActivationOf(act);
-    if (activation.empty() || act->num_inputs() != 1 || HasControlEdges(act) || !FoldableProduct(act->input(0))) continue;
+    const std::optional<EpilogueActivation> activation = EpilogueActivationOf(*act);
+    if (!activation || act->num_inputs() != 1 || HasControlEdges(act) || !FoldableProduct(act->input(0))) continue;
+    const std::string name(EpilogueActivationName(*activation));
     Node* mm = act->input(0).node;
     const std::vector<Value> inputs = {mm->input(0), mm->input(1), mm->num_inputs() > 2 ? mm->input(2) : Value{}};
-    Node* fused = graph.AddNode("FusedMatMul", mm->name() + "_" + activation, inputs, 1);
+    Node* fused = graph.AddNode("FusedMatMul", mm->name() + "_" + name, inputs, 1);
     fused->SetAttr("transpose_x1", mm->GetAttrOr<bool>("transpose_x1", false));
     fused->SetAttr("transpose_x2", mm->GetAttrOr<bool>("transpose_x2", false));
-    fused->SetAttr("fused_op_type", activation);
+    fused->SetAttr("fused_op_type", name);
     GE_RETURN_IF_ERROR(SubstituteNode(graph, act, fused));
     GE_RETURN_IF_ERROR(graph.RemoveNode(act));
     GE_RETURN_IF_ERROR(graph.RemoveNode(mm));

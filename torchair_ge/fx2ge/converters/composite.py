@@ -26,6 +26,17 @@ def convert_zeros(*args, meta_outputs=None, **kwargs):
     return _filled(meta_outputs, 0)  # empty: any contents are right; zeros are deterministic
 
 
+@register_fx_node_ge_converter(aten.scalar_tensor.default)
+def convert_scalar_tensor(value, *, meta_outputs=None, **kwargs):
+    return _filled(meta_outputs, value)
+
+
+@register_fx_node_ge_converter(aten.lift_fresh_copy.default)
+def convert_lift_fresh_copy(self, *, meta_outputs=None):
+    """A tensor literal of the user's code (torch.tensor([...])): a copy of a constant."""
+    return ge.Identity(self)
+
+
 @register_fx_node_ge_converter(aten.ones.default)
 @register_fx_node_ge_converter(aten.ones_like.default)
 @register_fx_node_ge_converter(aten.new_ones.default)

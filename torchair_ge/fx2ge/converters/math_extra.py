@@ -38,6 +38,11 @@ def convert_leaky_relu(self, negative_slope=0.01, *, meta_outputs=None):
     return ge.LeakyRelu(self, negative_slope=float(negative_slope))
 
 
+@register_fx_node_ge_converter(aten.silu.default)
+def convert_silu(self, *, meta_outputs=None):
+    return ge.Swish(self, scale=1.0)
+
+
 @register_fx_node_ge_converter(aten.elu.default)
 def convert_elu(self, alpha=1.0, scale=1.0, input_scale=1.0, *, meta_outputs=None):
     return ge.Elu(self, alpha=float(alpha), scale=float(scale), input_scale=float(input_scale))

@@ -18,6 +18,8 @@
 #include <ATen/ops/floor_divide.h>
 #include <ATen/ops/hardsigmoid.h>
 #include <ATen/ops/hardswish.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/silu.h>
 #include <ATen/ops/leaky_relu.h>
 #include <ATen/ops/log1p.h>
 #include <ATen/ops/log2.h>
@@ -125,6 +127,14 @@ void RegisterMathExtraKernels(CpuKernelRegistry& r) {
   r.Register("LeakyRelu", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(double slope, a.Attr<double>("negative_slope"));
     return MakeKernel(a.task, [slope, x = a.inputs[0], y = a.outputs[0]]() mutable { at::leaky_relu_out(y, x, slope); });
+  });
+  r.Register("Swish", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    GE_ASSIGN_OR_RETURN(double scale, a.Attr<double>("scale"));
+    if (scale == 1.0) return MakeKernel(a.task, [x = a.inputs[0], y = a.outputs[0]]() mutable { at::silu_out(y, x); });
+    return MakeKernel(a.task, [scale, x = a.inputs[0], y = a.outputs[0]]() mutable {
+      y.copy_(x).mul_(scale).sigmoid_();
+      y.mul_(x);
+    });
   });
   r.Register("Elu", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(double alpha, a.Attr<double>("alpha"));

@@ -1,9 +1,5 @@
 // Matrix products and reductions.
 #include <ATen/ops/addmm.h>
-#include <ATen/ops/gelu.h>
-#include <ATen/ops/relu.h>
-#include <ATen/ops/sigmoid.h>
-#include <ATen/ops/tanh.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/mean.h>
@@ -11,49 +7,39 @@
 #include <ATen/ops/sum.h>
 
 #include "devices/cpu/kernel_registry.h"
+#include "devices/cpu/kernels/epilogue_activations.h"
 #include "devices/cpu/kernels/onednn_linear.h"
 
 namespace ge::cpu {
 namespace {
 
-// The activation FusedMatMul applies in place to the product (fallback path), chosen at load.
-using InPlaceActivation = void (*)(at::Tensor&);
-
-Expected<InPlaceActivation> ActivationFor(const std::string& name) {
-  if (name.empty()) return InPlaceActivation{[](at::Tensor&) {}};
-  if (name == "relu") return InPlaceActivation{[](at::Tensor& y) { at::relu_(y); }};
-  if (name == "gelu") return InPlaceActivation{[](at::Tensor& y) { at::gelu_out(y, y, "none"); }};
-  if (name == "gelu_tanh") return InPlaceActivation{[](at::Tensor& y) { at::gelu_out(y, y, "tanh"); }};
-  if (name == "sigmoid") return InPlaceActivation{[](at::Tensor& y) { at::sigmoid_out(y, y); }};
-  if (name == "tanh") return InPlaceActivation{[](at::Tensor& y) { at::tanh_out(y, y); }};
-  return InvalidArgument("unknown fused_op_type '{}'", name);
-}
-
-// MatMulV2 (no activation) and FusedMatMul: oneDNN's inner product with the activation as a
-// post-op where that is faster, else at::mm/addmm and the activation in place while y is hot.
-Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const std::string& activation) {
+// MatMulV2 (no activation: null) and FusedMatMul: oneDNN's inner product with the activation
+// as a post-op where that is faster, else at::mm/addmm and the activation in place while y is hot.
+Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
   GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
   GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
   if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
-  auto act = ActivationFor(activation);
-  if (!act.ok()) return act.status().WithContext(fmt::format("{} '{}'", a.task.type, a.task.name));
+  void (*apply)(at::Tensor&) = activation ? activation->apply_in_place : [](at::Tensor&) {};
   at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
   at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
   at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
   if (!t1)
     if (auto body = OneDnnLinear(x1, x2, bias, a.InputIsConstant(1), activation, a.outputs[0])) return MakeKernel(a.task, std::move(*body));
-  return MakeKernel(a.task, [x1, x2, bias, apply = *act, y = a.outputs[0]]() mutable {
+  return MakeKernel(a.task, [x1, x2, bias, apply, y = a.outputs[0]]() mutable {
     if (bias.defined()) at::addmm_out(y, bias, x1, x2);
     else at::mm_out(y, x1, x2);
     apply(y);
   });
 }
 
-Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) { return CreateProduct(a, ""); }
+Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) { return CreateProduct(a, nullptr); }
 
 Expected<std::unique_ptr<Kernel>> CreateFusedMatMul(KernelArgs& a) {
-  GE_ASSIGN_OR_RETURN(std::string activation, a.Attr<std::string>("fused_op_type"));
-  return CreateProduct(a, activation);
+  GE_ASSIGN_OR_RETURN(std::string name, a.Attr<std::string>("fused_op_type"));
+  const std::optional<EpilogueActivation> activation = EpilogueActivationNamed(name);
+  const CpuEpilogue* body = activation ? FindCpuEpilogue(*activation) : nullptr;
+  if (body == nullptr) return InvalidArgument("{} '{}': no CPU kernel for fused_op_type '{}'", a.task.type, a.task.name, name);
+  return CreateProduct(a, body);
 }
 
 Expected<std::unique_ptr<Kernel>> CreateBatchMatMulV2(KernelArgs& a) {

@@ -56,7 +56,7 @@ const std::optional<c10::TypedOperatorHandle<ReorderFn>>& ReorderOp() {
 }  // namespace
 
 std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
-                                                  bool x2_is_constant, const std::string& activation, const at::Tensor& y) {
+                                                  bool x2_is_constant, const CpuEpilogue* activation, const at::Tensor& y) {
   if (!LinearOp()) return std::nullopt;
   const bool f32 = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
   if (!f32 || x1.dim() != 2 || x2.dim() != 2 || !x1.is_contiguous()) return std::nullopt;
@@ -69,12 +69,9 @@ std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at
   if (x2_is_constant && ReorderOp()) weight = ReorderOp()->call(weight.contiguous(), m);
   std::optional<at::Tensor> b = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
   // oneDNN's post-op names: GELU's form is the algorithm argument.
-  std::string post_op = activation.empty() ? "none" : activation;
+  const std::string post_op = activation ? activation->onednn_post_op : "none";
   std::optional<std::string> algorithm;
-  if (activation == "gelu" || activation == "gelu_tanh") {
-    post_op = "gelu";
-    algorithm = activation == "gelu" ? "none" : "tanh";
-  }
+  if (activation && activation->onednn_algorithm) algorithm = activation->onednn_algorithm;
   // Everything the call takes is made here, once: a launch only calls and copies the result in
   // (the operator allocates its output; it has no out= form).
   const c10::List<std::optional<at::Scalar>> no_scalars;

@@ -7,13 +7,15 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "devices/cpu/kernels/epilogue_activations.h"
+
 namespace ge::cpu {
 
 // A launch body computing y = act(x1 · x2 (+ bias)) (x1 [m, k], x2 [k, n], any strides; bias [n]
-// or undefined; act "" or a FusedMatMul fused_op_type, applied as oneDNN's post-op), or nullopt
+// or undefined; act null or an epilogue activation, applied as oneDNN's post-op), or nullopt
 // when oneDNN is absent or would not be faster for these shapes and dtypes. A constant x2 is
 // reordered into oneDNN's layout here, once.
 std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
-                                                  bool x2_is_constant, const std::string& activation, const at::Tensor& y);
+                                                  bool x2_is_constant, const CpuEpilogue* activation, const at::Tensor& y);
 
 }  // namespace ge::cpu

@@ -67,6 +67,9 @@ void RegisterMathExtraOps(OpRegistry& r) {
   (void)r.Register(OpDef("LeakyRelu").TypeVar("T", kFloat).Input("x", "T").Output("y", "T")
                        .Attr("negative_slope", AttrType::kFloat, 0.0).Infer(InferSameAsFirstInput)
                        .Doc("y = x > 0 ? x : negative_slope * x").Build());
+  (void)r.Register(OpDef("Swish").TypeVar("T", kFloat).Input("x", "T").Output("y", "T")
+                       .Attr("scale", AttrType::kFloat, 1.0).Infer(InferSameAsFirstInput)
+                       .Doc("y = x * sigmoid(scale * x); scale 1 is SiLU").Build());
   (void)r.Register(OpDef("Elu").TypeVar("T", kFloat).Input("x", "T").Output("y", "T")
                        .Attr("alpha", AttrType::kFloat, 1.0).Attr("scale", AttrType::kFloat, 1.0)
                        .Attr("input_scale", AttrType::kFloat, 1.0).Infer(InferSameAsFirstInput)

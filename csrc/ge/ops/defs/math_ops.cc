@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ge/ops/epilogue_activation.h"
 #include "ge/ops/infer_util.h"
 #include "ge/ops/op_registry.h"
 
@@ -115,10 +116,9 @@ void MatMul(OpRegistry& r, const char* type, const char* flag1, const char* flag
 
 // The activations a FusedMatMul applies to its product (GE's FusedMatMul fused_op_type).
 Status InferFusedMatMul(InferContext& ctx) {
-  static const std::set<std::string> kActivations = {"relu", "gelu", "gelu_tanh", "sigmoid", "tanh"};
   const std::string activation = ctx.Attr<std::string>("fused_op_type");
-  if (!kActivations.count(activation))
-    return ctx.Error("fused_op_type '{}' is not one of relu, gelu, gelu_tanh, sigmoid, tanh", activation);
+  if (!EpilogueActivationNamed(activation))
+    return ctx.Error("fused_op_type '{}' is not one of {}", activation, EpilogueActivationNames());
   return InferMatMulV2(ctx);
 }
 
@@ -139,8 +139,9 @@ void RegisterMathOps(OpRegistry& r) {
                        .Attr("transpose_x2", AttrType::kBool, false)
                        .Attr("fused_op_type", AttrType::kString)
                        .Infer(InferFusedMatMul)
-                       .Doc("y = act(op(x1) @ op(x2) + bias), act = fused_op_type (relu, gelu, gelu_tanh, sigmoid, tanh): "
-                            "MatMulV2 with its activation applied while the product is still in cache")
+                       .Doc("y = act(op(x1) @ op(x2) + bias), act = fused_op_type (ops/epilogue_activation.h: relu, "
+                            "gelu, gelu_tanh, sigmoid, tanh, silu): MatMulV2 with its activation applied while the "
+                            "product is still in cache")
                        .Build());
   RegisterReduce(r, "ReduceSum", dtypes::kNumeric, "sum over `axes` (empty axes: all)");
   RegisterReduce(r, "ReduceMean", dtypes::kNumeric, "mean over `axes` (empty axes: all)");

@@ -1,0 +1,25 @@
+#include "devices/cpu/kernels/epilogue_activations.h"
+
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/silu.h>
+#include <ATen/ops/tanh.h>
+
+namespace ge::cpu {
+
+const CpuEpilogue* FindCpuEpilogue(EpilogueActivation activation) {
+  static const CpuEpilogue kTable[] = {
+      {EpilogueActivation::kRelu, [](at::Tensor& y) { at::relu_(y); }, "relu", nullptr},
+      {EpilogueActivation::kGelu, [](at::Tensor& y) { at::gelu_out(y, y, "none"); }, "gelu", "none"},
+      {EpilogueActivation::kGeluTanh, [](at::Tensor& y) { at::gelu_out(y, y, "tanh"); }, "gelu", "tanh"},
+      {EpilogueActivation::kSigmoid, [](at::Tensor& y) { at::sigmoid_out(y, y); }, "sigmoid", nullptr},
+      {EpilogueActivation::kTanh, [](at::Tensor& y) { at::tanh_out(y, y); }, "tanh", nullptr},
+      {EpilogueActivation::kSilu, [](at::Tensor& y) { at::silu_out(y, y); }, "swish", nullptr},
+  };
+  for (const CpuEpilogue& row : kTable)
+    if (row.activation == activation) return &row;
+  return nullptr;
+}
+
+}  // namespace ge::cpu
