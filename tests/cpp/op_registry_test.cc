@@ -256,7 +256,7 @@ std::vector<OpCase> Cases() {
     cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2}, DataType::kBool)}); }, {}});
   }
   for (const char* op : {"Reciprocal", "Expm1", "Log1p", "Log2", "Sin", "Cos", "Tan", "Atan", "Erf", "HardSigmoid",
-                         "HardSwish", "Mish", "LeakyRelu", "Elu", "Softplus"}) {
+                         "HardSwish", "Mish", "LeakyRelu", "Elu", "Softplus", "Swish"}) {
     cases.push_back(unary(op));
     cases.push_back({op, [op](GraphBuilder& b) { return b.Op(op, {In(b, {2}, DataType::kInt64)}); }, {}});
   }

@@ -80,11 +80,15 @@ void CpuKernelRegistry::RegisterBinary(const std::string& type, BinaryOutFn fn) 
 bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const {
   if (elementwise_out_variants_.count(op_type)) return true;
   if (op_type == "GatherV2") return index == 0 || (index == 1 && rank == 1);
-  if (op_type == "FusedKernel") {  // the generated code reads dense buffers; its producers read their own inputs
-    auto producer = FusedKernelProducerInput(attrs, index);
-    return producer && AcceptsStridedInput(producer->type, producer->index, rank, producer->attrs);
-  }
   return false;
+}
+
+bool CpuKernelRegistry::CanBeFusedProducer(const std::string& op_type) const {
+  // Kernels that write one dense output and ask for no workspace of their own.
+  static const std::set<std::string> kProducers = {"MatMulV2", "FusedMatMul", "BatchMatMulV2", "Conv2D",
+                                                   "Conv2DTranspose", "AvgPoolV2", "AdaptiveAvgPool2d",
+                                                   "FusedAttention", "GatherV2"};
+  return kProducers.count(op_type) != 0;
 }
 
 namespace {

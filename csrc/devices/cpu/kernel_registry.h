@@ -67,10 +67,10 @@ class CpuKernelRegistry final : public KernelFactory {
   bool Supports(const std::string& op_type) const override;
   std::vector<std::string> SupportedOps() const override;
   bool WritesOverInput(const std::string& op_type) const override { return elementwise_out_variants_.count(op_type) != 0; }
-  // Elementwise out-variants (TensorIterator takes any strides), GatherV2 (index_select; its
-  // indices only as a 1-D tensor, which it reads without reshaping), and a FusedKernel's inputs
-  // that go to one of its producers, as that producer's kernel would take them.
+  // Elementwise out-variants (TensorIterator takes any strides) and GatherV2 (index_select; its
+  // indices only as a 1-D tensor, which it reads without reshaping).
   bool AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const override;
+  bool CanBeFusedProducer(const std::string& op_type) const override;
   std::vector<TensorDesc> Workspaces(const std::string& op_type, const std::vector<TensorDesc>& inputs,
                                      const std::vector<TensorDesc>& outputs, const AttrMap& attrs) const override;
   Expected<std::unique_ptr<Kernel>> Create(KernelArgs& args) const;
@@ -100,13 +100,5 @@ Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& args, const OpPr
 Expected<std::unique_ptr<Kernel>> CreatePluginKernel(KernelArgs& args, const PluginKernel& plugin);
 void RegisterFusedKernel(CpuKernelRegistry& registry);    // generated kernels (auto-fusion)
 
-// Which producer of a FusedKernel (by its attrs) takes the node's input `index`: its type, its
-// own input index and its own attrs; nullopt when the input goes to the generated code.
-struct ProducerInput {
-  std::string type;
-  int index;
-  AttrMap attrs;
-};
-std::optional<ProducerInput> FusedKernelProducerInput(const AttrMap& fused_attrs, int index);
 
 }  // namespace ge::cpu

@@ -46,18 +46,17 @@ struct LoweredGroup {
 };
 
 // Library ops whose output a fused group may consume in the same task, right after they wrote
-// it (an epilogue: bias + activation, residual add, softmax of scores, ...). Their kernels take
-// no workspace of their own.
-bool CanBeProducer(const Node* node) {
-  static const std::set<std::string> kTypes = {"MatMulV2", "FusedMatMul", "BatchMatMulV2", "Conv2D", "Conv2DTranspose",
-                                               "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention", "GatherV2"};
-  return kTypes.count(node->type()) && node->num_outputs() == 1 && !HasControlEdges(node) &&
+// it (an epilogue: bias + activation, residual add, softmax of scores, ...): the device says
+// which op types it can run that way.
+bool CanBeProducer(const Node* node, const KernelFactory& device) {
+  return device.CanBeFusedProducer(node->type()) && node->num_outputs() == 1 && !HasControlEdges(node) &&
          ScalarTypeOf(node->output_desc(0).dtype) == ScalarType::kFloat && !IsMutatedValue(Value{const_cast<Node*>(node), 0});
 }
 
 // Producers for a group: library ops read by the group only (so they run nowhere else),
 // possibly through plain reshapes read only by the group (the kernel reads the same bytes).
-std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const std::vector<Value>& inputs) {
+std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const std::vector<Value>& inputs,
+                                                  const KernelFactory& device) {
   const std::set<const Node*> members(g.nodes.begin(), g.nodes.end());
   std::vector<LoweredGroup::Producer> out;
   for (size_t b = 0; b < inputs.size(); ++b) {
@@ -72,7 +71,7 @@ std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const st
       chain.push_back(node);
       node = node->input(0).node;
     }
-    if (!CanBeProducer(node) || node->users(0).size() != 1) continue;
+    if (!CanBeProducer(node, device) || node->users(0).size() != 1) continue;
     // Two kernel inputs reaching the same producer cannot both own it.
     bool taken = false;
     for (const auto& p : out) taken = taken || p.node == node;
@@ -107,7 +106,7 @@ int ChooseInnerFrom(const KernelIR& ir) {
   return std::max(rank - 1, 0);
 }
 
-Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name) {
+Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name, const KernelFactory& device) {
   const std::set<const Node*> members(g.nodes.begin(), g.nodes.end());
   // Without reductions the row split is chosen once the inputs are known (below).
   const int rank = static_cast<int>(g.shape.size());
@@ -153,7 +152,7 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
     }
   out.inputs = b.external_inputs();
   for (const Value& v : out.inputs) out.input_names.emplace_back(v.node->name(), v.index);
-  out.producers = FindProducers(g, out.inputs);
+  out.producers = FindProducers(g, out.inputs, device);
   out.ir = b.Take();
   if (!g.row_axis) {
     out.ir.inner_from = ChooseInnerFrom(out.ir);
@@ -167,68 +166,83 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name)
   return out;
 }
 
+// The typed description of a lowered group's kernel, which the device receives.
+FusedKernelDef DefineKernel(const LoweredGroup& lowered) {
+  FusedKernelDef def;
+  def.symbol = lowered.ir.name;
+  def.kernel_ir = lowered.ir.ToString();
+  for (const auto& p : lowered.producers) {
+    FusedProducerDef producer{p.node->type(), p.node->name(), {}, p.node->num_inputs(), p.buffer, p.node->output_desc(0)};
+    for (const auto& [key, value] : p.node->attrs())
+      if (key.rfind('_', 0) != 0) producer.attrs.emplace(key, value);
+    def.producers.push_back(std::move(producer));
+    def.fused_ops.push_back(p.node->type() + ":" + p.node->name());
+    for (auto it = p.reshapes.rbegin(); it != p.reshapes.rend(); ++it) def.fused_ops.push_back((*it)->type() + ":" + (*it)->name());
+  }
+  for (const Node* n : lowered.group.nodes) def.fused_ops.push_back(n->type() + ":" + n->name());
+  for (const Value& v : lowered.outputs) def.outputs.push_back(v.node->output_desc(v.index));
+  return def;
+}
+
+// The definition again as attributes of the FusedKernel node, for dumps and InferShape only: the
+// device reads the typed definition (TaskDef::fused_kernel).
+void AnnotateForDumps(Node* fused, const FusedKernelDef& def) {
+  if (!def.producers.empty()) {
+    std::vector<std::string> types;
+    std::vector<int64_t> inputs, buffers, dtypes, ranks, dims;
+    for (size_t k = 0; k < def.producers.size(); ++k) {
+      const FusedProducerDef& p = def.producers[k];
+      types.push_back(p.type);
+      inputs.push_back(p.num_inputs);
+      buffers.push_back(p.buffer);
+      dtypes.push_back(static_cast<int64_t>(p.output.dtype));
+      ranks.push_back(static_cast<int64_t>(p.output.shape.size()));
+      dims.insert(dims.end(), p.output.shape.begin(), p.output.shape.end());
+      for (const auto& [key, value] : p.attrs) fused->SetAttr(fmt::format("producer{}.{}", k, key), value);
+    }
+    fused->SetAttr("producers", types);
+    fused->SetAttr("producer_inputs", inputs);
+    fused->SetAttr("producer_buffers", buffers);
+    fused->SetAttr("producer_dtypes", dtypes);
+    fused->SetAttr("producer_ranks", ranks);
+    fused->SetAttr("producer_shapes", dims);
+  }
+  std::vector<int64_t> dtypes, ranks, dims;
+  for (const TensorDesc& desc : def.outputs) {
+    dtypes.push_back(static_cast<int64_t>(desc.dtype));
+    ranks.push_back(static_cast<int64_t>(desc.shape.size()));
+    dims.insert(dims.end(), desc.shape.begin(), desc.shape.end());
+  }
+  fused->SetAttr("kernel", def.symbol);
+  fused->SetAttr("kernel_ir", def.kernel_ir);
+  fused->SetAttr("fused_ops", def.fused_ops);
+  fused->SetAttr("output_dtypes", dtypes);
+  fused->SetAttr("output_ranks", ranks);
+  fused->SetAttr("output_shapes", dims);
+}
+
 // `replaced` maps values (by node name) of groups replaced earlier to the fused outputs that
 // now carry them: a group may read another group's output, whose node is gone by then.
 using Replaced = std::map<std::pair<std::string, int>, Value>;
-Status ReplaceGroup(Graph& graph, const LoweredGroup& lowered, int64_t index, Replaced* replaced) {
+Expected<Node*> ReplaceGroup(Graph& graph, const LoweredGroup& lowered, const FusedKernelDef& def, int64_t index,
+                             Replaced* replaced) {
   const FusionGroup& g = lowered.group;
   auto current = [&](const std::pair<std::string, int>& name) -> Value {
     auto it = replaced->find(name);
     return it != replaced->end() ? it->second : Value{graph.FindNode(name.first), name.second};
   };
-  // Producers' inputs first (in order), then the kernel's other inputs; their outputs are
-  // scratch. Attrs: producer types, input counts, kernel buffers, output descs, and each
-  // producer's own attrs as "producer<k>.<name>".
+  // Producers' inputs first (in order), then the kernel's other inputs; their outputs are scratch.
   std::vector<Value> inputs;
   std::set<int> producer_buffers;
-  std::vector<std::string> producer_types;
-  std::vector<int64_t> producer_inputs, buffers, producer_dtypes, producer_ranks, producer_dims;
   for (const auto& p : lowered.producers) {
     for (const Value& v : p.node->inputs()) inputs.push_back(v);  // live edges: already rewired
     producer_buffers.insert(p.buffer);
-    producer_types.push_back(p.node->type());
-    producer_inputs.push_back(p.node->num_inputs());
-    buffers.push_back(p.buffer);
-    const TensorDesc& out = p.node->output_desc(0);
-    producer_dtypes.push_back(static_cast<int64_t>(out.dtype));
-    producer_ranks.push_back(static_cast<int64_t>(out.shape.size()));
-    producer_dims.insert(producer_dims.end(), out.shape.begin(), out.shape.end());
   }
   for (size_t i = 0; i < lowered.input_names.size(); ++i)
     if (!producer_buffers.count(static_cast<int>(i))) inputs.push_back(current(lowered.input_names[i]));
-  Node* fused = graph.AddNode("FusedKernel", lowered.ir.name, inputs, static_cast<int>(lowered.outputs.size()));
-  if (!lowered.producers.empty()) {
-    fused->SetAttr("producers", producer_types);
-    fused->SetAttr("producer_inputs", producer_inputs);
-    fused->SetAttr("producer_buffers", buffers);
-    fused->SetAttr("producer_dtypes", producer_dtypes);
-    fused->SetAttr("producer_ranks", producer_ranks);
-    fused->SetAttr("producer_shapes", producer_dims);
-    for (size_t k = 0; k < lowered.producers.size(); ++k)
-      for (const auto& [key, value] : lowered.producers[k].node->attrs())
-        if (key.rfind('_', 0) != 0) fused->SetAttr(fmt::format("producer{}.{}", k, key), value);
-  }
-  std::vector<int64_t> dtypes, ranks, dims;
-  for (size_t k = 0; k < lowered.outputs.size(); ++k) {
-    const Value v = lowered.outputs[k];
-    const TensorDesc& desc = v.node->output_desc(v.index);
-    fused->output_desc(static_cast<int>(k)) = desc;
-    dtypes.push_back(static_cast<int64_t>(desc.dtype));
-    ranks.push_back(static_cast<int64_t>(desc.shape.size()));
-    dims.insert(dims.end(), desc.shape.begin(), desc.shape.end());
-  }
-  std::vector<std::string> fused_ops;
-  for (const auto& p : lowered.producers) {
-    fused_ops.push_back(p.node->type() + ":" + p.node->name());
-    for (auto it = p.reshapes.rbegin(); it != p.reshapes.rend(); ++it) fused_ops.push_back((*it)->type() + ":" + (*it)->name());
-  }
-  for (const Node* n : g.nodes) fused_ops.push_back(n->type() + ":" + n->name());
-  fused->SetAttr("kernel", lowered.ir.name);
-  fused->SetAttr("kernel_ir", lowered.ir.ToString());
-  fused->SetAttr("fused_ops", fused_ops);
-  fused->SetAttr("output_dtypes", dtypes);
-  fused->SetAttr("output_ranks", ranks);
-  fused->SetAttr("output_shapes", dims);
+  Node* fused = graph.AddNode(kOpFusedKernel, lowered.ir.name, inputs, static_cast<int>(lowered.outputs.size()));
+  for (size_t k = 0; k < def.outputs.size(); ++k) fused->output_desc(static_cast<int>(k)) = def.outputs[k];
+  AnnotateForDumps(fused, def);
   fused->SetAttr(kAttrFusedGroup, index);
   // Named after the node that makes its last output, the value users see.
   const Node* last = lowered.outputs.back().node;
@@ -243,7 +257,7 @@ Status ReplaceGroup(Graph& graph, const LoweredGroup& lowered, int64_t index, Re
     for (Node* reshape : p.reshapes) GE_RETURN_IF_ERROR(graph.RemoveNode(reshape));
     GE_RETURN_IF_ERROR(graph.RemoveNode(p.node));
   }
-  return {};
+  return fused;
 }
 
 }  // namespace
@@ -260,15 +274,15 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   return out;
 }
 
-Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,
-                                                           AutofuseStats* stats) {
-  if (!options.enabled) return std::shared_ptr<const KernelLibrary>();
+Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& options, const KernelFactory& device,
+                                     AutofuseStats* stats) {
+  if (!options.enabled) return AutofuseResult{};
   GE_ASSIGN_OR_RETURN(stats->library_epilogues, FoldLibraryEpilogues(graph));
   const std::vector<FusionGroup> groups = FindFusionGroups(graph, options.grouping);
-  if (groups.empty()) return std::shared_ptr<const KernelLibrary>();
+  if (groups.empty()) return AutofuseResult{};
   std::vector<LoweredGroup> lowered;
   for (const FusionGroup& candidate : groups) {
-    auto group = LowerGroup(candidate, fmt::format("ge_fused_{}", lowered.size()));
+    auto group = LowerGroup(candidate, fmt::format("ge_fused_{}", lowered.size()), device);
     if (!group.ok()) {  // a lowering gap is a bug, but not the user's problem: that group keeps its library kernels
       GE_LOGW("graph '{}': a group of {} nodes is not fused: {}", graph.name(), candidate.nodes.size(),
               group.status().ToString());
@@ -278,7 +292,7 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
     if (candidate.nodes.size() < 2 && group->producers.empty()) continue;  // the library kernel is as good
     lowered.push_back(std::move(group).value());
   }
-  if (lowered.empty()) return std::shared_ptr<const KernelLibrary>();
+  if (lowered.empty()) return AutofuseResult{};
   std::vector<KernelIR> kernels;
   for (const LoweredGroup& l : lowered) kernels.push_back(l.ir);
   KernelBuildInfo build;
@@ -288,18 +302,22 @@ Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const A
     stats->fallback = library.status().message();
     GE_LOGW("graph '{}': generated kernels unavailable, running library kernels instead: {}", graph.name(),
             stats->fallback);
-    return std::shared_ptr<const KernelLibrary>();
+    return AutofuseResult{};
   }
   stats->cache_hit = build.cache_hit;
   stats->build_ms = build.compile_ms;
   stats->library = build.library;
+  AutofuseResult result;
+  result.library = std::move(library).value();
   Replaced replaced;
   for (size_t i = 0; i < lowered.size(); ++i) {
-    GE_RETURN_IF_ERROR(ReplaceGroup(graph, lowered[i], static_cast<int64_t>(i), &replaced));
+    auto def = std::make_shared<const FusedKernelDef>(DefineKernel(lowered[i]));
+    GE_ASSIGN_OR_RETURN(Node* fused, ReplaceGroup(graph, lowered[i], *def, static_cast<int64_t>(i), &replaced));
+    result.kernels[fused] = std::move(def);
     ++stats->kernels;
     stats->fused_nodes += static_cast<int>(lowered[i].group.nodes.size() + lowered[i].producers.size());
   }
-  return std::move(library).value();
+  return result;
 }
 
 }  // namespace ge::autofuse

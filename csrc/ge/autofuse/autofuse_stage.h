@@ -6,10 +6,13 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 
 #include "ge/autofuse/grouping.h"
 #include "ge/autofuse/kernel_compiler.h"
 #include "ge/base/options.h"
+#include "ge/runtime/device.h"
+#include "ge/runtime/fused_kernel_def.h"
 
 namespace ge::autofuse {
 
@@ -31,8 +34,14 @@ struct AutofuseStats {
   std::string fallback;  // why the graph kept its library kernels, when it did
 };
 
-// Returns the graph's kernel library (null when nothing was fused).
-Expected<std::shared_ptr<const KernelLibrary>> RunAutofuse(Graph& graph, const AutofuseOptions& options,
-                                                           AutofuseStats* stats);
+// The stage's typed result: the library and the definition of every FusedKernel node it made.
+struct AutofuseResult {
+  std::shared_ptr<const KernelLibrary> library;  // null when nothing was fused
+  FusedKernelDefs kernels;
+};
+
+// `device` says which library ops may run as a kernel's producer (KernelFactory::CanBeFusedProducer).
+Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& options, const KernelFactory& device,
+                                     AutofuseStats* stats);
 
 }  // namespace ge::autofuse

@@ -79,7 +79,7 @@ struct CompileState {
   DeviceGraphEvaluator evaluator;  // constant folding runs the back end below on the device
   std::vector<Node*> schedule = {};
   MemoryLayout layout = {};
-  std::shared_ptr<const KernelLibrary> kernel_library = nullptr;
+  autofuse::AutofuseResult fused = {};  // the kernel library and every FusedKernel node's definition
   size_t stage_number = 0;
   int pass_number = 0;
 };
@@ -102,7 +102,8 @@ Status RunOptimizerStage(CompileState& s, const PassStage& stage) {
 }
 
 Status RunAutofuseStage(CompileState& s) {
-  GE_ASSIGN_OR_RETURN(s.kernel_library, autofuse::RunAutofuse(s.graph, s.options.autofuse, &s.result.autofuse));
+  GE_ASSIGN_OR_RETURN(s.fused, autofuse::RunAutofuse(s.graph, s.options.autofuse, s.device.kernel_factory(),
+                                                     &s.result.autofuse));
   return {};
 }
 
@@ -118,7 +119,8 @@ Status RunMemoryStage(CompileState& s) {
     int64_t best = -1;
     for (TopoStrategy strategy : kPlainStrategies) {
       GE_ASSIGN_OR_RETURN(auto order, ScheduleNodes(s.graph, strategy));
-      GE_ASSIGN_OR_RETURN(MemoryLayout trial, AssignMemory(s.graph, order, s.options.memory_reuse, kernels));
+      GE_ASSIGN_OR_RETURN(MemoryLayout trial,
+                          AssignMemory(s.graph, order, s.options.memory_reuse, kernels, &s.fused.kernels));
       if (best < 0 || trial.arena_size < best) {
         best = trial.arena_size;
         chosen = strategy;
@@ -126,12 +128,12 @@ Status RunMemoryStage(CompileState& s) {
     }
   }
   GE_ASSIGN_OR_RETURN(s.schedule, ScheduleNodes(s.graph, chosen));
-  GE_ASSIGN_OR_RETURN(s.layout, AssignMemory(s.graph, s.schedule, s.options.memory_reuse, kernels));
+  GE_ASSIGN_OR_RETURN(s.layout, AssignMemory(s.graph, s.schedule, s.options.memory_reuse, kernels, &s.fused.kernels));
   return {};
 }
 
 Status RunTaskStage(CompileState& s) {
-  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.layout), s.kernel_library));
+  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.layout), s.fused));
   return {};
 }
 

@@ -24,7 +24,12 @@ const char* PlacementName(Placement p) {
 }  // namespace
 
 Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse,
-                                    const KernelFactory* kernels) {
+                                    const KernelFactory* kernels, const FusedKernelDefs* fused) {
+  auto definition_of = [fused](const Node* node) -> const FusedKernelDef* {
+    if (fused == nullptr) return nullptr;
+    auto it = fused->find(node);
+    return it == fused->end() ? nullptr : it->second.get();
+  };
   MemoryLayout layout;
   Node* net_output = graph.NetOutputNode();
   std::unordered_map<const Node*, int32_t> step_of;
@@ -120,6 +125,13 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     const int rank = static_cast<int>(node->output_desc(0).shape.size());
     for (const Use& use : node->users(0)) {
       if (use.user->type() == kOpNetOutput) return false;
+      if (const FusedKernelDef* def = definition_of(use.user)) {
+        // The generated code reads dense buffers; a producer reads its inputs as its kernel does.
+        const auto producer = def->ProducerOfInput(use.input_index);
+        if (!producer || !kernels->AcceptsStridedInput(producer->producer->type, producer->index, rank, producer->producer->attrs))
+          return false;
+        continue;
+      }
       if (!kernels->AcceptsStridedInput(use.user->type(), use.input_index, rank, use.user->attrs())) return false;
     }
     return true;
@@ -192,7 +204,8 @@ Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& sche
     std::vector<TensorDesc> inputs, outputs;
     for (Value v : node->inputs()) inputs.push_back(v.valid() ? v.node->output_desc(v.index) : TensorDesc());
     for (int o = 0; o < node->num_outputs(); ++o) outputs.push_back(node->output_desc(o));
-    for (TensorDesc& desc : kernels->Workspaces(node->type(), inputs, outputs, node->attrs())) {
+    const FusedKernelDef* def = definition_of(node);
+    for (TensorDesc& desc : def ? def->Workspaces() : kernels->Workspaces(node->type(), inputs, outputs, node->attrs())) {
       const auto id = static_cast<int32_t>(layout.values.size());
       ValueInfo info;
       info.desc = std::move(desc);

@@ -5,6 +5,7 @@
 #include "ge/ir/annotations.h"
 #include "ge/ir/graph.h"
 #include "ge/runtime/device.h"
+#include "ge/runtime/fused_kernel_def.h"
 #include "ge/runtime/model.h"
 
 namespace ge {
@@ -34,7 +35,9 @@ struct MemoryLayout {
 // is updated in place or is a graph output.
 // With `kernels`, an op whose kernel WritesOverInput may take the bytes of an input that dies at
 // it, and every workspace a kernel asks for is an arena value live only at its task.
+// `fused` describes FusedKernel nodes: their workspaces (producer outputs) and which inputs go
+// to a producer (strided views are asked of the producer's kernel).
 Expected<MemoryLayout> AssignMemory(Graph& graph, const std::vector<Node*>& schedule, bool reuse = true,
-                                    const KernelFactory* kernels = nullptr);
+                                    const KernelFactory* kernels = nullptr, const FusedKernelDefs* fused = nullptr);
 
 }  // namespace ge

@@ -5,8 +5,7 @@
 namespace ge {
 
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryLayout layout,
-                                                  std::shared_ptr<const KernelLibrary> kernel_library) {
+                                                  MemoryLayout layout, const autofuse::AutofuseResult& fused) {
   auto model = std::make_shared<Model>();
   model->graph_name = graph.name();
   for (Node* node : schedule) {
@@ -24,6 +23,9 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
     task.outputs = layout.value_ids.at(node);
     for (int o = 0; o < node->num_outputs(); ++o) task.output_used.push_back(!node->users(o).empty());
     if (auto ws = layout.workspace_ids.find(node); ws != layout.workspace_ids.end()) task.workspaces = ws->second;
+    if (auto def = fused.kernels.find(node); def != fused.kernels.end()) task.fused_kernel = def->second;
+    if (task.type == kOpFusedKernel && task.fused_kernel == nullptr)
+      return FailedPrecondition("{}: a FusedKernel node without its definition (made outside auto-fusion?)", node->ToString());
     model->tasks.push_back(std::move(task));
   }
   for (int32_t id : layout.input_values) model->input_descs.push_back(layout.values[static_cast<size_t>(id)].desc);
@@ -39,7 +41,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->inplace_values = layout.inplace_values;
   model->workspace_bytes = layout.workspace_bytes;
   model->const_bytes = layout.const_bytes;
-  model->kernel_library = std::move(kernel_library);
+  model->kernel_library = fused.library;
   return std::shared_ptr<const Model>(std::move(model));
 }
 

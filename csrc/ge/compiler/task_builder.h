@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "ge/autofuse/autofuse_stage.h"
 #include "ge/compiler/memory_assign.h"
 
 namespace ge {
@@ -10,7 +11,6 @@ namespace ge {
 // outputs resolved to value ids; the result is the immutable Model, which keeps the graph's
 // generated-kernel library (if any) loaded.
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryLayout layout,
-                                                  std::shared_ptr<const KernelLibrary> kernel_library = nullptr);
+                                                  MemoryLayout layout, const autofuse::AutofuseResult& fused = {});
 
 }  // namespace ge

@@ -15,6 +15,8 @@ inline constexpr const char* kOpConst = "Const";
 inline constexpr const char* kOpNetOutput = "NetOutput";
 // The host-fallback op: any torch operator, run by the framework through its dispatcher.
 inline constexpr const char* kOpTorch = "TorchOp";
+// A generated kernel made by auto-fusion (ge/runtime/fused_kernel_def.h describes it).
+inline constexpr const char* kOpFusedKernel = "FusedKernel";
 
 class Graph {
  public:

@@ -35,6 +35,9 @@ class KernelFactory {
   virtual bool AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const {
     return false;
   }
+  // Whether a generated kernel may run this library op as its producer: inside its own task,
+  // into a workspace, with no workspace of its own (auto-fusion's epilogues read its output).
+  virtual bool CanBeFusedProducer(const std::string& op_type) const { return false; }
   // Scratch tensors the op's kernel needs while it runs (e.g. statistics or indices an ATen
   // out-variant insists on writing). The memory planner gives each one arena bytes live only
   // at that task, so scratch reuses memory like any value and a run allocates none.

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "ge/ir/attr.h"
+#include "ge/runtime/fused_kernel_def.h"
 #include "ge/runtime/kernel_library.h"
 
 namespace ge {
@@ -41,6 +42,7 @@ struct TaskDef {
   std::vector<int32_t> outputs;  // value ids
   std::vector<bool> output_used; // kernels may skip outputs nobody reads
   std::vector<int32_t> workspaces;  // value ids of the scratch tensors the kernel asked for (arena)
+  std::shared_ptr<const FusedKernelDef> fused_kernel;  // FusedKernel tasks: what auto-fusion made
 };
 
 // How graph output k is produced.

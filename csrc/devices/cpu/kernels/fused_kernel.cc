@@ -52,46 +52,30 @@ class FusedKernelTask final : public Kernel {
   std::vector<std::unique_ptr<Kernel>> producers_;
 };
 
-// Producer k's own attrs, stored on the fused node as "producer<k>.<name>".
-AttrMap ProducerAttrs(const AttrMap& fused, size_t k) {
-  const std::string prefix = fmt::format("producer{}.", k);
-  AttrMap attrs;
-  for (const auto& [key, value] : fused)
-    if (key.rfind(prefix, 0) == 0) attrs.emplace(key.substr(prefix.size()), value);
-  return attrs;
-}
-
-TaskDef ProducerTask(const TaskDef& fused, size_t k, const std::string& type) {
+TaskDef ProducerTask(const TaskDef& fused, const FusedProducerDef& producer) {
   TaskDef task;
-  task.name = fmt::format("{}/{}", fused.name, type);
-  task.type = type;
+  task.name = fmt::format("{}/{}", fused.name, producer.type);
+  task.type = producer.type;
   task.engine = fused.engine;
   task.stream = fused.stream;
   task.fx_node = fused.fx_node;
-  task.attrs = ProducerAttrs(fused.attrs, k);
+  task.attrs = producer.attrs;
   task.output_used = {true};
   return task;
 }
 
-Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
-  GE_CHECK(a.library != nullptr, "FusedKernel '{}': the model has no kernel library", a.task.name);
-  GE_ASSIGN_OR_RETURN(std::string symbol, a.Attr<std::string>("kernel"));
-  GE_ASSIGN_OR_RETURN(GeFusedKernelFn fn, a.library->Find(symbol));
-  const auto types = GetAttrOr<std::vector<std::string>>(a.task.attrs, "producers", {});
-  const auto counts = GetAttrOr<std::vector<int64_t>>(a.task.attrs, "producer_inputs", {});
-  const auto buffers_of = GetAttrOr<std::vector<int64_t>>(a.task.attrs, "producer_buffers", {});
-  GE_CHECK(counts.size() == types.size() && buffers_of.size() == types.size() && a.workspaces.size() == types.size(),
-           "FusedKernel '{}': producer attrs and workspaces disagree", a.task.name);
-  size_t producer_inputs = 0;
-  for (int64_t c : counts) producer_inputs += static_cast<size_t>(c);
-  GE_CHECK(producer_inputs <= a.inputs.size(), "FusedKernel '{}': producer_inputs exceeds the inputs", a.task.name);
-  std::map<int64_t, size_t> producer_at_buffer;
-  for (size_t k = 0; k < types.size(); ++k) producer_at_buffer[buffers_of[k]] = k;
+// The generated kernel's buffers: its inputs (a producer's workspace where one fills the buffer,
+// else the task's inputs after the producers'), then its outputs.
+Expected<std::vector<at::Tensor>> KernelBuffers(const KernelArgs& a, const FusedKernelDef& def) {
+  std::map<int, size_t> producer_at_buffer;
+  for (size_t k = 0; k < def.producers.size(); ++k) producer_at_buffer[def.producers[k].buffer] = k;
+  const auto producer_inputs = static_cast<size_t>(def.ProducerInputs());
+  GE_CHECK(producer_inputs <= a.inputs.size(), "FusedKernel '{}': its producers read more inputs than it has", a.task.name);
   std::vector<at::Tensor> buffers;
   size_t next = producer_inputs;
-  const size_t kernel_inputs = a.inputs.size() - producer_inputs + types.size();
+  const size_t kernel_inputs = a.inputs.size() - producer_inputs + def.producers.size();
   for (size_t b = 0; b < kernel_inputs; ++b) {
-    if (auto it = producer_at_buffer.find(static_cast<int64_t>(b)); it != producer_at_buffer.end()) {
+    if (auto it = producer_at_buffer.find(static_cast<int>(b)); it != producer_at_buffer.end()) {
       buffers.push_back(a.workspaces[it->second]);
       continue;
     }
@@ -101,51 +85,36 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
     buffers.push_back(t);
   }
   for (const at::Tensor& t : a.outputs) buffers.push_back(t);
+  return buffers;
+}
+
+Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
+  GE_CHECK(a.library != nullptr, "FusedKernel '{}': the model has no kernel library", a.task.name);
+  GE_CHECK(a.task.fused_kernel != nullptr, "FusedKernel '{}': the task carries no kernel definition", a.task.name);
+  const FusedKernelDef& def = *a.task.fused_kernel;
+  GE_ASSIGN_OR_RETURN(GeFusedKernelFn fn, a.library->Find(def.symbol));
+  GE_CHECK(a.workspaces.size() == def.producers.size(), "FusedKernel '{}': {} producers but {} workspaces", a.task.name,
+           def.producers.size(), a.workspaces.size());
+  GE_ASSIGN_OR_RETURN(std::vector<at::Tensor> buffers, KernelBuffers(a, def));
   auto task = std::make_unique<FusedKernelTask>(fn, std::move(buffers));
   size_t first = 0;
-  for (size_t k = 0; k < types.size(); ++k) {
-    const auto begin = a.inputs.begin() + static_cast<std::ptrdiff_t>(first);
-    std::vector<at::Tensor> inputs(begin, begin + static_cast<std::ptrdiff_t>(counts[k]));
+  for (size_t k = 0; k < def.producers.size(); ++k) {
+    const FusedProducerDef& producer = def.producers[k];
+    const auto count = static_cast<size_t>(producer.num_inputs);
+    std::vector<at::Tensor> inputs(a.inputs.begin() + static_cast<std::ptrdiff_t>(first),
+                                   a.inputs.begin() + static_cast<std::ptrdiff_t>(first + count));
     std::vector<bool> constant;
-    for (size_t i = first; i < first + static_cast<size_t>(counts[k]); ++i) constant.push_back(a.InputIsConstant(i));
-    first += static_cast<size_t>(counts[k]);
-    GE_RETURN_IF_ERROR(task->AddProducer(ProducerTask(a.task, k, types[k]), inputs, std::move(constant), a.workspaces[k], a.library)
-                           .WithContext(fmt::format("FusedKernel '{}' producer {} ({})", a.task.name, k, types[k])));
+    for (size_t i = first; i < first + count; ++i) constant.push_back(a.InputIsConstant(i));
+    first += count;
+    GE_RETURN_IF_ERROR(task->AddProducer(ProducerTask(a.task, producer), inputs, std::move(constant), a.workspaces[k], a.library)
+                           .WithContext(fmt::format("FusedKernel '{}' producer {} ({})", a.task.name, k, producer.type)));
   }
   return std::unique_ptr<Kernel>(std::move(task));
 }
 
-// Each producer's output is scratch live only inside the task.
-std::vector<TensorDesc> FusedKernelWorkspaces(const std::vector<TensorDesc>&, const std::vector<TensorDesc>&,
-                                              const AttrMap& attrs) {
-  const auto dtypes = GetAttrOr<std::vector<int64_t>>(attrs, "producer_dtypes", {});
-  const auto ranks = GetAttrOr<std::vector<int64_t>>(attrs, "producer_ranks", {});
-  const auto dims = GetAttrOr<std::vector<int64_t>>(attrs, "producer_shapes", {});
-  std::vector<TensorDesc> out;
-  size_t next = 0;
-  for (size_t k = 0; k < dtypes.size() && k < ranks.size(); ++k) {
-    const auto rank = static_cast<size_t>(ranks[k]);
-    if (next + rank > dims.size()) break;  // malformed: the creator reports the mismatch
-    out.emplace_back(static_cast<DataType>(dtypes[k]),
-                     Shape(dims.begin() + static_cast<std::ptrdiff_t>(next), dims.begin() + static_cast<std::ptrdiff_t>(next + rank)));
-    next += rank;
-  }
-  return out;
-}
-
 }  // namespace
 
-std::optional<ProducerInput> FusedKernelProducerInput(const AttrMap& fused_attrs, int index) {
-  const auto types = GetAttrOr<std::vector<std::string>>(fused_attrs, "producers", {});
-  const auto counts = GetAttrOr<std::vector<int64_t>>(fused_attrs, "producer_inputs", {});
-  int64_t first = 0;
-  for (size_t k = 0; k < types.size() && k < counts.size(); ++k) {
-    if (index < first + counts[k]) return ProducerInput{types[k], static_cast<int>(index - first), ProducerAttrs(fused_attrs, k)};
-    first += counts[k];
-  }
-  return std::nullopt;
-}
-
-void RegisterFusedKernel(CpuKernelRegistry& r) { r.Register("FusedKernel", CreateFusedKernel, FusedKernelWorkspaces); }
+// Workspaces come from the kernel's definition (FusedKernelDef::Workspaces), planned by the core.
+void RegisterFusedKernel(CpuKernelRegistry& r) { r.Register(kOpFusedKernel, CreateFusedKernel); }
 
 }  // namespace ge::cpu

@@ -49,7 +49,8 @@ void RegisterFallbackOps(OpRegistry& r) {
                        .Infer(InferFusedKernel)
                        .Doc("a group of elementwise/reduction nodes made one generated C++ kernel by auto-fusion: "
                             "`kernel` is its symbol in the graph's kernel library, `kernel_ir` its loop-level IR, "
-                            "`fused_ops` the nodes it replaced (type:name)")
+                            "`fused_ops` the nodes it replaced (type:name). These and the producer_* attrs are for "
+                            "dumps: the device receives the typed FusedKernelDef (ge/runtime/fused_kernel_def.h)")
                        .Build());
 }
 
