@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "devices/cpu/cpu_device.h"
-#include "ge/compiler/memory_assign.h"
+#include "ge/compiler/memory_plan.h"
 #include "ge/compiler/schedule.h"
 #include "ge/es/es_ops.h"
 #include "ge/ir/annotations.h"
@@ -42,8 +42,9 @@ TEST(MemoryWorkspaceTest, WorkspacesLiveOnlyAtTheirTaskAndOverlapNothingLiveTher
   auto schedule = *ScheduleNodes(*graph, TopoStrategy::kDFS);
   ScratchyKernels kernels;
   for (bool reuse : {true, false}) {
-    auto layout = AssignMemory(*graph, schedule, reuse, &kernels);
+    auto layout = PlanMemory(*graph, schedule, {reuse, &kernels});
     ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+    AnnotateMemory(*graph, schedule, *layout);
     EXPECT_EQ(layout->workspace_bytes, 2 * 4096);
     ASSERT_EQ(layout->workspace_ids.size(), 2u);
     // Every workspace: inside the arena, and clear of every arena value live at its step.

@@ -5,9 +5,10 @@
 #include <chrono>
 #include <functional>
 #include <set>
+#include <unordered_set>
 
 #include "ge/base/logging.h"
-#include "ge/compiler/memory_assign.h"
+#include "ge/compiler/memory_plan.h"
 #include "ge/compiler/partition.h"
 #include "ge/compiler/prepare.h"
 #include "ge/compiler/schedule.h"
@@ -78,7 +79,8 @@ struct CompileState {
   CompiledGraph& result;
   DeviceGraphEvaluator evaluator;  // constant folding runs the back end below on the device
   std::vector<Node*> schedule = {};
-  MemoryLayout layout = {};
+  MemoryPlan memory = {};
+  std::unordered_set<const Node*> views = {};  // kept past the tasks stage for the engine counts
   autofuse::AutofuseResult fused = {};  // the kernel library and every FusedKernel node's definition
   size_t stage_number = 0;
   int pass_number = 0;
@@ -111,16 +113,15 @@ Status RunPartitionStage(CompileState& s) {
   return PartitionGraph(s.graph, s.device.kernel_factory(), s.device.name());
 }
 
-// MemoryAware tries every order and keeps the smallest arena (the first listed on ties).
+// MemoryAware plans every order and keeps the smallest arena (the first listed on ties).
 Status RunMemoryStage(CompileState& s) {
+  const MemoryPlanOptions options{s.options.memory_reuse, &s.device.kernel_factory(), &s.fused.kernels};
   TopoStrategy chosen = s.options.topo_strategy;
-  const KernelFactory* kernels = &s.device.kernel_factory();
   if (chosen == TopoStrategy::kMemoryAware) {
     int64_t best = -1;
     for (TopoStrategy strategy : kPlainStrategies) {
       GE_ASSIGN_OR_RETURN(auto order, ScheduleNodes(s.graph, strategy));
-      GE_ASSIGN_OR_RETURN(MemoryLayout trial,
-                          AssignMemory(s.graph, order, s.options.memory_reuse, kernels, &s.fused.kernels));
+      GE_ASSIGN_OR_RETURN(MemoryPlan trial, PlanMemory(s.graph, order, options));
       if (best < 0 || trial.arena_size < best) {
         best = trial.arena_size;
         chosen = strategy;
@@ -128,12 +129,14 @@ Status RunMemoryStage(CompileState& s) {
     }
   }
   GE_ASSIGN_OR_RETURN(s.schedule, ScheduleNodes(s.graph, chosen));
-  GE_ASSIGN_OR_RETURN(s.layout, AssignMemory(s.graph, s.schedule, s.options.memory_reuse, kernels, &s.fused.kernels));
+  GE_ASSIGN_OR_RETURN(s.memory, PlanMemory(s.graph, s.schedule, options));
+  AnnotateMemory(s.graph, s.schedule, s.memory);
+  s.views = s.memory.views;
   return {};
 }
 
 Status RunTaskStage(CompileState& s) {
-  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.layout), s.fused));
+  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.memory), s.fused));
   return {};
 }
 
@@ -183,12 +186,11 @@ Status RunStages(const std::vector<CompileStage>& stages, CompileState& s) {
   return {};
 }
 
-void CountEngines(const Graph& graph, CompiledGraph& result) {
+void CountEngines(const Graph& graph, const std::unordered_set<const Node*>& views, CompiledGraph& result) {
   std::set<int64_t> groups;
   for (Node* node : graph.nodes()) {
     // A zero-copy view runs on no engine: counted apart, so "native" counts kernels.
-    ++result.engine_counts[node->GetAttrOr<bool>(kAttrView, false) ? std::string("view")
-                                                                   : node->GetAttrOr<std::string>(kAttrEngine, "?")];
+    ++result.engine_counts[views.count(node) ? std::string("view") : node->GetAttrOr<std::string>(kAttrEngine, "?")];
     if (node->HasAttr(kAttrFusedGroup)) groups.insert(node->GetAttrOr<int64_t>(kAttrFusedGroup, -1));
   }
   result.fused_groups = static_cast<int>(groups.size());
@@ -200,7 +202,7 @@ Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const Compile
   CompiledGraph result;
   CompileState state{graph, device, options, result, DeviceGraphEvaluator(device)};
   GE_RETURN_IF_ERROR(RunStages(AllStages(), state));
-  CountEngines(graph, result);
+  CountEngines(graph, state.views, result);
   return result;
 }
 

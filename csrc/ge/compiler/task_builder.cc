@@ -5,11 +5,11 @@
 namespace ge {
 
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryLayout layout, const autofuse::AutofuseResult& fused) {
+                                                  MemoryPlan plan, const autofuse::AutofuseResult& fused) {
   auto model = std::make_shared<Model>();
   model->graph_name = graph.name();
   for (Node* node : schedule) {
-    if (IsLocalOp(node->type()) || node->GetAttrOr<bool>(kAttrView, false)) continue;  // views need no kernel
+    if (IsLocalOp(node->type()) || plan.IsView(node)) continue;  // views need no kernel
     TaskDef task;
     task.name = node->name();
     task.type = node->type();
@@ -19,28 +19,28 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
     for (const auto& [key, value] : node->attrs())
       if (key.rfind('_', 0) != 0) task.attrs.emplace(key, value);
     for (Value v : node->inputs())
-      task.inputs.push_back(v.valid() ? layout.value_ids.at(v.node)[static_cast<size_t>(v.index)] : -1);
-    task.outputs = layout.value_ids.at(node);
+      task.inputs.push_back(v.valid() ? plan.value_ids.at(v.node)[static_cast<size_t>(v.index)] : -1);
+    task.outputs = plan.value_ids.at(node);
     for (int o = 0; o < node->num_outputs(); ++o) task.output_used.push_back(!node->users(o).empty());
-    if (auto ws = layout.workspace_ids.find(node); ws != layout.workspace_ids.end()) task.workspaces = ws->second;
+    if (auto ws = plan.workspace_ids.find(node); ws != plan.workspace_ids.end()) task.workspaces = ws->second;
     if (auto def = fused.kernels.find(node); def != fused.kernels.end()) task.fused_kernel = def->second;
     if (task.type == kOpFusedKernel && task.fused_kernel == nullptr)
       return FailedPrecondition("{}: a FusedKernel node without its definition (made outside auto-fusion?)", node->ToString());
     model->tasks.push_back(std::move(task));
   }
-  for (int32_t id : layout.input_values) model->input_descs.push_back(layout.values[static_cast<size_t>(id)].desc);
+  for (int32_t id : plan.input_values) model->input_descs.push_back(plan.values[static_cast<size_t>(id)].desc);
   Node* net_output = graph.NetOutputNode();
   for (Value v : net_output->inputs()) model->output_descs.push_back(v.node->output_desc(v.index));
-  model->values = std::move(layout.values);
-  model->input_values = std::move(layout.input_values);
-  model->outputs = std::move(layout.outputs);
-  model->arena_size = layout.arena_size;
-  model->arena_lower_bound = layout.arena_lower_bound;
-  model->arena_no_reuse = layout.arena_no_reuse;
-  model->view_values = layout.view_values;
-  model->inplace_values = layout.inplace_values;
-  model->workspace_bytes = layout.workspace_bytes;
-  model->const_bytes = layout.const_bytes;
+  model->values = std::move(plan.values);
+  model->input_values = std::move(plan.input_values);
+  model->outputs = std::move(plan.outputs);
+  model->arena_size = plan.arena_size;
+  model->arena_lower_bound = plan.arena_lower_bound;
+  model->arena_no_reuse = plan.arena_no_reuse;
+  model->view_values = static_cast<int64_t>(plan.views.size());
+  model->inplace_values = static_cast<int64_t>(plan.written_over_input.size());
+  model->workspace_bytes = plan.workspace_bytes;
+  model->const_bytes = plan.const_bytes;
   model->kernel_library = fused.library;
   return std::shared_ptr<const Model>(std::move(model));
 }

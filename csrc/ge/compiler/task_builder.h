@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "ge/autofuse/autofuse_stage.h"
-#include "ge/compiler/memory_assign.h"
+#include "ge/compiler/memory_plan.h"
 
 namespace ge {
 
@@ -11,6 +11,6 @@ namespace ge {
 // outputs resolved to value ids; the result is the immutable Model, which keeps the graph's
 // generated-kernel library (if any) loaded.
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryLayout layout, const autofuse::AutofuseResult& fused = {});
+                                                  MemoryPlan plan, const autofuse::AutofuseResult& fused = {});
 
 }  // namespace ge

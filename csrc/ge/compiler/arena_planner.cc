@@ -1,4 +1,4 @@
-#include "ge/compiler/memory_planner.h"
+#include "ge/compiler/arena_planner.h"
 
 #include <algorithm>
 #include <climits>

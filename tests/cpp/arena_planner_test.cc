@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "ge/compiler/memory_planner.h"
+#include "ge/compiler/arena_planner.h"
 
 namespace ge {
 namespace {
