@@ -1,4 +1,5 @@
 """The Dynamo entry: get_npu_backend() -> a torch.compile backend built on AOT autograd."""
+import atexit
 import collections
 import functools
 import csv
@@ -97,9 +98,12 @@ class GeCompiler:
             "compile_ms": (time.perf_counter() - start) * 1e3,
         }
         self.reports.append(report)
-        if self.config.ge_config.export_compile_stat:
+        stat_mode = self.config.ge_config.export_compile_stat
+        if stat_mode == "2":
             path = write_compile_stat(report, summary, self.config.ge_config.compile_stat_path)
             logger.info("graph %d: compile statistics in %s", graph_id, path)
+        elif stat_mode == "1":
+            _write_at_exit(report, summary, self.config.ge_config.compile_stat_path)
         if self.config.debug.fx_summary.type == "csv":
             write_fx_summary(gm, converted, os.path.join(self.config.debug.fx_summary.path,
                                                           f"fx_summary_graph_{graph_id}.csv"))
@@ -126,6 +130,20 @@ def write_fx_summary(gm, converted, path):
             fallback = converted.fallback_ops.get(op, 0)
             engine = "host_fallback" if fallback == count else "native" if not fallback else "mixed"
             writer.writerow([op, engine, count, fallback])
+
+
+_AT_EXIT = []  # (report, summary, directory) of graphs whose statistics are written when the process exits
+
+
+def _write_pending_compile_stats():
+    while _AT_EXIT:
+        write_compile_stat(*_AT_EXIT.pop(0))
+
+
+def _write_at_exit(report, summary, directory):
+    if not _AT_EXIT:
+        atexit.register(_write_pending_compile_stats)
+    _AT_EXIT.append((report, summary, directory))
 
 
 def write_compile_stat(report, summary, directory):
@@ -176,11 +194,12 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
     compiler = get_compiler(compiler_config)
     decompositions = default_decompositions()
     decompositions.update(custom_decompositions or {})
-    # keep_inference_input_mutations: mutations of inputs (KV caches, buffers) stay in the graph
-    # as copy_ nodes, so the engine writes the caller's tensors itself (see fx2ge/inplace.py).
+    # keep_inference_input_mutations (default): mutations of inputs (KV caches, buffers) stay in the
+    # graph as copy_ nodes, so the engine writes the caller's tensors itself (see fx2ge/inplace.py).
+    keep_mutations = compiler.config.experimental_config.keep_inference_input_mutations
     aot_backend = aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
                                inference_compiler=functools.partial(compiler, inference=True),
-                               decompositions=decompositions, keep_inference_input_mutations=True)
+                               decompositions=decompositions, keep_inference_input_mutations=keep_mutations)
 
     def backend(gm, example_inputs):
         compiler.real_inputs = example_inputs  # Dynamo's real tensors: what frozen_parameter freezes

@@ -21,6 +21,7 @@ GlobalState& Global() {
 }  // namespace
 
 Status GEInitialize(const Options& options) {
+  GE_RETURN_IF_ERROR(ValidateOptions(options).WithContext("GEInitialize"));
   const std::string device = GetOption(options, option::kDevice, "cpu");
   GE_RETURN_IF_ERROR(DeviceRegistry::Get(device).status());
   std::lock_guard<std::mutex> lock(Global().mu);
@@ -59,6 +60,8 @@ Expected<std::shared_ptr<Session::Entry>> Session::Find(uint32_t graph_id) const
 Status Session::AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options) {
   GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
   GE_CHECK(graph != nullptr, "AddGraph({}): graph is null", graph_id);
+  GE_RETURN_IF_ERROR(ValidateOptions(options_).WithContext("session options"));
+  GE_RETURN_IF_ERROR(ValidateOptions(options).WithContext(fmt::format("AddGraph({}) options", graph_id)));
   auto entry = std::make_shared<Entry>();
   entry->graph = std::move(graph);
   entry->options = options_;
@@ -78,6 +81,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
     merged = Global().options;
   }
   for (const auto& [k, v] : entry->options) merged[k] = v;
+  GE_ASSIGN_OR_RETURN(merged, WithEnvironment(std::move(merged)));
   GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(GetOption(merged, option::kDevice, "cpu")));
   GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));
   GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));

@@ -1,6 +1,6 @@
 """CompilerConfig: the options of the backend, with TorchAir's names where the meaning is the same.
 Options marked with an environment variable take their default from it (docs/configuration.md)."""
-from torchair_ge.configs.option import Bool, Choice, ChoiceList, OptionGroup, OptionalText, Regex, Text
+from torchair_ge.configs.option import Bool, Choice, ChoiceList, OptionGroup, OptionalText, Regex, Text, IntRange
 
 DUMP_FORMATS = ("txt", "onnx", "pbtxt", "py", "dot")
 
@@ -53,8 +53,24 @@ class SwitchList(OptionalText):
         return value
 
 
+class CompileStatMode(Choice):
+    """TorchAir's export_compile_stat: "0" off, "1" written when the process exits normally, "2" written as
+    soon as each graph has compiled. True and False (this project's earlier form) mean "2" and "0"."""
+
+    def __init__(self, doc="", env=None):
+        super().__init__("0", ("0", "1", "2"), doc, env)
+
+    def check(self, path, value):
+        if isinstance(value, bool):
+            value = "2" if value else "0"
+        elif isinstance(value, int):
+            value = str(value)
+        return super().check(path, value)
+
+
 class GeConfig(OptionGroup):
-    enable_single_stream = Bool(False, "run every task on one stream (the CPU device has one stream today)")
+    enable_single_stream = Bool(False, "run every task on one stream (TorchAir's option; the CPU device runs every "
+                                "graph on one stream today, so both values do the same)")
     oo_level = Choice("O3", ("O3", "O1"), "graph optimizer level: O3 every pass, O1 only cheap always-safe ones",
                       env="TORCHAIR_GE_OO_LEVEL")
     oo_constant_folding = Bool(True, "fold nodes whose inputs are all constants")
@@ -63,8 +79,10 @@ class GeConfig(OptionGroup):
                                      env="TORCHAIR_GE_OPTIMIZATION_SWITCH")
     memory_reuse = Bool(True, "let values whose lifetimes do not overlap share arena bytes (off: for debugging)",
                         env="TORCHAIR_GE_MEMORY_REUSE")
-    export_compile_stat = Bool(False, "write compile statistics (stages, node counts, memory) as JSON per graph",
-                               env="TORCHAIR_GE_COMPILE_STAT")
+    export_compile_stat = CompileStatMode("write compile statistics (stages, node counts, memory) as JSON per graph: "
+                                          "'0' off, '1' when the process exits, '2' as soon as the graph has "
+                                          "compiled (TorchAir's values; True/False mean '2'/'0')",
+                                          env="TORCHAIR_GE_COMPILE_STAT")
     compile_stat_path = Text("./", "directory for the compile statistics", env="TORCHAIR_GE_COMPILE_STAT_PATH")
 
 
@@ -83,6 +101,15 @@ class ExperimentalConfig(OptionGroup):
                            "turns it off too, as in GE", env="TORCHAIR_GE_AUTOFUSE")
     kernel_fast_math = Bool(False, "compile generated kernels with -ffast-math (faster, numerics may differ)",
                             env="TORCHAIR_GE_KERNEL_FAST_MATH")
+    # TorchAir's names, same meaning.
+    keep_inference_input_mutations = Bool(True, "inference graphs write mutated inputs (KV caches, buffers) "
+                                          "themselves, in place; off: AOT autograd returns the new values and "
+                                          "copies them into the inputs after the graph")
+    remove_noop_ops = Bool(True, "remove ops that compute nothing (identity reshapes, casts to the same dtype, "
+                           "...): the optimizer's NoOpElimination pass")
+    static_model_ops_lower_limit = IntRange(None, -1, 2**63 - 1, "the fewest ops a static island of a dynamic-shape "
+                                            "graph needs to run sunk (GE's option); every graph is static today, "
+                                            "so it has no effect yet")
 
 
 class CompilerConfig(OptionGroup):
@@ -101,7 +128,7 @@ class CompilerConfig(OptionGroup):
 
     def ge_options(self):
         """The engine options (GE keys) this configuration implies."""
-        options = {"ge.enableSingleStream": str(self.ge_config.enable_single_stream).lower()}
+        options = {}
         dump = self.debug.graph_dump
         if dump.type:
             options["ge.graphDumpType"] = ",".join(dump.type)
@@ -125,6 +152,9 @@ class CompilerConfig(OptionGroup):
         options["ge.staticKernelCompile"] = str(experimental.static_kernel_compile).lower()
         options["ge.autofuse"] = str(experimental.enable_autofuse).lower()
         options["ge.kernelFastMath"] = str(experimental.kernel_fast_math).lower()
-        if ge.optimization_switch:
-            options["ge.optimizationSwitch"] = ge.optimization_switch
+        switches = [ge.optimization_switch] if ge.optimization_switch else []
+        if not experimental.remove_noop_ops:
+            switches.append("NoOpElimination:off")
+        if switches:
+            options["ge.optimizationSwitch"] = ";".join(switches)
         return options

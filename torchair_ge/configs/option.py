@@ -106,6 +106,29 @@ class ChoiceList(Choice):
         return items
 
 
+class IntRange(Option):
+    """None (the default: decided by the engine) or an integer in [low, high]."""
+
+    def __init__(self, default, low, high, doc="", env=None):
+        super().__init__(default, doc, env)
+        self.low, self.high = low, high
+
+    def from_env(self, text):
+        try:
+            return int(text)
+        except ValueError:
+            return text
+
+    def check(self, path, value):
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"option '{path}' takes an integer, got {type(value).__name__} {value!r}")
+        if not self.low <= value <= self.high:
+            raise ValueError(f"option '{path}' takes an integer from {self.low} to {self.high}, got {value}")
+        return value
+
+
 class OptionGroup:
     """A node of the tree. Attributes are Options or nested OptionGroup classes (made per instance)."""
 

@@ -14,21 +14,15 @@
 namespace ge::autofuse {
 namespace {
 
-// A positive integer from environment variable `name`, when it is set.
-Status PositiveIntFromEnv(const char* name, int* out) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return {};
+// A positive integer option (validated by ValidateOptions), or `fallback` when absent.
+Status PositiveIntOption(const Options& options, const char* key, int* out) {
+  const std::string text = GetOption(options, key);
+  if (text.empty()) return {};
   char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  GE_CHECK(end != text && *end == '\0' && value > 0, "{} must be a positive integer, got '{}'", name, text);
+  const long value = std::strtol(text.c_str(), &end, 10);
+  GE_CHECK(*end == '\0' && value > 0, "option {}='{}' must be a positive integer", key, text);
   *out = static_cast<int>(value);
   return {};
-}
-
-// GE's switch: AUTOFUSE_FLAGS="--enable_autofuse=false" (other flags in it are ignored).
-bool AutofuseFlagsDisable() {
-  const char* flags = std::getenv("AUTOFUSE_FLAGS");
-  return flags != nullptr && std::string(flags).find("--enable_autofuse=false") != std::string::npos;
 }
 
 struct LoweredGroup {
@@ -266,10 +260,11 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   AutofuseOptions out;
   GE_ASSIGN_OR_RETURN(bool autofuse, GetBoolOption(options, option::kAutofuse, true));
   GE_ASSIGN_OR_RETURN(bool static_compile, GetBoolOption(options, option::kStaticKernelCompile, true));
-  out.enabled = autofuse && static_compile && !AutofuseFlagsDisable();
+  out.enabled = autofuse && static_compile;
+  out.compiler.compiler = GetOption(options, option::kKernelCompiler);
   out.compiler.cache_dir = GetOption(options, option::kKernelCacheDir);
-  GE_RETURN_IF_ERROR(PositiveIntFromEnv("TORCHAIR_GE_CACHE_MAX_ENTRIES", &out.compiler.max_entries));
-  GE_RETURN_IF_ERROR(PositiveIntFromEnv("TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT", &out.compiler.timeout_seconds));
+  GE_RETURN_IF_ERROR(PositiveIntOption(options, option::kKernelCacheMaxEntries, &out.compiler.max_entries));
+  GE_RETURN_IF_ERROR(PositiveIntOption(options, option::kKernelCompileTimeout, &out.compiler.timeout_seconds));
   GE_ASSIGN_OR_RETURN(out.compiler.fast_math, GetBoolOption(options, option::kKernelFastMath, false));
   return out;
 }

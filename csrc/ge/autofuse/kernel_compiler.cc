@@ -54,7 +54,6 @@ std::string FindOnPath(const std::string& name) {
 Expected<std::string> FindCompiler(const KernelCompilerOptions& options) {
   std::vector<std::string> names;
   if (!options.compiler.empty()) names.push_back(options.compiler);
-  else if (const char* cxx = std::getenv("CXX"); cxx != nullptr && *cxx) names.push_back(cxx);
   else names = {"c++", "g++", "clang++"};
   for (const std::string& n : names)
     if (std::string found = FindOnPath(n); !found.empty()) return found;
@@ -203,12 +202,11 @@ std::vector<std::string> CompileFlags(const KernelCompilerOptions& options) {
   return flags;
 }
 
+// Options completed by WithEnvironment always name the directory; a caller that builds
+// KernelCompilerOptions by hand without one gets a private directory under /tmp.
 std::string KernelCacheDir(const KernelCompilerOptions& options) {
   if (!options.cache_dir.empty()) return options.cache_dir;
-  if (const char* dir = std::getenv("TORCHAIR_GE_CACHE_DIR"); dir != nullptr && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg) return std::string(xdg) + "/torchair_ge";
-  const char* home = std::getenv("HOME");
-  return std::string(home != nullptr && *home ? home : "/tmp") + "/.cache/torchair_ge";
+  return fmt::format("/tmp/torchair_ge_cache_{}", ::getuid());
 }
 
 Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,

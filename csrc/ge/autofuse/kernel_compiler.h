@@ -14,8 +14,8 @@
 namespace ge::autofuse {
 
 struct KernelCompilerOptions {
-  std::string compiler;   // empty: $CXX, else the first of c++, g++, clang++ on PATH
-  std::string cache_dir;  // empty: $TORCHAIR_GE_CACHE_DIR, else $XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge
+  std::string compiler;   // ge.kernelCompiler ($CXX); empty: the first of c++, g++, clang++ on PATH
+  std::string cache_dir;  // ge.kernelCacheDir ($TORCHAIR_GE_CACHE_DIR, else $XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge)
   bool fast_math = false; // -ffast-math (changes numerics; only when the user asks)
   int timeout_seconds = 300;
   int max_entries = 1000;  // kernel libraries kept in the cache (least recently used go first)

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "ge/base/status.h"
 
@@ -24,28 +25,55 @@ inline Expected<bool> GetBoolOption(const Options& options, const std::string& k
   return InvalidArgument("option {}='{}' must be true or false (1/0)", key, v);
 }
 
-// Option keys understood by the engine.
+// Option keys understood by the engine. Each is declared once, with its type and default, in
+// EngineOptionTable() (options.cc), which ValidateOptions and the docs test read.
 namespace option {
-inline constexpr const char* kDevice = "ge.device";                         // "cpu" (default)
-inline constexpr const char* kGraphDumpType = "ge.graphDumpType";           // "" or formats: "txt,onnx,pbtxt,py,dot"
-inline constexpr const char* kGraphDumpPath = "ge.graphDumpPath";           // directory
-inline constexpr const char* kGraphDumpLevel = "ge.graphDumpLevel";         // "all" (default), "key", "final"
-inline constexpr const char* kDataDumpEnable = "ge.exec.enableDump";        // "1": write every task's outputs per run
-inline constexpr const char* kDataDumpPath = "ge.exec.dumpPath";            // directory
-inline constexpr const char* kDataDumpFilter = "ge.exec.dumpFilter";        // regex on node name or op type
-inline constexpr const char* kProfilingEnable = "ge.exec.profilingMode";    // "1": time every task of every run
-inline constexpr const char* kTopoSortingMode = "ge.topoSortingMode";       // MemoryAware (default), BFS, DFS, RDFS, StableRDFS (or 0-3)
-inline constexpr const char* kDisableReuseMemory = "ge.exec.disableReuseMemory";  // "1": no two values share arena bytes
-inline constexpr const char* kOoLevel = "ge.oo.level";                       // O3 (default) or O1
-inline constexpr const char* kOoConstantFolding = "ge.oo.constantFolding";   // true (default) / false
-inline constexpr const char* kOoDeadCodeElimination = "ge.oo.deadCodeElimination";  // true / false
-inline constexpr const char* kOoVerifyEachPass = "ge.oo.verifyEachPass";     // re-verify after each changing pass
-inline constexpr const char* kOptimizationSwitch = "ge.optimizationSwitch";  // "PassName:off;PassName:on"
-inline constexpr const char* kAutofuse = "ge.autofuse";                       // true (default) / false: fuse elementwise/reduction groups into generated kernels
-inline constexpr const char* kStaticKernelCompile = "ge.staticKernelCompile";  // true (default) / false: compile generated kernels (off: no generated kernels)
-inline constexpr const char* kKernelCacheDir = "ge.kernelCacheDir";           // generated-kernel cache (default $TORCHAIR_GE_CACHE_DIR or ~/.cache/torchair_ge)
-inline constexpr const char* kKernelFastMath = "ge.kernelFastMath";           // true / false (default): -ffast-math for generated kernels
-inline constexpr const char* kEnableSingleStream = "ge.enableSingleStream"; // "true"/"false"
+inline constexpr const char* kDevice = "ge.device";
+inline constexpr const char* kGraphDumpType = "ge.graphDumpType";
+inline constexpr const char* kGraphDumpPath = "ge.graphDumpPath";
+inline constexpr const char* kGraphDumpLevel = "ge.graphDumpLevel";
+inline constexpr const char* kDataDumpEnable = "ge.exec.enableDump";
+inline constexpr const char* kDataDumpPath = "ge.exec.dumpPath";
+inline constexpr const char* kDataDumpFilter = "ge.exec.dumpFilter";
+inline constexpr const char* kProfilingEnable = "ge.exec.profilingMode";
+inline constexpr const char* kTopoSortingMode = "ge.topoSortingMode";
+inline constexpr const char* kDisableReuseMemory = "ge.exec.disableReuseMemory";
+inline constexpr const char* kOoLevel = "ge.oo.level";
+inline constexpr const char* kOoConstantFolding = "ge.oo.constantFolding";
+inline constexpr const char* kOoDeadCodeElimination = "ge.oo.deadCodeElimination";
+inline constexpr const char* kOoVerifyEachPass = "ge.oo.verifyEachPass";
+inline constexpr const char* kOptimizationSwitch = "ge.optimizationSwitch";
+inline constexpr const char* kAutofuse = "ge.autofuse";
+inline constexpr const char* kStaticKernelCompile = "ge.staticKernelCompile";
+inline constexpr const char* kKernelCompiler = "ge.kernelCompiler";
+inline constexpr const char* kKernelCacheDir = "ge.kernelCacheDir";
+inline constexpr const char* kKernelCacheMaxEntries = "ge.kernelCacheMaxEntries";
+inline constexpr const char* kKernelCompileTimeout = "ge.kernelCompileTimeout";
+inline constexpr const char* kKernelFastMath = "ge.kernelFastMath";
 }  // namespace option
+
+enum class OptionType { kText, kBool, kChoice, kPositiveInt };
+
+struct OptionDef {
+  const char* key;
+  OptionType type;
+  const char* default_value;        // "" where the engine derives it (see doc)
+  std::vector<std::string> choices;  // kChoice: the values allowed
+  const char* environment;          // the variable that supplies it when the caller does not, or null
+  const char* doc;
+};
+
+// Every option the engine reads.
+const std::vector<OptionDef>& EngineOptionTable();
+const OptionDef* FindOptionDef(const std::string& key);
+
+// An unknown key is an error naming the known ones; a value of the wrong type or outside its
+// choices is an error naming the key and what it takes.
+Status ValidateOptions(const Options& options);
+
+// `options` completed from the environment: each declared option the caller did not set takes
+// its variable's value (TORCHAIR_GE_CACHE_DIR, AUTOFUSE_FLAGS, ...). The one place the engine
+// reads environment variables that configure it; the result is validated like any options.
+Expected<Options> WithEnvironment(Options options);
 
 }  // namespace ge

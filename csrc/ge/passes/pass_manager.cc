@@ -25,9 +25,7 @@ Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options)
   else return InvalidArgument("option {}='{}' is not supported (allowed: O1, O3)", option::kOoLevel, level);
   GE_ASSIGN_OR_RETURN(out.constant_folding, GetBoolOption(options, option::kOoConstantFolding, true));
   GE_ASSIGN_OR_RETURN(out.dead_code_elimination, GetBoolOption(options, option::kOoDeadCodeElimination, true));
-  const char* env = std::getenv("TORCHAIR_GE_VERIFY_PASSES");
-  GE_ASSIGN_OR_RETURN(out.verify_each_pass,
-                      GetBoolOption(options, option::kOoVerifyEachPass, env != nullptr && std::string(env) == "1"));
+  GE_ASSIGN_OR_RETURN(out.verify_each_pass, GetBoolOption(options, option::kOoVerifyEachPass, false));
 
   // "Name:off;Name:on" -- every name must be a pass of the pipeline.
   const std::string spec = GetOption(options, option::kOptimizationSwitch);

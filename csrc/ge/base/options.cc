@@ -1,0 +1,133 @@
+#include "ge/base/options.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ge {
+namespace {
+
+std::string Joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+bool IsPositiveInt(const std::string& text) {
+  if (text.empty() || text.size() > 9) return false;
+  for (char c : text)
+    if (c < '0' || c > '9') return false;
+  return std::stoi(text) > 0;
+}
+
+// AUTOFUSE_FLAGS as GE spells it: "--enable_autofuse=true|false" among other flags of GE's
+// auto-fusion that this engine does not have (those are ignored, as they do not change results).
+Expected<std::string> AutofuseFromFlags(const std::string& flags) {
+  const std::string key = "--enable_autofuse=";
+  const size_t at = flags.find(key);
+  if (at == std::string::npos) return std::string();
+  const size_t begin = at + key.size();
+  const std::string value = flags.substr(begin, flags.find_first_of(" \t", begin) - begin);
+  if (value != "true" && value != "false")
+    return InvalidArgument("AUTOFUSE_FLAGS: --enable_autofuse takes true or false, got '{}'", value);
+  return value;
+}
+
+}  // namespace
+
+const std::vector<OptionDef>& EngineOptionTable() {
+  using T = OptionType;
+  static const std::vector<OptionDef> table = {
+      {option::kDevice, T::kText, "cpu", {}, nullptr, "device name for GEInitialize"},
+      {option::kGraphDumpType, T::kText, "", {}, nullptr, "graph dump formats, comma separated: txt, onnx, pbtxt, py, dot"},
+      {option::kGraphDumpPath, T::kText, ".", {}, nullptr, "directory for graph dumps"},
+      {option::kGraphDumpLevel, T::kChoice, "all", {"all", "key", "final", "1", "2", "3"}, nullptr,
+       "which stages a graph dump covers"},
+      {option::kDataDumpEnable, T::kBool, "0", {}, nullptr, "write every task's outputs of every run"},
+      {option::kDataDumpPath, T::kText, ".", {}, nullptr, "directory for data dumps"},
+      {option::kDataDumpFilter, T::kText, "", {}, nullptr, "regular expression on node name or op type"},
+      {option::kProfilingEnable, T::kBool, "0", {}, nullptr, "time every task of every run"},
+      {option::kTopoSortingMode, T::kChoice, "MemoryAware",
+       {"MemoryAware", "BFS", "DFS", "RDFS", "StableRDFS", "0", "1", "2", "3"}, nullptr, "execution order"},
+      {option::kDisableReuseMemory, T::kBool, "0", {}, nullptr, "no two values share arena bytes"},
+      {option::kOoLevel, T::kChoice, "O3", {"O1", "O3"}, nullptr, "optimizer level"},
+      {option::kOoConstantFolding, T::kBool, "true", {}, nullptr, "constant folding"},
+      {option::kOoDeadCodeElimination, T::kBool, "true", {}, nullptr, "dead code elimination"},
+      {option::kOoVerifyEachPass, T::kBool, "false", {}, "TORCHAIR_GE_VERIFY_PASSES",
+       "re-verify and re-infer the graph after every pass that changed it"},
+      {option::kOptimizationSwitch, T::kText, "", {}, nullptr, "PassName:off;PassName:on"},
+      {option::kAutofuse, T::kBool, "true", {}, "AUTOFUSE_FLAGS", "auto-fusion into generated kernels"},
+      {option::kStaticKernelCompile, T::kBool, "true", {}, nullptr, "compile generated kernels at all"},
+      {option::kKernelCompiler, T::kText, "", {}, "CXX",
+       "the C++ compiler for generated kernels (default: the first of c++, g++, clang++ on PATH)"},
+      {option::kKernelCacheDir, T::kText, "", {}, "TORCHAIR_GE_CACHE_DIR",
+       "generated-kernel cache (default $XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge)"},
+      {option::kKernelCacheMaxEntries, T::kPositiveInt, "1000", {}, "TORCHAIR_GE_CACHE_MAX_ENTRIES",
+       "kernel libraries kept in the cache (least recently used removed first)"},
+      {option::kKernelCompileTimeout, T::kPositiveInt, "300", {}, "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT",
+       "seconds the C++ compiler may take per graph"},
+      {option::kKernelFastMath, T::kBool, "false", {}, nullptr, "-ffast-math for generated kernels"},
+  };
+  return table;
+}
+
+const OptionDef* FindOptionDef(const std::string& key) {
+  for (const OptionDef& def : EngineOptionTable())
+    if (key == def.key) return &def;
+  return nullptr;
+}
+
+Status ValidateOptions(const Options& options) {
+  for (const auto& [key, value] : options) {
+    const OptionDef* def = FindOptionDef(key);
+    if (def == nullptr) {
+      std::vector<std::string> known;
+      for (const OptionDef& d : EngineOptionTable()) known.emplace_back(d.key);
+      return InvalidArgument("unknown engine option '{}'; known options: {}", key, Joined(known));
+    }
+    switch (def->type) {
+      case OptionType::kBool: GE_RETURN_IF_ERROR(GetBoolOption(options, key, false).status()); break;
+      case OptionType::kPositiveInt:
+        GE_CHECK(IsPositiveInt(value), "option {}='{}' must be a positive integer", key, value);
+        break;
+      case OptionType::kChoice: {
+        const auto& choices = def->choices;
+        GE_CHECK(std::find(choices.begin(), choices.end(), value) != choices.end(),
+                 "option {}='{}' is not supported (allowed: {})", key, value, Joined(choices));
+        break;
+      }
+      case OptionType::kText: break;
+    }
+  }
+  return {};
+}
+
+Expected<Options> WithEnvironment(Options options) {
+  GE_RETURN_IF_ERROR(ValidateOptions(options));
+  for (const OptionDef& def : EngineOptionTable()) {
+    const char* text = def.environment == nullptr ? nullptr : std::getenv(def.environment);
+    if (text == nullptr || *text == '\0') continue;
+    std::string value = text;
+    if (std::string(def.key) == option::kAutofuse) {
+      // GE's switch: AUTOFUSE_FLAGS="--enable_autofuse=false" turns auto-fusion off whatever the
+      // options say; "=true" only fills in an option nobody set.
+      GE_ASSIGN_OR_RETURN(value, AutofuseFromFlags(value));
+      if (value.empty() || (value == "true" && options.count(def.key))) continue;
+    } else if (options.count(def.key)) {
+      continue;  // the caller's value wins
+    }
+    options[def.key] = value;
+    Status st = ValidateOptions({{def.key, value}});
+    if (!st.ok()) return st.WithContext(fmt::format("${}", def.environment));
+  }
+  // The kernel cache's default location, from the user's standard directories.
+  if (!options.count(option::kKernelCacheDir)) {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    options[option::kKernelCacheDir] = xdg != nullptr && *xdg ? std::string(xdg) + "/torchair_ge"
+                                                             : std::string(home != nullptr && *home ? home : "/tmp") +
+                                                                   "/.cache/torchair_ge";
+  }
+  return options;
+}
+
+}  // namespace ge
