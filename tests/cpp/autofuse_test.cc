@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include <cmath>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "devices/cpu/cpu_device.h"
 #include "devices/cpu/kernels/epilogue_activations.h"
 #include "ge/base/half.h"
+#include "ge/autofuse/kernel_builder.h"
 #include "ge/es/es_ops.h"
 #include "ge/ops/epilogue_activation.h"
 #include "ge/ops/op_registry.h"
@@ -236,6 +238,27 @@ TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {
   }, {{{8, 16}, {16, 4}}}, GetParam(), true);
   EXPECT_EQ(fused.summary.autofuse.library_epilogues, 1);
   EXPECT_EQ(fused.summary.task_num, 1);
+}
+
+// A kernel-IR function must fit its op's kind: Verify says so, naming the op, before any C++ is
+// generated (a free-form name used to surface only as a compile error in the generated file).
+TEST(KernelIrTest, VerifyChecksEveryFunctionAgainstItsKind) {
+  autofuse::KernelBuilder b("k", {4, 8}, 1);
+  b.Store(b.Reduce(autofuse::KFn::kSum, b.Unary(autofuse::KFn::kExp, b.Const(1.0))), TensorDesc(DataType::kFloat, {4}));
+  autofuse::KernelIR ir = b.Take();
+  EXPECT_TRUE(ir.Verify().ok()) << ir.Verify().message();
+  for (const auto& [op, fn, what] : {std::tuple{1, autofuse::KFn::kAdd, "not a unary function"},
+                                     std::tuple{2, autofuse::KFn::kExp, "not a reduction"},
+                                     std::tuple{1, autofuse::KFn::kNone, "not a unary function"}}) {
+    autofuse::KernelIR bad = ir;
+    bad.ops[static_cast<size_t>(op)].fn = fn;
+    const Status st = bad.Verify();
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  }
+  for (const char* name : {"exp", "sum", "gelu_tanh", "round_bf16"})
+    EXPECT_EQ(autofuse::KFnName(*autofuse::KFnNamed(name)), name);
+  EXPECT_FALSE(autofuse::KFnNamed("banana"));
 }
 
 // The activation table is the one source: one spelling each, and a CPU body for every row.

@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <random>
+#include <string_view>
 
 #include "devices/cpu/cpu_device.h"
+#include "ge/base/half.h"
 #include "ge/compiler/graph_compiler.h"
 #include "ge/es/es_ops.h"
 #include "ge/ops/op_registry.h"
@@ -42,16 +46,28 @@ int Count(const Graph& graph, const std::string& type) {
   return n;
 }
 
-// Deterministic inputs for the graph's Data nodes (floats: sin(i)+0.5, ints: i % 3, bools: odd).
+// Seeded random inputs for the graph's Data nodes, of every dtype a pass test may use.
 std::vector<std::vector<uint8_t>> MakeInputData(const Graph& graph, std::vector<Tensor>* inputs) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::uniform_int_distribution<int> small(-5, 5);
   std::vector<std::vector<uint8_t>> storage;
   for (Node* data : graph.DataNodes()) {
     const TensorDesc& d = data->output_desc(0);
     std::vector<uint8_t> bytes(static_cast<size_t>(d.ByteSize()));
     for (int64_t i = 0; i < d.NumElements(); ++i) {
-      if (d.dtype == DataType::kFloat) reinterpret_cast<float*>(bytes.data())[i] = std::sin(static_cast<float>(i)) + 0.5f;
-      else if (d.dtype == DataType::kInt64) reinterpret_cast<int64_t*>(bytes.data())[i] = i % 3;
-      else if (d.dtype == DataType::kFloat16) reinterpret_cast<uint16_t*>(bytes.data())[i] = static_cast<uint16_t>(0x3c00 + (i % 7) * 0x100);
+      uint8_t* at = bytes.data() + static_cast<size_t>(i) * static_cast<size_t>(DataTypeSize(d.dtype));
+      const float f = normal(rng);
+      const int k = small(rng);
+      switch (d.dtype) {
+        case DataType::kFloat: std::memcpy(at, &f, 4); break;
+        case DataType::kFloat16: *reinterpret_cast<uint16_t*>(at) = FloatToHalfBits(f); break;
+        case DataType::kBFloat16: *reinterpret_cast<uint16_t*>(at) = FloatToBFloat16Bits(f); break;
+        case DataType::kInt32: *reinterpret_cast<int32_t*>(at) = k; break;
+        case DataType::kInt64: *reinterpret_cast<int64_t*>(at) = k; break;
+        case DataType::kBool: *at = k > 0; break;
+        default: ADD_FAILURE() << "no random input for " << DataTypeName(d.dtype);
+      }
     }
     storage.push_back(std::move(bytes));
     inputs->emplace_back(d, storage.back().data(), nullptr);
@@ -59,7 +75,13 @@ std::vector<std::vector<uint8_t>> MakeInputData(const Graph& graph, std::vector<
   return storage;
 }
 
-std::vector<std::vector<float>> RunToFloats(std::unique_ptr<Graph> graph, const Options& options) {
+// One graph output: its dtype and its values as doubles (exact for every integer and bool).
+struct Output {
+  DataType dtype;
+  std::vector<double> values;
+};
+
+std::vector<Output> RunGraphOnce(std::unique_ptr<Graph> graph, const Options& options) {
   static uint32_t next_id = 1;
   Session s(options);
   const uint32_t id = next_id++;
@@ -71,17 +93,42 @@ std::vector<std::vector<float>> RunToFloats(std::unique_ptr<Graph> graph, const 
   std::vector<Tensor> outputs;
   st = s.RunGraph(id, inputs, &outputs);
   EXPECT_TRUE(st.ok()) << st.ToString();
-  std::vector<std::vector<float>> out;
+  std::vector<Output> out;
   for (const Tensor& t : outputs) {
-    std::vector<float> values;
+    Output o{t.desc().dtype, {}};
     for (int64_t i = 0; i < t.desc().NumElements(); ++i) {
-      if (t.desc().dtype == DataType::kFloat) values.push_back(t.data_as<float>()[i]);
-      else if (t.desc().dtype == DataType::kInt64) values.push_back(static_cast<float>(t.data_as<int64_t>()[i]));
-      else if (t.desc().dtype == DataType::kFloat16) values.push_back(static_cast<float>(t.data_as<uint16_t>()[i]));
+      switch (o.dtype) {
+        case DataType::kFloat: o.values.push_back(t.data_as<float>()[i]); break;
+        case DataType::kFloat16: o.values.push_back(HalfBitsToFloat(t.data_as<uint16_t>()[i])); break;
+        case DataType::kBFloat16: o.values.push_back(BFloat16BitsToFloat(t.data_as<uint16_t>()[i])); break;
+        case DataType::kInt32: o.values.push_back(t.data_as<int32_t>()[i]); break;
+        case DataType::kInt64: o.values.push_back(static_cast<double>(t.data_as<int64_t>()[i])); break;
+        case DataType::kBool: o.values.push_back(t.data_as<uint8_t>()[i]); break;
+        default: ADD_FAILURE() << "cannot compare outputs of " << DataTypeName(o.dtype);
+      }
     }
-    out.push_back(std::move(values));
+    out.push_back(std::move(o));
   }
   return out;
+}
+
+// Integers and bools must match exactly; floats within their dtype's rounding.
+void ExpectSameOutputs(const std::vector<Output>& got, const std::vector<Output>& want, std::string_view pass) {
+  ASSERT_EQ(got.size(), want.size()) << pass;
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].dtype, want[k].dtype) << pass << " output " << k;
+    ASSERT_EQ(got[k].values.size(), want[k].values.size()) << pass << " output " << k;
+    const DataType t = want[k].dtype;
+    const double rtol = t == DataType::kFloat ? 1e-5 : t == DataType::kFloat16 ? 1e-3 : t == DataType::kBFloat16 ? 8e-3 : 0;
+    for (size_t i = 0; i < want[k].values.size(); ++i) {
+      const double w = want[k].values[i], g = got[k].values[i];
+      if (rtol == 0) {
+        EXPECT_EQ(g, w) << pass << " output " << k << "[" << i << "] (" << DataTypeName(t) << ")";
+      } else {
+        EXPECT_NEAR(g, w, rtol * (1 + std::fabs(w))) << pass << " output " << k << "[" << i << "] (" << DataTypeName(t) << ")";
+      }
+    }
+  }
 }
 
 class PassTest : public ::testing::Test {
@@ -107,14 +154,7 @@ class PassTest : public ::testing::Test {
     bool ignored = false;
     auto again = pass.get();
     EXPECT_TRUE(again->Run(*copy, context, &ignored).ok());
-    const auto got = RunToFloats(std::move(copy), NoOptimizer());
-    const auto want = RunToFloats(Make(build), NoOptimizer());
-    EXPECT_EQ(got.size(), want.size());
-    for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
-      EXPECT_EQ(got[k].size(), want[k].size());
-      for (size_t i = 0; i < got[k].size() && i < want[k].size(); ++i)
-        EXPECT_NEAR(got[k][i], want[k][i], 1e-5 * (1 + std::fabs(want[k][i]))) << pass->name() << " output " << k << "[" << i << "]";
-    }
+    ExpectSameOutputs(RunGraphOnce(std::move(copy), NoOptimizer()), RunGraphOnce(Make(build), NoOptimizer()), pass->name());
     return graph;
   }
 };
@@ -185,6 +225,25 @@ TEST_F(PassTest, CommonSubexpressionEliminationMergesEqualNodes) {
     b.SetOutputs({es::Mul(es::Sigmoid(x), es::Sigmoid(x)) + es::Tanh(x)});
   }, CreateCommonSubexpressionEliminationPass(), true);
   EXPECT_EQ(Count(*g, "Sigmoid"), 1);
+}
+
+// Every dtype a graph carries is compared: int32/int64 sums and bool predicates exactly, f16 and
+// bf16 within their rounding (the inputs are random values of each dtype).
+TEST_F(PassTest, CommonSubexpressionEliminationOnEveryDtype) {
+  auto g = RunPass([](es::GraphBuilder& b) {
+    auto i32 = b.CreateInput(0, DataType::kInt32, {3, 4});
+    auto i64 = b.CreateInput(1, DataType::kInt64, {4});
+    auto f16 = b.CreateInput(2, DataType::kFloat16, {3, 4});
+    auto bf16 = b.CreateInput(3, DataType::kBFloat16, {3, 4});
+    auto mask = b.CreateInput(4, DataType::kBool, {3, 4});
+    auto sum = es::Add(i32, i32) + es::Add(i32, i32);
+    auto wide = es::Mul(i64, i64) - es::Mul(i64, i64);
+    auto greater = es::LogicalAnd(es::Greater(f16, es::Neg(f16)), es::Greater(f16, es::Neg(f16)));
+    b.SetOutputs({sum, wide, es::LogicalOr(greater, mask), es::Relu(bf16) * es::Relu(bf16), es::Exp(f16) + es::Exp(f16)});
+  }, CreateCommonSubexpressionEliminationPass(), true);
+  EXPECT_EQ(Count(*g, "Add"), 3);  // i32 + i32 once, the sum of the two, the sum of the exps
+  EXPECT_EQ(Count(*g, "Relu"), 1);
+  EXPECT_EQ(Count(*g, "Exp"), 1);
 }
 
 TEST_F(PassTest, CommonSubexpressionEliminationKeepsDistinctGraphOutputs) {

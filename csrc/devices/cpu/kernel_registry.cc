@@ -2,6 +2,7 @@
 
 #include "ge/ops/op_plugin.h"
 #include "ge/ops/op_registry.h"
+#include "ge/ops/op_names.h"
 
 namespace ge::cpu {
 namespace {
@@ -79,7 +80,7 @@ void CpuKernelRegistry::RegisterBinary(const std::string& type, BinaryOutFn fn) 
 
 bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const {
   if (elementwise_out_variants_.count(op_type)) return true;
-  if (op_type == "GatherV2") return index == 0 || (index == 1 && rank == 1);
+  if (op_type == kOpGatherV2) return index == 0 || (index == 1 && rank == 1);
   return false;
 }
 

@@ -128,9 +128,9 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name,
       int id = outs[o];
       const DataType t = n->output_desc(static_cast<int>(o)).dtype;
       const KOp& op = b.op(id);
-      const bool rounded = op.kind == OpKind::kLoad || (op.kind == OpKind::kUnary && op.fn.rfind("round_", 0) == 0);
+      const bool rounded = op.kind == OpKind::kLoad || (op.kind == OpKind::kUnary && (op.fn == KFn::kRoundF16 || op.fn == KFn::kRoundBF16));
       if ((t == DataType::kFloat16 || t == DataType::kBFloat16) && !rounded)
-        id = b.Unary(t == DataType::kFloat16 ? "round_f16" : "round_bf16", id);
+        id = b.Unary(t == DataType::kFloat16 ? KFn::kRoundF16 : KFn::kRoundBF16, id);
       value_op[{n, static_cast<int>(o)}] = id;
     }
   }

@@ -387,7 +387,7 @@ class KernelWriter {
 
   // The 16 lanes folded pairwise in one expression: four dependent steps instead of fifteen,
   // which on rows of a few hundred elements (attention scores) is a tenth of the row's time.
-  std::string FoldLanes(const std::string& fn, const std::string& acc) const {
+  std::string FoldLanes(KFn fn, const std::string& acc) const {
     std::vector<std::string> level;
     for (int l = 0; l < 16; ++l) level.push_back(fmt::format("{}[{}]", acc, l));
     while (level.size() > 1) {

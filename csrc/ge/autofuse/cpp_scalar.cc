@@ -138,7 +138,8 @@ std::string StoreValue(DataType t, const std::string& v) {
   }
 }
 
-std::string UnaryExpr(const std::string& fn, const std::string& x) {
+std::string UnaryExpr(KFn f, const std::string& x) {
+  const std::string fn(KFnName(f));
   static const std::map<std::string, std::string> kStd = {
       {"tanh", "ge_tanh"}, {"exp", "ge_exp"},   {"log", "std::log"},     {"sqrt", "std::sqrt"},
       {"abs", "std::fabs"},  {"sin", "std::sin"},   {"cos", "std::cos"},     {"erf", "ge_erf"},
@@ -155,7 +156,8 @@ std::string UnaryExpr(const std::string& fn, const std::string& x) {
   return fmt::format("ge_{}({})", fn, x);  // relu, sigmoid, hardsigmoid, gelu_tanh
 }
 
-std::string BinaryExpr(const std::string& fn, const std::string& a, const std::string& b) {
+std::string BinaryExpr(KFn f, const std::string& a, const std::string& b) {
+  const std::string fn(KFnName(f));
   static const std::map<std::string, std::string> kInfix = {
       {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}, {"lt", "<"}, {"le", "<="},
       {"gt", ">"},  {"ge", ">="}, {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};
@@ -164,14 +166,14 @@ std::string BinaryExpr(const std::string& fn, const std::string& a, const std::s
   return fmt::format("ge_{}({}, {})", fn, a, b);  // max, min
 }
 
-std::string Combine(const std::string& fn, const std::string& acc, const std::string& v) {
-  if (fn == "sum") return fmt::format("{} + {}", acc, v);
-  return fmt::format("ge_{}({}, {})", fn, acc, v);
+std::string Combine(KFn fn, const std::string& acc, const std::string& v) {
+  if (fn == KFn::kSum) return fmt::format("{} + {}", acc, v);
+  return fmt::format("ge_{}({}, {})", KFnName(fn), acc, v);
 }
 
-const char* ReduceInit(const std::string& fn) {
-  if (fn == "sum") return "0.f";
-  if (fn == "max") return "(-INFINITY)";
+const char* ReduceInit(KFn fn) {
+  if (fn == KFn::kSum) return "0.f";
+  if (fn == KFn::kMax) return "(-INFINITY)";
   return "INFINITY";
 }
 

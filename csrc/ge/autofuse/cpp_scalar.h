@@ -3,6 +3,8 @@
 // sigmoid, erf), C types, loads and stores per dtype, and the expressions for IR functions.
 #pragma once
 
+#include "ge/autofuse/kernel_fn.h"
+
 #include <string>
 
 #include "ge/autofuse/kernel_ir.h"
@@ -16,9 +18,9 @@ const char* CType(ScalarType t);         // the type a value has inside a kernel
 const char* StorageCType(DataType t);    // the element type of a buffer of `t`
 std::string LoadExpr(DataType t, const std::string& ptr, const std::string& index);  // as a kernel value
 std::string StoreValue(DataType t, const std::string& v);                            // back to storage
-std::string UnaryExpr(const std::string& fn, const std::string& x);
-std::string BinaryExpr(const std::string& fn, const std::string& a, const std::string& b);
-std::string Combine(const std::string& fn, const std::string& acc, const std::string& v);  // a reduction step
-const char* ReduceInit(const std::string& fn);
+std::string UnaryExpr(KFn fn, const std::string& x);
+std::string BinaryExpr(KFn fn, const std::string& a, const std::string& b);
+std::string Combine(KFn fn, const std::string& acc, const std::string& v);  // a reduction step
+const char* ReduceInit(KFn fn);
 
 }  // namespace ge::autofuse

@@ -58,18 +58,18 @@ std::optional<FusibleInfo> Elementwise(bool ok) {
   return FusibleInfo{std::nullopt, {false}};
 }
 
-Lowering UnaryFn(std::string fn) {
+Lowering UnaryFn(KFn fn) {
   return [fn](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
     return std::vector<int>{b.Unary(fn, a[0])};
   };
 }
-Lowering BinaryFn(std::string fn) {
+Lowering BinaryFn(KFn fn) {
   return [fn](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
     return std::vector<int>{b.Binary(fn, a[0], a[1])};
   };
 }
 
-int Square(KernelBuilder& b, int x) { return b.Binary("mul", x, x); }
+int Square(KernelBuilder& b, int x) { return b.Binary(KFn::kMul, x, x); }
 
 // Softmax-family and reductions: `axes` attr or const input 1.
 std::optional<FusibleInfo> RowOp(const Node* node, const std::vector<int64_t>& axes, std::vector<bool> row_outputs) {
@@ -87,10 +87,10 @@ std::optional<FusibleInfo> CheckReduce(const Node* node) {
   return info;
 }
 
-Lowering ReduceFn(std::string fn, bool mean) {
+Lowering ReduceFn(KFn fn, bool mean) {
   return [fn, mean](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
     int r = b.Reduce(fn, a[0]);
-    if (mean) r = b.Binary("div", r, b.Const(static_cast<double>(b.ir().row_size())));
+    if (mean) r = b.Binary(KFn::kDiv, r, b.Const(static_cast<double>(b.ir().row_size())));
     return std::vector<int>{r};
   };
 }
@@ -99,12 +99,12 @@ const std::unordered_map<std::string, OpRule>& Rules() {
   static const auto* rules = [] {
     auto* r = new std::unordered_map<std::string, OpRule>();
     auto float_unary = [](const Node* n) { return Elementwise(AllInputs(n, IsFloat)); };
-    for (const auto& [type, fn] : std::vector<std::pair<std::string, std::string>>{
-             {"Neg", "neg"}, {"Relu", "relu"}, {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"}, {"Exp", "exp"},
-             {"Log", "log"}, {"Sqrt", "sqrt"}, {"Rsqrt", "rsqrt"}, {"Abs", "abs"}, {"Reciprocal", "reciprocal"},
-             {"Sin", "sin"}, {"Cos", "cos"}, {"Erf", "erf"}, {"Expm1", "expm1"}, {"Log1p", "log1p"},
-             {"Floor", "floor"}, {"Ceil", "ceil"}, {"Trunc", "trunc"}, {"Round", "round"},
-             {"HardSigmoid", "hardsigmoid"}, {"HardSwish", "hardswish"}})
+    for (const auto& [type, fn] : std::vector<std::pair<std::string, KFn>>{
+             {"Neg", KFn::kNeg}, {"Relu", KFn::kRelu}, {"Sigmoid", KFn::kSigmoid}, {"Tanh", KFn::kTanh}, {"Exp", KFn::kExp},
+             {"Log", KFn::kLog}, {"Sqrt", KFn::kSqrt}, {"Rsqrt", KFn::kRsqrt}, {"Abs", KFn::kAbs}, {"Reciprocal", KFn::kReciprocal},
+             {"Sin", KFn::kSin}, {"Cos", KFn::kCos}, {"Erf", KFn::kErf}, {"Expm1", KFn::kExpm1}, {"Log1p", KFn::kLog1p},
+             {"Floor", KFn::kFloor}, {"Ceil", KFn::kCeil}, {"Trunc", KFn::kTrunc}, {"Round", KFn::kRound},
+             {"HardSigmoid", KFn::kHardSigmoid}, {"HardSwish", KFn::kHardSwish}})
       (*r)[type] = {float_unary, UnaryFn(fn)};
     // Exact (erf) GELU stays a library op: ATen runs it through oneDNN's JIT eltwise kernel, which
     // measured 2.7x faster per element than the generated erf (58 vs 154 us for 256K floats on one
@@ -115,38 +115,38 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                       return Elementwise(n->GetAttrOr<std::string>("approximate", "none") == "tanh" && AllInputs(n, IsFloat));
                     },
                     [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
-                      return std::vector<int>{b.Unary("gelu_tanh", a[0])};
+                      return std::vector<int>{b.Unary(KFn::kGeluTanh, a[0])};
                     }};
     (*r)["LeakyRelu"] = {float_unary, [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
                            const int slope = b.Const(n->GetAttrOr<double>("negative_slope", 0.0));
-                           const int negative = b.Binary("lt", a[0], b.Const(0.0));
-                           return std::vector<int>{b.Select(negative, b.Binary("mul", a[0], slope), a[0])};
+                           const int negative = b.Binary(KFn::kLt, a[0], b.Const(0.0));
+                           return std::vector<int>{b.Select(negative, b.Binary(KFn::kMul, a[0], slope), a[0])};
                          }};
     (*r)["Swish"] = {float_unary, [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
                        const double scale = n->GetAttrOr<double>("scale", 1.0);
-                       const int scaled = scale == 1.0 ? a[0] : b.Binary("mul", a[0], b.Const(scale));
-                       return std::vector<int>{b.Binary("mul", a[0], b.Unary("sigmoid", scaled))};
+                       const int scaled = scale == 1.0 ? a[0] : b.Binary(KFn::kMul, a[0], b.Const(scale));
+                       return std::vector<int>{b.Binary(KFn::kMul, a[0], b.Unary(KFn::kSigmoid, scaled))};
                      }};
     (*r)["Identity"] = {[](const Node* n) { return Elementwise(AllInputs(n, IsFloatOrBool)); },
                         [](KernelBuilder&, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
                           return std::vector<int>{a[0]};
                         }};
-    for (const auto& [type, fn] : std::vector<std::pair<std::string, std::string>>{
-             {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"RealDiv", "div"}, {"Maximum", "max"}, {"Minimum", "min"}})
+    for (const auto& [type, fn] : std::vector<std::pair<std::string, KFn>>{
+             {"Add", KFn::kAdd}, {"Sub", KFn::kSub}, {"Mul", KFn::kMul}, {"RealDiv", KFn::kDiv}, {"Maximum", KFn::kMax}, {"Minimum", KFn::kMin}})
       (*r)[type] = {float_unary, BinaryFn(fn)};
     (*r)["Pow"] = {float_unary, [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
                      const auto& e = b.op(a[1]);
                      if (e.kind == OpKind::kConst && e.value == 2.0) return std::vector<int>{Square(b, a[0])};
                      if (e.kind == OpKind::kConst && e.value == 1.0) return std::vector<int>{a[0]};
-                     return std::vector<int>{b.Binary("pow", a[0], a[1])};
+                     return std::vector<int>{b.Binary(KFn::kPow, a[0], a[1])};
                    }};
-    for (const auto& [type, fn] : std::vector<std::pair<std::string, std::string>>{
-             {"Equal", "eq"}, {"NotEqual", "ne"}, {"Less", "lt"}, {"LessEqual", "le"}, {"Greater", "gt"}, {"GreaterEqual", "ge"}})
+    for (const auto& [type, fn] : std::vector<std::pair<std::string, KFn>>{
+             {"Equal", KFn::kEq}, {"NotEqual", KFn::kNe}, {"Less", KFn::kLt}, {"LessEqual", KFn::kLe}, {"Greater", KFn::kGt}, {"GreaterEqual", KFn::kGe}})
       (*r)[type] = {float_unary, BinaryFn(fn)};
     auto bool_only = [](const Node* n) { return Elementwise(AllInputs(n, [](DataType t) { return t == DataType::kBool; })); };
-    (*r)["LogicalAnd"] = {bool_only, BinaryFn("and")};
-    (*r)["LogicalOr"] = {bool_only, BinaryFn("or")};
-    (*r)["LogicalNot"] = {bool_only, UnaryFn("not")};
+    (*r)["LogicalAnd"] = {bool_only, BinaryFn(KFn::kAnd)};
+    (*r)["LogicalOr"] = {bool_only, BinaryFn(KFn::kOr)};
+    (*r)["LogicalNot"] = {bool_only, UnaryFn(KFn::kNot)};
     (*r)["SelectV2"] = {[](const Node* n) {
                           return Elementwise(InDtype(n, 0) == DataType::kBool && IsFloat(InDtype(n, 1)) && IsFloat(InDtype(n, 2)));
                         },
@@ -160,7 +160,7 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                             return std::vector<int>{b.Select(a[1], a[2], a[0])};
                           }};
     (*r)["ClipByValue"] = {float_unary, [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
-                             return std::vector<int>{b.Binary("min", b.Binary("max", a[0], a[1]), a[2])};
+                             return std::vector<int>{b.Binary(KFn::kMin, b.Binary(KFn::kMax, a[0], a[1]), a[2])};
                            }};
     (*r)["BroadcastTo"] = {[](const Node* n) {
                              auto info = Elementwise(IsFloatOrBool(InDtype(n, 0)));
@@ -204,28 +204,28 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                     },
                     [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
                       const DataType out = n->output_desc(0).dtype;
-                      if (out == DataType::kBool) return std::vector<int>{b.Binary("ne", b.Cast(a[0], ScalarType::kFloat), b.Const(0.0))};
+                      if (out == DataType::kBool) return std::vector<int>{b.Binary(KFn::kNe, b.Cast(a[0], ScalarType::kFloat), b.Const(0.0))};
                       int v = b.Cast(a[0], ScalarType::kFloat);
                       // Narrowing rounds as eager does; the value stays a float inside the kernel.
                       const DataType in = InDtype(n, 0);
-                      if (out == DataType::kFloat16 && in != DataType::kFloat16) v = b.Unary("round_f16", v);
-                      if (out == DataType::kBFloat16 && in != DataType::kBFloat16) v = b.Unary("round_bf16", v);
+                      if (out == DataType::kFloat16 && in != DataType::kFloat16) v = b.Unary(KFn::kRoundF16, v);
+                      if (out == DataType::kBFloat16 && in != DataType::kBFloat16) v = b.Unary(KFn::kRoundBF16, v);
                       return std::vector<int>{v};
                     }};
-    (*r)["ReduceSum"] = {CheckReduce, ReduceFn("sum", false)};
-    (*r)["ReduceMean"] = {CheckReduce, ReduceFn("sum", true)};
-    (*r)["ReduceMax"] = {CheckReduce, ReduceFn("max", false)};
-    (*r)["ReduceMin"] = {CheckReduce, ReduceFn("min", false)};
+    (*r)["ReduceSum"] = {CheckReduce, ReduceFn(KFn::kSum, false)};
+    (*r)["ReduceMean"] = {CheckReduce, ReduceFn(KFn::kSum, true)};
+    (*r)["ReduceMax"] = {CheckReduce, ReduceFn(KFn::kMax, false)};
+    (*r)["ReduceMin"] = {CheckReduce, ReduceFn(KFn::kMin, false)};
     (*r)["SoftmaxV2"] = {[](const Node* n) { return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false}); },
                          [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
-                           const int e = b.Unary("exp", b.Binary("sub", a[0], b.Reduce("max", a[0])));
-                           return std::vector<int>{b.Binary("div", e, b.Reduce("sum", e))};
+                           const int e = b.Unary(KFn::kExp, b.Binary(KFn::kSub, a[0], b.Reduce(KFn::kMax, a[0])));
+                           return std::vector<int>{b.Binary(KFn::kDiv, e, b.Reduce(KFn::kSum, e))};
                          }};
     (*r)["LogSoftmaxV2"] = {[](const Node* n) { return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false}); },
                             [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
-                              const int shifted = b.Binary("sub", a[0], b.Reduce("max", a[0]));
-                              const int log_sum = b.Unary("log", b.Reduce("sum", b.Unary("exp", shifted)));
-                              return std::vector<int>{b.Binary("sub", shifted, log_sum)};
+                              const int shifted = b.Binary(KFn::kSub, a[0], b.Reduce(KFn::kMax, a[0]));
+                              const int log_sum = b.Unary(KFn::kLog, b.Reduce(KFn::kSum, b.Unary(KFn::kExp, shifted)));
+                              return std::vector<int>{b.Binary(KFn::kSub, shifted, log_sum)};
                             }};
     (*r)["LayerNorm"] = {[](const Node* n) -> std::optional<FusibleInfo> {
                            const int rank = static_cast<int>(InShape(n, 0).size());
@@ -238,13 +238,13 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                          },
                          [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
                            const int count = b.Const(static_cast<double>(b.ir().row_size()));
-                           const int mean = b.Binary("div", b.Reduce("sum", a[0]), count);
-                           const int centered = b.Binary("sub", a[0], mean);
-                           const int variance = b.Binary("div", b.Reduce("sum", Square(b, centered)), count);
+                           const int mean = b.Binary(KFn::kDiv, b.Reduce(KFn::kSum, a[0]), count);
+                           const int centered = b.Binary(KFn::kSub, a[0], mean);
+                           const int variance = b.Binary(KFn::kDiv, b.Reduce(KFn::kSum, Square(b, centered)), count);
                            const int eps = b.Const(n->GetAttrOr<double>("epsilon", 1e-5));
-                           int y = b.Binary("mul", centered, b.Unary("rsqrt", b.Binary("add", variance, eps)));
-                           if (a.size() > 1 && a[1] >= 0) y = b.Binary("mul", y, a[1]);
-                           if (a.size() > 2 && a[2] >= 0) y = b.Binary("add", y, a[2]);
+                           int y = b.Binary(KFn::kMul, centered, b.Unary(KFn::kRsqrt, b.Binary(KFn::kAdd, variance, eps)));
+                           if (a.size() > 1 && a[1] >= 0) y = b.Binary(KFn::kMul, y, a[1]);
+                           if (a.size() > 2 && a[2] >= 0) y = b.Binary(KFn::kAdd, y, a[2]);
                            return std::vector<int>{y, mean, variance};
                          }};
     return r;

@@ -5,11 +5,6 @@
 namespace ge::autofuse {
 namespace {
 
-// Binary functions whose result is bool.
-bool IsPredicate(const std::string& fn) {
-  return fn == "lt" || fn == "le" || fn == "gt" || fn == "ge" || fn == "eq" || fn == "ne" || fn == "and" || fn == "or";
-}
-
 KOp NewOp(OpKind kind, ScalarType type) {
   KOp op;
   op.kind = kind;
@@ -117,15 +112,15 @@ int KernelBuilder::Const(double value, ScalarType type) {
   return Add(std::move(op));
 }
 
-int KernelBuilder::Unary(const std::string& fn, int a) {
-  KOp op = NewOp(OpKind::kUnary, fn == "not" ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type);
+int KernelBuilder::Unary(KFn fn, int a) {
+  KOp op = NewOp(OpKind::kUnary, KFnInfoOf(fn).predicate ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type);
   op.fn = fn;
   op.args = {a};
   return Add(std::move(op));
 }
 
-int KernelBuilder::Binary(const std::string& fn, int a, int b) {
-  KOp op = NewOp(OpKind::kBinary, IsPredicate(fn) ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type);
+int KernelBuilder::Binary(KFn fn, int a, int b) {
+  KOp op = NewOp(OpKind::kBinary, KFnInfoOf(fn).predicate ? ScalarType::kBool : ir_.ops[static_cast<size_t>(a)].type);
   op.fn = fn;
   op.args = {a, b};
   return Add(std::move(op));
@@ -144,7 +139,7 @@ int KernelBuilder::Cast(int a, ScalarType type) {
   return Add(std::move(op));
 }
 
-int KernelBuilder::Reduce(const std::string& fn, int a) {
+int KernelBuilder::Reduce(KFn fn, int a) {
   KOp op = NewOp(OpKind::kReduce, ScalarType::kFloat);
   op.fn = fn;
   op.args = {a};

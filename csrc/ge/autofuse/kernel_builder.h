@@ -21,12 +21,12 @@ class KernelBuilder {
   // The concatenation of outside values along `axis` (a fused ConcatV2): one input per part.
   Expected<int> ExternalConcat(const std::vector<Value>& parts, int64_t axis);
   int Const(double value, ScalarType type = ScalarType::kFloat);
-  int Unary(const std::string& fn, int a);
+  int Unary(KFn fn, int a);
   // Arithmetic keeps the operand type; comparisons ("lt", "eq", ...) and "and"/"or" give bool.
-  int Binary(const std::string& fn, int a, int b);
+  int Binary(KFn fn, int a, int b);
   int Select(int cond, int a, int b);
   int Cast(int a, ScalarType type);
-  int Reduce(const std::string& fn, int a);
+  int Reduce(KFn fn, int a);
   // Makes `op` the value of a new output of `desc`; returns the output index.
   int Store(int op, const TensorDesc& desc);
 

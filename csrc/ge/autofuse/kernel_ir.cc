@@ -99,7 +99,7 @@ std::string KernelIR::ToString() const {
   for (size_t i = 0; i < ops.size(); ++i) {
     const KOp& op = ops[i];
     out += fmt::format("  %{} = {}{} {}", i, KindName(op.kind), op.row ? "[row]" : "", ScalarTypeName(op.type));
-    if (!op.fn.empty()) out += " " + op.fn;
+    if (op.fn != KFn::kNone) out += fmt::format(" {}", KFnName(op.fn));
     if (op.kind == OpKind::kLoad) out += fmt::format(" in{}", op.buffer);
     if (op.kind == OpKind::kConst) out += fmt::format(" {}", op.value);
     if (op.kind == OpKind::kConcat) out += fmt::format(" axis {} parts in{} at {}", op.axis, fmt::join(op.buffers, ",in"), fmt::join(op.offsets, ","));
@@ -140,9 +140,18 @@ Status KernelIR::Verify() const {
         GE_CHECK(op.buffer >= 0 && static_cast<size_t>(op.buffer) < inputs.size(), "kernel {}: op %{} loads no input", name, i);
         break;
       case OpKind::kUnary:
-      case OpKind::kCast:
-      case OpKind::kReduce: GE_CHECK(op.args.size() == 1, "kernel {}: op %{} takes one operand", name, i); break;
-      case OpKind::kBinary: GE_CHECK(op.args.size() == 2, "kernel {}: op %{} takes two operands", name, i); break;
+        GE_CHECK(KFnInfoOf(op.fn).unary, "kernel {}: op %{}: '{}' is not a unary function", name, i, KFnName(op.fn));
+        GE_CHECK(op.args.size() == 1, "kernel {}: op %{} takes one operand", name, i);
+        break;
+      case OpKind::kReduce:
+        GE_CHECK(KFnInfoOf(op.fn).reduce, "kernel {}: op %{}: '{}' is not a reduction", name, i, KFnName(op.fn));
+        GE_CHECK(op.args.size() == 1, "kernel {}: op %{} takes one operand", name, i);
+        break;
+      case OpKind::kCast: GE_CHECK(op.args.size() == 1, "kernel {}: op %{} takes one operand", name, i); break;
+      case OpKind::kBinary:
+        GE_CHECK(KFnInfoOf(op.fn).binary, "kernel {}: op %{}: '{}' is not a binary function", name, i, KFnName(op.fn));
+        GE_CHECK(op.args.size() == 2, "kernel {}: op %{} takes two operands", name, i);
+        break;
       case OpKind::kSelect:
         GE_CHECK(op.args.size() == 3 && ops[static_cast<size_t>(op.args[0])].type == ScalarType::kBool,
                  "kernel {}: select %{} needs a bool condition and two values", name, i);

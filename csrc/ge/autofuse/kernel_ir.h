@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ge/autofuse/kernel_fn.h"
 #include "ge/ir/tensor_desc.h"
 
 namespace ge::autofuse {
@@ -35,7 +36,7 @@ enum class OpKind : uint8_t {
 struct KOp {
   OpKind kind;
   ScalarType type = ScalarType::kFloat;
-  std::string fn;         // unary/binary/reduce function name (see cpp_codegen.cc for the list)
+  KFn fn = KFn::kNone;    // kUnary/kBinary/kReduce: the function (kernel_fn.h)
   std::vector<int> args;  // operand op indices (always earlier ops)
   int buffer = -1;        // kLoad: input index
   std::vector<int> buffers;       // kConcat: the parts, in order

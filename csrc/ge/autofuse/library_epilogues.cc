@@ -2,6 +2,7 @@
 
 #include "ge/ops/epilogue_activation.h"
 #include "ge/ops/rewrite_utils.h"
+#include "ge/ops/op_names.h"
 
 namespace ge::autofuse {
 namespace {
@@ -9,7 +10,7 @@ namespace {
 // A float product whose only reader is the activation: nothing else needs the raw product.
 bool FoldableProduct(Value product) {
   const Node* mm = product.node;
-  if (mm->type() != "MatMulV2" || HasControlEdges(mm) || !HasSingleUser(product) || FeedsNetOutput(product) ||
+  if (mm->type() != kOpMatMulV2 || HasControlEdges(mm) || !HasSingleUser(product) || FeedsNetOutput(product) ||
       IsMutatedValue(product))
     return false;
   if (mm->num_inputs() > 3 && mm->input(3).valid()) return false;  // int8 offset_w
@@ -29,7 +30,7 @@ Expected<int> FoldLibraryEpilogues(Graph& graph) {
     const std::string name(EpilogueActivationName(*activation));
     Node* mm = act->input(0).node;
     const std::vector<Value> inputs = {mm->input(0), mm->input(1), mm->num_inputs() > 2 ? mm->input(2) : Value{}};
-    Node* fused = graph.AddNode("FusedMatMul", mm->name() + "_" + name, inputs, 1);
+    Node* fused = graph.AddNode(kOpFusedMatMul, mm->name() + "_" + name, inputs, 1);
     fused->SetAttr("transpose_x1", mm->GetAttrOr<bool>("transpose_x1", false));
     fused->SetAttr("transpose_x2", mm->GetAttrOr<bool>("transpose_x2", false));
     fused->SetAttr("fused_op_type", name);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ge/ops/rewrite_utils.h"
+#include "ge/ops/op_names.h"
 
 namespace ge {
 namespace {
@@ -48,7 +49,7 @@ std::optional<std::vector<AxisRange>> Selection(const Node* node, const Shape& d
   auto normalize = [rank](int64_t axis) { return axis < 0 ? axis + rank : axis; };
   std::vector<AxisRange> ranges = WholeRanges(dims);
   *dropped = -1;
-  if (node->type() == "StridedSliceV2" && node->num_inputs() == 5) {
+  if (node->type() == kOpStridedSliceV2 && node->num_inputs() == 5) {
     const auto begin = ConstInts(node->input(1)), end = ConstInts(node->input(2));
     const auto axes = ConstInts(node->input(3)), steps = ConstInts(node->input(4));
     if (!begin || !end || !axes || !steps || axes->size() != begin->size() || axes->size() != end->size() ||
@@ -66,7 +67,7 @@ std::optional<std::vector<AxisRange>> Selection(const Node* node, const Shape& d
     }
     return ranges;
   }
-  if (node->type() == "GatherV2" && node->num_inputs() == 3) {
+  if (node->type() == kOpGatherV2 && node->num_inputs() == 3) {
     const auto index = ConstInts(node->input(1)), axis_value = ConstInts(node->input(2));
     if (!index || !axis_value || index->size() != 1 || axis_value->size() != 1) return std::nullopt;
     if (!node->input(1).node->output_desc(node->input(1).index).shape.empty()) return std::nullopt;  // 0-d index only

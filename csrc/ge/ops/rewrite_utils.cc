@@ -5,6 +5,7 @@
 #include "ge/base/half.h"
 #include "ge/ir/annotations.h"
 #include "ge/ops/op_registry.h"
+#include "ge/ops/op_names.h"
 
 namespace ge {
 
@@ -29,12 +30,12 @@ bool FeedsNetOutput(Value v) {
 bool HasControlEdges(const Node* node) { return !node->control_inputs().empty() || !node->control_outputs().empty(); }
 
 bool IsPlainReshape(const Node* node) {
-  return node->type() == "Reshape" && node->GetAttrOr<int64_t>("axis", 0) == 0 &&
+  return node->type() == kOpReshape && node->GetAttrOr<int64_t>("axis", 0) == 0 &&
          node->GetAttrOr<int64_t>("num_axes", -1) == -1;
 }
 
 bool IsSameBytesReshape(const Node* node) {
-  return (IsPlainReshape(node) || node->type() == "Flatten" || node->type() == "Identity") && node->num_outputs() == 1 &&
+  return (IsPlainReshape(node) || node->type() == kOpFlatten || node->type() == kOpIdentity) && node->num_outputs() == 1 &&
          !HasControlEdges(node);
 }
 

@@ -7,6 +7,7 @@
 
 #include "ge/passes/passes.h"
 #include "ge/ops/rewrite_utils.h"
+#include "ge/ops/op_names.h"
 
 namespace ge {
 namespace {
@@ -26,7 +27,7 @@ class BatchNormFold final : public GraphPass {
   Status Run(Graph& graph, const PassContext&, bool* changed) override {
     std::vector<std::string> candidates;
     for (Node* node : graph.nodes())
-      if (node->type() == "BatchNorm") candidates.push_back(node->name());
+      if (node->type() == kOpBatchNorm) candidates.push_back(node->name());
     for (const std::string& name : candidates) {
       Node* bn = graph.FindNode(name);
       if (bn == nullptr) continue;
@@ -43,8 +44,8 @@ class BatchNormFold final : public GraphPass {
       return false;
     const Value y = bn->input(0);
     Node* producer = y.node;
-    const bool conv = producer->type() == "Conv2D";
-    const bool matmul = producer->type() == "MatMulV2" && !producer->GetAttrOr<bool>("transpose_x1", false);
+    const bool conv = producer->type() == kOpConv2D;
+    const bool matmul = producer->type() == kOpMatMulV2 && !producer->GetAttrOr<bool>("transpose_x1", false);
     if ((!conv && !matmul) || !HasSingleUser(y) || HasControlEdges(producer) || FeedsNetOutput(y)) return false;
     if (producer->num_inputs() > 3 && producer->input(3).valid()) return false;  // quantized
     if (producer->output_desc(0).dtype != DataType::kFloat) return false;

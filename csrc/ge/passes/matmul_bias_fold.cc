@@ -5,6 +5,7 @@
 // product's shape (no broadcasting beyond the bias).
 #include "ge/passes/passes.h"
 #include "ge/ops/rewrite_utils.h"
+#include "ge/ops/op_names.h"
 
 namespace ge {
 namespace {
@@ -17,14 +18,14 @@ class MatMulBiasFold final : public GraphPass {
     GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
     std::vector<std::string> adds;
     for (Node* node : order)
-      if (node->type() == "Add") adds.push_back(node->name());
+      if (node->type() == kOpAdd) adds.push_back(node->name());
     for (const std::string& name : adds) {
       Node* add = graph.FindNode(name);
       if (add == nullptr || HasControlEdges(add)) continue;
       for (int side = 0; side < 2; ++side) {
         const Value product = add->input(side), bias = add->input(1 - side);
         Node* mm = product.node;
-        if ((mm->type() != "MatMulV2" && mm->type() != "BatchMatMulV2") || HasControlEdges(mm)) continue;
+        if ((mm->type() != kOpMatMulV2 && mm->type() != kOpBatchMatMulV2) || HasControlEdges(mm)) continue;
         if ((mm->num_inputs() > 2 && mm->input(2).valid()) || !HasSingleUser(product)) continue;
         const TensorDesc& out = mm->output_desc(0);
         const TensorDesc& b = bias.node->output_desc(bias.index);

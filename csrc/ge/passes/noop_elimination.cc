@@ -8,6 +8,7 @@
 //   +0.0 would turn -0.0 into +0.0).
 #include "ge/passes/passes.h"
 #include "ge/ops/rewrite_utils.h"
+#include "ge/ops/op_names.h"
 
 namespace ge {
 namespace {
@@ -82,7 +83,7 @@ class NoOpElimination final : public GraphPass {
       auto perm = ConstInts(node->input(1));
       if (!perm) return false;
       if (IsIdentityPerm(*perm)) return TryBypass(graph, node, x);
-      if (x.node->type() == "Transpose" && !HasControlEdges(x.node) && !IsMutatedValue(x.node->input(0))) {
+      if (x.node->type() == kOpTranspose && !HasControlEdges(x.node) && !IsMutatedValue(x.node->input(0))) {
         auto inner_perm = ConstInts(x.node->input(1));
         if (!inner_perm || inner_perm->size() != perm->size()) return false;
         std::vector<int64_t> composed(perm->size());  // out[i] = y[inner[perm[i]]]
@@ -103,7 +104,7 @@ class NoOpElimination final : public GraphPass {
     if (type == "Cast") {
       const DataType in = x.node->output_desc(x.index).dtype;
       if (in == node->output_desc(0).dtype) return TryBypass(graph, node, x);
-      if (x.node->type() == "Cast" && !HasControlEdges(x.node)) {
+      if (x.node->type() == kOpCast && !HasControlEdges(x.node)) {
         const Value y = x.node->input(0);
         const DataType origin = y.node->output_desc(y.index).dtype;
         if (origin == node->output_desc(0).dtype && LosslessThrough(origin, in)) return TryBypass(graph, node, y);

@@ -9,6 +9,7 @@
 #include "ge/ops/op_registry.h"
 #include "ge/passes/passes.h"
 #include "ge/ops/rewrite_utils.h"
+#include "ge/ops/op_names.h"
 
 namespace ge {
 namespace {
@@ -42,8 +43,8 @@ class TransposeMatMulFold final : public GraphPass {
 
   Status Run(Graph& graph, const PassContext&, bool* changed) override {
     for (Node* mm : graph.nodes()) {
-      const bool batched = mm->type() == "BatchMatMulV2";
-      if (mm->type() != "MatMulV2" && !batched) continue;
+      const bool batched = mm->type() == kOpBatchMatMulV2;
+      if (mm->type() != kOpMatMulV2 && !batched) continue;
       for (int operand = 0; operand < 2; ++operand) {
         GE_ASSIGN_OR_RETURN(bool folded, TryFold(graph, mm, operand, batched));
         *changed |= folded;
@@ -62,7 +63,7 @@ class TransposeMatMulFold final : public GraphPass {
       v = v.node->input(0);
     }
     Node* transpose = v.node;
-    if (transpose->type() != "Transpose" || !HasSingleUser(v) || HasControlEdges(transpose)) return false;
+    if (transpose->type() != kOpTranspose || !HasSingleUser(v) || HasControlEdges(transpose)) return false;
     auto perm = ConstInts(transpose->input(1));
     if (!perm || !SwapsLastTwo(*perm) || (!batched && perm->size() != 2)) return false;
     const Value source = transpose->input(0);
@@ -71,7 +72,7 @@ class TransposeMatMulFold final : public GraphPass {
     // Re-target the chain (farthest first) to the untransposed shapes.
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
       Node* link = *it;
-      if (link->type() != "Identity") {
+      if (link->type() != kOpIdentity) {
         const Shape target = SwapLastTwo(link->output_desc(0).shape);
         const DataType index_type = link->input(1).node->output_desc(link->input(1).index).dtype;
         Tensor shape = index_type == DataType::kInt32

@@ -8,6 +8,7 @@
 
 #include "ge/passes/rewrite_rules.h"
 #include "ge/ops/rewrite_utils.h"
+#include "ge/ops/op_names.h"
 
 namespace ge {
 namespace {
@@ -18,7 +19,7 @@ struct AttentionMatch {
 };
 
 bool PlainProduct(const Node* n, bool adj_x2) {
-  return n->type() == "BatchMatMulV2" && !n->GetAttrOr<bool>("adj_x1", false) &&
+  return n->type() == kOpBatchMatMulV2 && !n->GetAttrOr<bool>("adj_x1", false) &&
          n->GetAttrOr<bool>("adj_x2", false) == adj_x2 && !(n->num_inputs() > 2 && n->input(2).valid()) &&
          !(n->num_inputs() > 3 && n->input(3).valid()) && !HasControlEdges(n);
 }
@@ -42,13 +43,13 @@ std::optional<AttentionMatch> Match(const Node& root) {
   const Value p = root.input(0);
   const Node* softmax = p.node;
   const int64_t rank = static_cast<int64_t>(p.node->output_desc(p.index).shape.size());
-  if (softmax->type() != "SoftmaxV2" || !Link(p)) return std::nullopt;
+  if (softmax->type() != kOpSoftmaxV2 || !Link(p)) return std::nullopt;
   const auto axes = softmax->GetAttrOr<std::vector<int64_t>>("axes", {});
   if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1)) return std::nullopt;
 
   Value s = softmax->input(0);
   const DataType dt = s.node->output_desc(s.index).dtype;
-  if (s.node->type() == "Add" && Link(s)) {  // scores + mask: which side is the scores?
+  if (s.node->type() == kOpAdd && Link(s)) {  // scores + mask: which side is the scores?
     const Node* add = s.node;
     for (int side = 0; side < 2; ++side) {
       const std::string& t = add->input(side).node->type();
@@ -62,16 +63,16 @@ std::optional<AttentionMatch> Match(const Node& root) {
     const TensorDesc& mask = m.mask.node->output_desc(m.mask.index);
     if (mask.dtype != dt || mask.shape.size() > static_cast<size_t>(rank)) return std::nullopt;
   }
-  if ((s.node->type() == "Mul" || s.node->type() == "RealDiv") && Link(s)) {
+  if ((s.node->type() == kOpMul || s.node->type() == kOpRealDiv) && Link(s)) {
     const Node* scaled = s.node;
     std::optional<double> c = ScalarConst(scaled->input(1));
     int product_side = 0;
-    if (!c && scaled->type() == "Mul") {
+    if (!c && scaled->type() == kOpMul) {
       c = ScalarConst(scaled->input(0));
       product_side = 1;
     }
     if (!c || *c == 0.0) return std::nullopt;
-    m.scale = scaled->type() == "Mul" ? *c : 1.0 / *c;
+    m.scale = scaled->type() == kOpMul ? *c : 1.0 / *c;
     s = scaled->input(product_side);
   }
   if (!PlainProduct(s.node, true) || !Link(s)) return std::nullopt;
