@@ -55,7 +55,8 @@ AttrValue ToAttr(const OpProto& proto, const std::string& name, const py::handle
   } else if (py::isinstance<py::str>(value)) {
     type = AttrType::kString;
   } else {
-    throw GeError(fmt::format("{}: attribute '{}' is not declared and its Python type is not a scalar", proto.type, name));
+    throw GeError(
+        fmt::format("{}: attribute '{}' is not declared and its Python type is not a scalar", proto.type, name));
   }
   try {
     switch (type) {
@@ -80,8 +81,10 @@ py::object FromAttr(const AttrValue& value) {
   return std::visit(
       [](const auto& x) -> py::object {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, Tensor>) return py::cast(x.desc().ToString());
-        else return py::cast(x);
+        if constexpr (std::is_same_v<T, Tensor>)
+          return py::cast(x.desc().ToString());
+        else
+          return py::cast(x);
       },
       value);
 }
@@ -97,7 +100,8 @@ void BindTypes(py::module_& m) {
                    Format::kNDHWC, Format::kFractalNZ})
     format.value(("FORMAT_" + std::string(FormatName(f))).c_str(), f);
 
-  m.def("op_types", [] { return OpRegistry::Global().OpTypes(); }, "Every op type in the engine's registry.");
+  m.def(
+      "op_types", [] { return OpRegistry::Global().OpTypes(); }, "Every op type in the engine's registry.");
   m.def(
       "op_proto",
       [](const std::string& type) {
@@ -105,14 +109,16 @@ void BindTypes(py::module_& m) {
         if (!proto) throw GeError(fmt::format("op type '{}' is not registered", type));
         const PluginKernel* plugin = FindPluginKernel(type);
         py::list inputs, outputs, attrs;
-        for (const auto& in : proto->inputs) inputs.append(py::dict(py::arg("name") = in.name, py::arg("kind") = KindName(in.kind)));
+        for (const auto& in : proto->inputs)
+          inputs.append(py::dict(py::arg("name") = in.name, py::arg("kind") = KindName(in.kind)));
         for (const auto& out : proto->outputs) outputs.append(out.name);
         for (const auto& a : proto->attrs)
           attrs.append(py::dict(py::arg("name") = a.name, py::arg("type") = std::string(AttrTypeName(a.type)),
                                 py::arg("default") = a.default_value ? FromAttr(*a.default_value) : py::none()));
         return py::dict(py::arg("type") = proto->type, py::arg("inputs") = inputs, py::arg("outputs") = outputs,
                         py::arg("attrs") = attrs, py::arg("doc") = proto->doc,
-                        py::arg("dynamic_output") = proto->HasDynamicOutput(), py::arg("framework_op") = proto->framework_op,
+                        py::arg("dynamic_output") = proto->HasDynamicOutput(),
+                        py::arg("framework_op") = proto->framework_op,
                         py::arg("plugin") = plugin ? plugin->library : std::string());
       },
       "The prototype of one op: inputs (name, kind), outputs, attrs (name, type, default), doc, whether its one "
@@ -123,7 +129,8 @@ void BindTypes(py::module_& m) {
       "Loads an op plugin library (torchair_ge/include/torchair_ge/op_plugin.h) once; returns the op types it registered.");
   m.def(
       "register_framework_op",
-      [](const std::string& type, const std::string& framework_op, const std::vector<std::pair<std::string, std::string>>& inputs,
+      [](const std::string& type, const std::string& framework_op,
+         const std::vector<std::pair<std::string, std::string>>& inputs,
          const std::vector<std::pair<std::string, std::string>>& attrs, const std::vector<std::pair<int, int>>& mutated,
          bool in_place, const std::string& doc) {
         FrameworkOpSpec spec{type, framework_op, {}, {}, mutated, in_place, doc};
@@ -131,8 +138,8 @@ void BindTypes(py::module_& m) {
         for (const auto& [name, attr_type] : attrs) spec.attrs.emplace_back(name, ParseAttrType(attr_type));
         ThrowIfError(RegisterFrameworkOp(OpRegistry::Global(), spec));
       },
-      py::arg("type"), py::arg("framework_op"), py::arg("inputs"), py::arg("attrs"), py::arg("mutated") = std::vector<std::pair<int, int>>{},
-      py::arg("in_place") = false, py::arg("doc") = "",
+      py::arg("type"), py::arg("framework_op"), py::arg("inputs"), py::arg("attrs"),
+      py::arg("mutated") = std::vector<std::pair<int, int>>{}, py::arg("in_place") = false, py::arg("doc") = "",
       "Registers (or re-checks) an IR op derived from a framework operator's schema (custom ops): tensor arguments as "
       "inputs (name, 'required'|'optional'|'dynamic'), the others as attrs (name, attr type), mutated arguments as "
       "(output, input) pairs updated in place (graph inputs) or as updated copies.");

@@ -34,11 +34,16 @@ std::string CppLiteral(const ge::AttrValue& value) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) return "int64_t{" + std::to_string(x) + "}";
-        else if constexpr (std::is_same_v<T, double>) return fmt::format("{}", x) + (fmt::format("{}", x).find_first_of(".e") == std::string::npos ? ".0" : "");
-        else if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
-        else if constexpr (std::is_same_v<T, std::string>) return "std::string(\"" + x + "\")";
-        else if constexpr (std::is_same_v<T, ge::DataType>) return "static_cast<DataType>(" + std::to_string(static_cast<int>(x)) + ")";
+        if constexpr (std::is_same_v<T, int64_t>)
+          return "int64_t{" + std::to_string(x) + "}";
+        else if constexpr (std::is_same_v<T, double>)
+          return fmt::format("{}", x) + (fmt::format("{}", x).find_first_of(".e") == std::string::npos ? ".0" : "");
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "std::string(\"" + x + "\")";
+        else if constexpr (std::is_same_v<T, ge::DataType>)
+          return "static_cast<DataType>(" + std::to_string(static_cast<int>(x)) + ")";
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           std::string out = "std::vector<int64_t>{";
           for (size_t i = 0; i < x.size(); ++i) out += (i ? ", " : "") + std::to_string(x[i]);
@@ -52,8 +57,9 @@ std::string CppLiteral(const ge::AttrValue& value) {
 
 // Prototype names that are C++ keywords ("else" of SelectV2) get a trailing underscore.
 std::string Param(const std::string& name) {
-  static const std::set<std::string> kKeywords = {"else", "if", "default", "new", "delete", "class", "template",
-                                                  "operator", "switch", "case", "return", "this", "union"};
+  static const std::set<std::string> kKeywords = {"else",   "if",       "default",  "new",    "delete",
+                                                  "class",  "template", "operator", "switch", "case",
+                                                  "return", "this",     "union"};
   return kKeywords.count(name) ? name + "_" : name;
 }
 
@@ -71,13 +77,16 @@ std::string EmitOp(const ge::OpProto& p) {
     } else {
       params.push_back(type + name);
       inputs.push_back(name);
-      if (builder_of.empty()) builder_of = dynamic ? name + ".empty() ? nullptr : " + name + "[0].builder()" : name + ".builder()";
+      if (builder_of.empty())
+        builder_of = dynamic ? name + ".empty() ? nullptr : " + name + "[0].builder()" : name + ".builder()";
     }
   }
   for (const auto& a : p.attrs) {
     const std::string decl = std::string(CppType(a.type)) + " " + Param(a.name);
-    if (a.default_value) defaulted_attrs.push_back(decl + " = " + CppLiteral(*a.default_value));
-    else params.push_back(decl);
+    if (a.default_value)
+      defaulted_attrs.push_back(decl + " = " + CppLiteral(*a.default_value));
+    else
+      params.push_back(decl);
     attrs.push_back("{\"" + a.name + "\", " + Param(a.name) + "}");
   }
   params.insert(params.end(), optional_inputs.begin(), optional_inputs.end());

@@ -44,8 +44,13 @@ static int compute(const TgeTensor* inputs, int num_inputs, TgeTensor* outputs, 
 }
 
 int torchair_ge_op_plugin_init(const TgeRegistrar* registrar) {
-  static const TgeOpDef def = {"ScaledSoftShrink", "x", "y", "lambd:float,scale:float",
-                               "scale * soft-shrink(x, lambd), float32", infer, compute};
+  static const TgeOpDef def = {"ScaledSoftShrink",
+                               "x",
+                               "y",
+                               "lambd:float,scale:float",
+                               "scale * soft-shrink(x, lambd), float32",
+                               infer,
+                               compute};
   if (registrar->abi_version != TGE_OP_PLUGIN_ABI_VERSION) return 1;
   return registrar->register_op(registrar, &def);
 }

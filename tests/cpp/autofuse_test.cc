@@ -140,102 +140,136 @@ es::EsTensor Axes(es::GraphBuilder& b, std::vector<int64_t> axes) { return b.Cre
 es::EsTensor Scalar(es::GraphBuilder& b, double v, DataType t) { return b.CreateScalar(v, t); }
 
 TEST_P(AutofuseTest, SoftmaxAndLogSoftmaxOverOddRows) {
-  Check("softmax", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto x = in[0];
-    return std::vector<es::EsTensor>{es::SoftmaxV2(x * Scalar(b, 0.37, t)), es::LogSoftmaxV2(es::Neg(x))};
-  }, {{{3, 5, 37}}}, 2);
+  Check(
+      "softmax",
+      [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+        auto x = in[0];
+        return std::vector<es::EsTensor>{es::SoftmaxV2(x * Scalar(b, 0.37, t)), es::LogSoftmaxV2(es::Neg(x))};
+      },
+      {{{3, 5, 37}}}, 2);
 }
 
 TEST_P(AutofuseTest, LayerNormWithResidualAndStatistics) {
-  Check("residual + layer norm", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto ln = es::LayerNorm(in[0] + in[1], in[2], in[3], -1, -1, 1e-5);
-    return std::vector<es::EsTensor>{ln[0], ln[1], ln[2]};
-  }, {{{2, 7, 33}, {2, 7, 33}, {33}, {33}}});
+  Check("residual + layer norm",
+        [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+          auto ln = es::LayerNorm(in[0] + in[1], in[2], in[3], -1, -1, 1e-5);
+          return std::vector<es::EsTensor>{ln[0], ln[1], ln[2]};
+        },
+        {{{2, 7, 33}, {2, 7, 33}, {33}, {33}}});
 }
 
 TEST_P(AutofuseTest, RmsNormFromPrimitives) {
-  Check("rms norm", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto x = in[0];
-    auto ms = es::ReduceMean(es::Pow(x, Scalar(b, 2.0, t)), Axes(b, {-1}), true);
-    return std::vector<es::EsTensor>{x * es::Rsqrt(ms + Scalar(b, 1e-6, t)) * in[1]};
-  }, {{{5, 65}, {65}}});
+  Check("rms norm",
+        [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+          auto x = in[0];
+          auto ms = es::ReduceMean(es::Pow(x, Scalar(b, 2.0, t)), Axes(b, {-1}), true);
+          return std::vector<es::EsTensor>{x * es::Rsqrt(ms + Scalar(b, 1e-6, t)) * in[1]};
+        },
+        {{{5, 65}, {65}}});
 }
 
 TEST_P(AutofuseTest, GeluSiluSwiGluAndBiasActivation) {
-  Check("gelu/silu/swiglu", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto gate = in[0] * es::Sigmoid(in[0]);                     // SiLU
-    auto swiglu = gate * in[1];                                  // SwiGLU
-    auto bias_gelu = es::Gelu(in[1] + in[2]);                    // bias + GELU (erf)
-    auto gelu_tanh = es::Gelu(in[0], "tanh");
-    return std::vector<es::EsTensor>{swiglu, bias_gelu, es::Relu(gelu_tanh + in[2])};
-  }, {{{9, 19}, {9, 19}, {19}}}, 3);
+  Check(
+      "gelu/silu/swiglu",
+      [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+        auto gate = in[0] * es::Sigmoid(in[0]);    // SiLU
+        auto swiglu = gate * in[1];                // SwiGLU
+        auto bias_gelu = es::Gelu(in[1] + in[2]);  // bias + GELU (erf)
+        auto gelu_tanh = es::Gelu(in[0], "tanh");
+        return std::vector<es::EsTensor>{swiglu, bias_gelu, es::Relu(gelu_tanh + in[2])};
+      },
+      {{{9, 19}, {9, 19}, {19}}}, 3);
 }
 
 TEST_P(AutofuseTest, AttentionScoreScalingAndMasking) {
-  Check("scaled masked softmax", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto scores = es::RealDiv(in[0], Scalar(b, 8.0, t));
-    auto masked = es::MaskedFill(scores, in[1], Scalar(b, -INFINITY, t));
-    return std::vector<es::EsTensor>{es::SoftmaxV2(masked + in[2])};
-  }, {{{2, 3, 5, 11}, {1, 1, 5, 11}, {2, 1, 1, 11}}, {DataType::kUndefined, DataType::kBool}});
+  Check("scaled masked softmax",
+        [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+          auto scores = es::RealDiv(in[0], Scalar(b, 8.0, t));
+          auto masked = es::MaskedFill(scores, in[1], Scalar(b, -INFINITY, t));
+          return std::vector<es::EsTensor>{es::SoftmaxV2(masked + in[2])};
+        },
+        {{{2, 3, 5, 11}, {1, 1, 5, 11}, {2, 1, 1, 11}}, {DataType::kUndefined, DataType::kBool}});
 }
 
 TEST_P(AutofuseTest, RotaryStyleBroadcastsAndCasts) {
-  Check("rotary-style", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto rotated = in[0] * es::Cos(in[1]) + es::Neg(in[0]) * es::Sin(in[1]);   // [2,3,7,16] with [7,16]
-    auto wide = es::Cast(rotated, DataType::kFloat);
-    return std::vector<es::EsTensor>{es::Cast(wide * Scalar(b, 0.5, DataType::kFloat), t)};
-  }, {{{2, 3, 7, 16}, {7, 16}}});
+  Check("rotary-style",
+        [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+          auto rotated = in[0] * es::Cos(in[1]) + es::Neg(in[0]) * es::Sin(in[1]);  // [2,3,7,16] with [7,16]
+          auto wide = es::Cast(rotated, DataType::kFloat);
+          return std::vector<es::EsTensor>{es::Cast(wide * Scalar(b, 0.5, DataType::kFloat), t)};
+        },
+        {{{2, 3, 7, 16}, {7, 16}}});
 }
 
 TEST_P(AutofuseTest, ReductionsOverTrailingAxes) {
-  Check("reductions", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto x = es::Exp(in[0] * Scalar(b, 0.1, t));
-    return std::vector<es::EsTensor>{es::ReduceSum(x, Axes(b, {-1, -2}), false),
-                                     es::ReduceMax(x, Axes(b, {2, 3}), true) - es::ReduceMin(x, Axes(b, {-2, -1}), true)};
-  }, {{{3, 2, 5, 13}}}, 2);
+  Check(
+      "reductions",
+      [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+        auto x = es::Exp(in[0] * Scalar(b, 0.1, t));
+        return std::vector<es::EsTensor>{
+            es::ReduceSum(x, Axes(b, {-1, -2}), false),
+            es::ReduceMax(x, Axes(b, {2, 3}), true) - es::ReduceMin(x, Axes(b, {-2, -1}), true)};
+      },
+      {{{3, 2, 5, 13}}}, 2);
 }
 
 TEST_P(AutofuseTest, ComparisonsSelectsAndNaNs) {
-  Check("select", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto nan = es::Sqrt(in[0]);  // NaN where the input is negative
-    auto pick = es::SelectV2(es::Greater(in[0], in[1]), es::Maximum(nan, in[1]), es::Minimum(in[0], nan));
-    return std::vector<es::EsTensor>{es::Relu(pick), es::Cast(es::Greater(pick, in[1]), DataType::kBool)};
-  }, {{{4, 31}, {31}}});
+  Check("select",
+        [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+          auto nan = es::Sqrt(in[0]);  // NaN where the input is negative
+          auto pick = es::SelectV2(es::Greater(in[0], in[1]), es::Maximum(nan, in[1]), es::Minimum(in[0], nan));
+          return std::vector<es::EsTensor>{es::Relu(pick), es::Cast(es::Greater(pick, in[1]), DataType::kBool)};
+        },
+        {{{4, 31}, {31}}});
 }
 
 TEST_P(AutofuseTest, TransposesAreReadThroughPermutedStrides) {
-  Check("transpose", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto heads = es::Transpose(in[0], b.CreateVector({0, 2, 1, 3}));   // [2,5,3,8] -> [2,3,5,8]
-    auto swapped = es::Transpose(in[1], b.CreateVector({1, 0}));       // [8,5] -> [5,8]
-    return std::vector<es::EsTensor>{es::Relu(heads * Scalar(b, 0.5, t) + swapped)};
-  }, {{{2, 5, 3, 8}, {8, 5}}});
+  Check("transpose",
+        [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+          auto heads = es::Transpose(in[0], b.CreateVector({0, 2, 1, 3}));  // [2,5,3,8] -> [2,3,5,8]
+          auto swapped = es::Transpose(in[1], b.CreateVector({1, 0}));      // [8,5] -> [5,8]
+          return std::vector<es::EsTensor>{es::Relu(heads * Scalar(b, 0.5, t) + swapped)};
+        },
+        {{{2, 5, 3, 8}, {8, 5}}});
 }
 
 TEST_P(AutofuseTest, ConcatenationsOfOutsideTensorsAreReadPartByPart) {
-  Check("concat", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    auto last = es::ConcatV2({in[0], in[1], in[2]}, b.CreateScalar(-1, DataType::kInt64), 3);  // [3,7] [3,2] [3,5] -> [3,14]
-    auto middle = es::ConcatV2({in[3], in[4]}, b.CreateScalar(1, DataType::kInt64), 2);       // [2,1,6] [2,3,6] -> [2,4,6]
-    return std::vector<es::EsTensor>{es::Relu(last * Scalar(b, 2.0, t)), es::Neg(middle) + in[5]};
-  }, {{{3, 7}, {3, 2}, {3, 5}, {2, 1, 6}, {2, 3, 6}, {6}}}, 2);
+  Check(
+      "concat",
+      [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+        auto last = es::ConcatV2({in[0], in[1], in[2]}, b.CreateScalar(-1, DataType::kInt64),
+                                 3);  // [3,7] [3,2] [3,5] -> [3,14]
+        auto middle =
+            es::ConcatV2({in[3], in[4]}, b.CreateScalar(1, DataType::kInt64), 2);  // [2,1,6] [2,3,6] -> [2,4,6]
+        return std::vector<es::EsTensor>{es::Relu(last * Scalar(b, 2.0, t)), es::Neg(middle) + in[5]};
+      },
+      {{{3, 7}, {3, 2}, {3, 5}, {2, 1, 6}, {2, 3, 6}, {6}}}, 2);
 }
 
 // MatMulV2 + activation becomes FusedMatMul (the library applies the activation: a oneDNN post-op
 // in float32 at this size, at::mm + the activation in place otherwise); the rest fuses after it.
 TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {
-  Check("matmul + activation", [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-    std::vector<es::EsTensor> outs;
-    auto product = [&] { return es::MatMulV2(in[0], in[1], in[2], {}, false, true); };  // [64,256] x [256,256]^T + bias
-    outs.push_back(es::Relu(product()) * Scalar(b, 2.0, t));
-    outs.push_back(es::Gelu(product()) + in[2]);
-    outs.push_back(es::Gelu(product(), "tanh") - in[2]);
-    outs.push_back(es::Neg(es::Sigmoid(product())));
-    outs.push_back(es::Tanh(product()) * in[2]);
-    outs.push_back(es::Swish(product()) * in[2]);  // SiLU
-    return outs;
-  }, {{{64, 256}, {256, 256}, {256}}}, 6);
-  const Result fused = Run([](es::GraphBuilder&, DataType, const std::vector<es::EsTensor>& in) {
-    return std::vector<es::EsTensor>{es::Gelu(es::MatMulV2(in[0], in[1]))};
-  }, {{{8, 16}, {16, 4}}}, GetParam(), true);
+  Check(
+      "matmul + activation",
+      [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+        std::vector<es::EsTensor> outs;
+        auto product = [&] {
+          return es::MatMulV2(in[0], in[1], in[2], {}, false, true);
+        };  // [64,256] x [256,256]^T + bias
+        outs.push_back(es::Relu(product()) * Scalar(b, 2.0, t));
+        outs.push_back(es::Gelu(product()) + in[2]);
+        outs.push_back(es::Gelu(product(), "tanh") - in[2]);
+        outs.push_back(es::Neg(es::Sigmoid(product())));
+        outs.push_back(es::Tanh(product()) * in[2]);
+        outs.push_back(es::Swish(product()) * in[2]);  // SiLU
+        return outs;
+      },
+      {{{64, 256}, {256, 256}, {256}}}, 6);
+  const Result fused = Run(
+      [](es::GraphBuilder&, DataType, const std::vector<es::EsTensor>& in) {
+        return std::vector<es::EsTensor>{es::Gelu(es::MatMulV2(in[0], in[1]))};
+      },
+      {{{8, 16}, {16, 4}}}, GetParam(), true);
   EXPECT_EQ(fused.summary.autofuse.library_epilogues, 1);
   EXPECT_EQ(fused.summary.task_num, 1);
 }
@@ -292,9 +326,9 @@ TEST(AutofuseGroupingTest, SiblingGroupsLinkedThroughAnOutsideOpAreNotMerged) {
   auto build = [] {
     es::GraphBuilder b("cross");
     auto x = b.CreateInput(0, DataType::kFloat, {8, 16});
-    auto h = es::Neg(es::Relu(x));                            // group H
-    auto c = es::Cumsum(h, 0);                                // a library op between
-    auto g = es::Exp(c * h);                                  // reads H directly and through c
+    auto h = es::Neg(es::Relu(x));  // group H
+    auto c = es::Cumsum(h, 0);      // a library op between
+    auto g = es::Exp(c * h);        // reads H directly and through c
     b.SetOutputs({es::Sigmoid(g) + h});
     return std::move(b.Build()).value();
   };

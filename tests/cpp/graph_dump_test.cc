@@ -76,7 +76,8 @@ TEST(GraphDumpTest, TextParsesBackToTheSameGraph) {
 
 TEST(GraphDumpTest, BadTextIsRejectedWithTheReason) {
   EXPECT_FALSE(GraphFromText("op { this is not a graph").ok());
-  auto dangling = GraphFromText("name: \"g\" op { name: \"a\" type: \"Relu\" input: \"nowhere:0\" output_desc { dtype: \"DT_FLOAT\" } }");
+  auto dangling = GraphFromText(
+      "name: \"g\" op { name: \"a\" type: \"Relu\" input: \"nowhere:0\" output_desc { dtype: \"DT_FLOAT\" } }");
   ASSERT_FALSE(dangling.ok());
   EXPECT_NE(dangling.status().message().find("nowhere:0"), std::string::npos);
   auto bad_dtype = GraphFromText("name: \"g\" op { name: \"a\" type: \"Data\" output_desc { dtype: \"DT_NOPE\" } }");
@@ -160,8 +161,8 @@ class DumpStagesTest : public ::testing::Test {
   }
   // The dump files written for one compile, by name.
   std::set<std::string> Compile(const std::string& formats, const std::string& level, const fs::path& dir) {
-    Session s(Options{{option::kGraphDumpType, formats}, {option::kGraphDumpPath, dir.string()},
-                      {option::kGraphDumpLevel, level}});
+    Session s(Options{
+        {option::kGraphDumpType, formats}, {option::kGraphDumpPath, dir.string()}, {option::kGraphDumpLevel, level}});
     EXPECT_TRUE(s.AddGraph(7, SampleGraph()).ok());
     Status st = s.CompileGraph(7);
     EXPECT_TRUE(st.ok()) << st.ToString();

@@ -1,7 +1,8 @@
-// Property test over random DAGs (also a property test of auto-fusion: fused on == off) (elementwise ops, broadcasts, reshapes, slices and selects that
-// become zero-copy views at an offset into their root): every graph compiles with the arena at or above the live-bytes bound and computes the
-// same numbers with memory reuse on and off (a planner that let two live values share bytes, or
-// a view outlived by its root, would change them). Also: no run allocates engine memory.
+// Property test over random DAGs (also a property test of auto-fusion: fused on == off) (elementwise ops, broadcasts,
+// reshapes, slices and selects that become zero-copy views at an offset into their root): every graph compiles with the
+// arena at or above the live-bytes bound and computes the same numbers with memory reuse on and off (a planner that let
+// two live values share bytes, or a view outlived by its root, would change them). Also: no run allocates engine
+// memory.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -40,7 +41,8 @@ std::unique_ptr<Graph> RandomGraph(std::mt19937& rng, int* inputs) {
         auto r = range(16 * k, 16 * k + 16);
         pool[0].push_back(es::StridedSliceV2(x, r[0], r[1], r[2], r[3]));
       } else if (s == 1) {  // [4, 16] -> row k: [16]
-        pool[0].push_back(es::GatherV2(x, b.CreateScalar(static_cast<double>(k), DataType::kInt64), b.CreateVector({0})));
+        pool[0].push_back(
+            es::GatherV2(x, b.CreateScalar(static_cast<double>(k), DataType::kInt64), b.CreateVector({0})));
       } else {  // [3, 4, 16] -> [1, 4, 16] -> [4, 16]
         auto r = range(k, k + 1);
         pool[1].push_back(es::Reshape(es::StridedSliceV2(x, r[0], r[1], r[2], r[3]), b.CreateVector(shapes[1])));
@@ -91,7 +93,8 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
         data.push_back(std::move(v));
         inputs.emplace_back(desc, data.back().data(), nullptr);
       }
-      Session s(Options{{option::kDisableReuseMemory, disable}, {option::kAutofuse, config == "no_fusion" ? "false" : "true"}});
+      Session s(Options{{option::kDisableReuseMemory, disable},
+                        {option::kAutofuse, config == "no_fusion" ? "false" : "true"}});
       ASSERT_TRUE(s.AddGraph(1, std::move(graph)).ok());
       Status st = s.CompileGraph(1);
       ASSERT_TRUE(st.ok()) << st.ToString();
@@ -108,7 +111,8 @@ TEST(MemoryRandomGraphTest, ReuseKeepsNumbersAndArenasStayNearTheBound) {
       std::vector<Tensor> outputs;
       ASSERT_TRUE(s.RunGraph(1, inputs, &outputs).ok());
       std::vector<std::vector<float>> values;
-      for (const Tensor& t : outputs) values.emplace_back(t.data_as<float>(), t.data_as<float>() + t.desc().NumElements());
+      for (const Tensor& t : outputs)
+        values.emplace_back(t.data_as<float>(), t.data_as<float>() + t.desc().NumElements());
       results.push_back(std::move(values));
     }
     ASSERT_EQ(results[0], results[1]) << "trial " << trial;
@@ -142,7 +146,8 @@ TEST(MemoryRandomGraphTest, RunsAllocateOnlyTheirOutputs) {
   ASSERT_TRUE(s.RunGraph(1, inputs, &out).ok());  // warm: the program pool is filled
   const int64_t before = device->allocations();
   for (int run = 0; run < 100; ++run) ASSERT_TRUE(s.RunGraph(1, inputs, &out).ok());
-  EXPECT_EQ(device->allocations() - before, static_cast<int64_t>(100 * outputs));  // the outputs handed back, nothing else
+  EXPECT_EQ(device->allocations() - before,
+            static_cast<int64_t>(100 * outputs));  // the outputs handed back, nothing else
 }
 
 }  // namespace

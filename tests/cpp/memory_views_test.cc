@@ -26,7 +26,8 @@ class MemoryViewsTest : public ::testing::Test {
     Session s(Options{{"ge.oo.constantFolding", "false"}, {option::kAutofuse, "false"}});
     std::vector<Tensor> in;
     const auto data_nodes = graph->DataNodes();
-    for (size_t i = 0; i < inputs.size(); ++i) in.emplace_back(data_nodes[i]->output_desc(0), inputs[i].data(), nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in.emplace_back(data_nodes[i]->output_desc(0), inputs[i].data(), nullptr);
     EXPECT_TRUE(s.AddGraph(1, std::move(graph)).ok());
     Status st = s.CompileGraph(1);
     EXPECT_TRUE(st.ok()) << st.ToString();
@@ -46,10 +47,10 @@ TEST_F(MemoryViewsTest, ReshapesOfArenaInputAndConstantValuesAreViews) {
   es::GraphBuilder b("views");
   auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
   auto c = b.CreateConst(Tensor::FromVector(DataType::kFloat, {6}, std::vector<float>{1, 2, 3, 4, 5, 6}));
-  auto of_input = es::Reshape(x, b.CreateVector({6}));                 // view of the caller's tensor
-  auto of_const = es::Reshape(c, b.CreateVector({3, 2}));              // view of the model's constant
-  auto hidden = es::Relu(of_input);                                     // arena
-  auto of_arena = es::Reshape(hidden, b.CreateVector({3, 2}));         // view of an arena value
+  auto of_input = es::Reshape(x, b.CreateVector({6}));          // view of the caller's tensor
+  auto of_const = es::Reshape(c, b.CreateVector({3, 2}));       // view of the model's constant
+  auto hidden = es::Relu(of_input);                             // arena
+  auto of_arena = es::Reshape(hidden, b.CreateVector({3, 2}));  // view of an arena value
   b.SetOutputs({es::Add(of_arena, of_const)});
   int views = 0, tasks = 0;
   auto out = Run(std::move(b.Build()).value(), {{-1, 2, -3, 4, -5, 6}}, &views, &tasks);
@@ -66,7 +67,8 @@ TEST_F(MemoryViewsTest, GraphOutputsAndUpdatedValuesStayCopies) {
   auto before = es::Reshape(cache, b.CreateVector({8}));  // reads the old cache: must be a copy
   auto updated = es::InplaceIndexCopy(cache, pos, row, 0);
   auto flat_row = es::Reshape(es::Neg(row), b.CreateVector({2}));  // a graph output: its own memory
-  b.SetOutputs({es::ReduceSum(before, b.CreateVector({}), false), flat_row, es::ReduceSum(updated, b.CreateVector({}), false)});
+  b.SetOutputs(
+      {es::ReduceSum(before, b.CreateVector({}), false), flat_row, es::ReduceSum(updated, b.CreateVector({}), false)});
   auto graph = std::move(b.Build()).value();
   Session s(Options{{option::kAutofuse, "false"}});  // these elementwise chains would fuse
   std::vector<float> cache_data(8, 1.0f), row_data = {5, 7};
@@ -75,10 +77,13 @@ TEST_F(MemoryViewsTest, GraphOutputsAndUpdatedValuesStayCopies) {
   ASSERT_TRUE(s.CompileGraph(1).ok());
   EXPECT_EQ(s.GetCompiledGraphSummary(1)->view_values, 0);
   std::vector<Tensor> out;
-  ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {4, 2}), cache_data.data(), nullptr),
-                             Tensor(TensorDesc(DataType::kInt64, {1}), pos_data.data(), nullptr),
-                             Tensor(TensorDesc(DataType::kFloat, {1, 2}), row_data.data(), nullptr)}, &out).ok());
-  EXPECT_FLOAT_EQ(out[0].data_as<float>()[0], 8);   // the old cache
+  ASSERT_TRUE(s.RunGraph(1,
+                         {Tensor(TensorDesc(DataType::kFloat, {4, 2}), cache_data.data(), nullptr),
+                          Tensor(TensorDesc(DataType::kInt64, {1}), pos_data.data(), nullptr),
+                          Tensor(TensorDesc(DataType::kFloat, {1, 2}), row_data.data(), nullptr)},
+                         &out)
+                  .ok());
+  EXPECT_FLOAT_EQ(out[0].data_as<float>()[0], 8);  // the old cache
   EXPECT_FLOAT_EQ(out[1].data_as<float>()[1], -7);
   EXPECT_FLOAT_EQ(out[2].data_as<float>()[0], 18);  // the updated cache
 }
@@ -87,8 +92,8 @@ TEST_F(MemoryViewsTest, ElementwiseOpsWriteOverInputsThatDieThere) {
   auto chain = [](bool keep_first) {
     es::GraphBuilder b("chain");
     auto x = b.CreateInput(0, DataType::kFloat, {256});
-    auto a = es::Exp(x);                 // arena
-    auto c = es::Neg(es::Relu(a));       // Relu over a, Neg over that: one buffer
+    auto a = es::Exp(x);                        // arena
+    auto c = es::Neg(es::Relu(a));              // Relu over a, Neg over that: one buffer
     auto out = es::Add(c, keep_first ? a : c);  // with keep_first, `a` is read after the Relu: no reuse of it
     b.SetOutputs({out});
     return std::move(b.Build()).value();
@@ -98,8 +103,8 @@ TEST_F(MemoryViewsTest, ElementwiseOpsWriteOverInputsThatDieThere) {
   ASSERT_TRUE(s.AddGraph(1, chain(false)).ok());
   ASSERT_TRUE(s.CompileGraph(1).ok());
   auto summary = *s.GetCompiledGraphSummary(1);
-  EXPECT_EQ(summary.inplace_values, 2);                 // Relu over Exp's output, Neg over Relu's
-  EXPECT_EQ(summary.feature_memory_size, 1024);         // one 256-float buffer for the whole chain
+  EXPECT_EQ(summary.inplace_values, 2);          // Relu over Exp's output, Neg over Relu's
+  EXPECT_EQ(summary.feature_memory_size, 1024);  // one 256-float buffer for the whole chain
   Session t(Options{{option::kAutofuse, "false"}});
   ASSERT_TRUE(t.AddGraph(1, chain(true)).ok());
   ASSERT_TRUE(t.CompileGraph(1).ok());
@@ -121,12 +126,12 @@ TEST_F(MemoryViewsTest, SlicesOfOneContiguousBlockAreViewsAtTheirOffset) {
     return es::StridedSliceV2(t, b.CreateVector({begin}), b.CreateVector({end}), b.CreateVector({axis}),
                               b.CreateVector({1}));
   };
-  auto rows = slice(x, 1, 3, 0);                                          // view: x bytes 12..36
-  auto cols = slice(x, 0, 2, 1);                                          // strided view (Neg takes strides)
+  auto rows = slice(x, 1, 3, 0);  // view: x bytes 12..36
+  auto cols = slice(x, 0, 2, 1);  // strided view (Neg takes strides)
   auto picked = es::GatherV2(x, b.CreateScalar(2, DataType::kInt64), b.CreateVector({0}));  // view: row 2
-  auto const_row = slice(c, 1, 2, 0);                                     // view into the constant
+  auto const_row = slice(c, 1, 2, 0);                                                       // view into the constant
   auto hidden = es::Exp(x);
-  auto hidden_rows = slice(hidden, 2, 4, 0);                              // view of an arena value
+  auto hidden_rows = slice(hidden, 2, 4, 0);  // view of an arena value
   b.SetOutputs({es::Add(rows, hidden_rows), es::Mul(picked, const_row), es::Neg(cols)});
   int views = 0, tasks = 0;
   std::vector<float> in(12);
@@ -150,9 +155,9 @@ TEST_F(MemoryViewsTest, LeadingUnitDimsLetAnInnerSliceBeAView) {
                               b.CreateVector({1}));
   };
   auto hidden = es::Exp(x);
-  auto second = slice(hidden, 1, 2, 1);        // [1, 1, 8]: the second row, contiguous
-  auto part = slice(second, 2, 6, 2);          // [1, 1, 4]: leading dims are 1, so contiguous too
-  auto last = slice(hidden, 4, 8, 2);          // [1, 2, 4]: two runs, a strided view (Neg takes strides)
+  auto second = slice(hidden, 1, 2, 1);  // [1, 1, 8]: the second row, contiguous
+  auto part = slice(second, 2, 6, 2);    // [1, 1, 4]: leading dims are 1, so contiguous too
+  auto last = slice(hidden, 4, 8, 2);    // [1, 2, 4]: two runs, a strided view (Neg takes strides)
   b.SetOutputs({es::Relu(part), es::Neg(last)});
   int views = 0, tasks = 0;
   std::vector<float> in(16);
@@ -198,16 +203,16 @@ TEST(MemoryStridedViewsTest, ColumnsAndSteppedSlicesAreStridedViewsForReadersTha
   cpu::RegisterCpuDevice();
   ASSERT_TRUE(GEInitialize().ok());
   es::GraphBuilder b("strided");
-  auto ids = b.CreateInput(0, DataType::kInt64, {6, 3});   // three id columns
+  auto ids = b.CreateInput(0, DataType::kInt64, {6, 3});  // three id columns
   auto table = b.CreateInput(1, DataType::kFloat, {10, 4});
   auto x = b.CreateInput(2, DataType::kFloat, {6, 8});
   auto column = es::GatherV2(ids, b.CreateScalar(2, DataType::kInt64), b.CreateVector({1}));  // ids[:, 2]
-  auto rows = es::GatherV2(table, column, b.CreateVector({0}));                              // embedding lookup
+  auto rows = es::GatherV2(table, column, b.CreateVector({0}));                               // embedding lookup
   auto every_other = es::StridedSliceV2(x, b.CreateVector({1}), b.CreateVector({8}), b.CreateVector({1}),
-                                        b.CreateVector({2}));                                // x[:, 1::2]
-  auto moved = es::Transpose(es::StridedSliceV2(x, b.CreateVector({0}), b.CreateVector({8}), b.CreateVector({1}),
-                                                b.CreateVector({2})),
-                             b.CreateVector({1, 0}));                                        // a copy: Transpose takes dense input
+                                        b.CreateVector({2}));  // x[:, 1::2]
+  auto moved = es::Transpose(
+      es::StridedSliceV2(x, b.CreateVector({0}), b.CreateVector({8}), b.CreateVector({1}), b.CreateVector({2})),
+      b.CreateVector({1, 0}));  // a copy: Transpose takes dense input
   b.SetOutputs({rows, es::Neg(every_other), moved});
   Session s(Options{{option::kAutofuse, "false"}});
   ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
@@ -221,13 +226,16 @@ TEST(MemoryStridedViewsTest, ColumnsAndSteppedSlicesAreStridedViewsForReadersTha
   std::vector<Tensor> out;
   for (int run = 0; run < 2; ++run) {  // a second run through rebound inputs reads them again
     for (auto& v : x_data) v += 1.0f;
-    ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kInt64, {6, 3}), id_data.data(), nullptr),
-                               Tensor(TensorDesc(DataType::kFloat, {10, 4}), table_data.data(), nullptr),
-                               Tensor(TensorDesc(DataType::kFloat, {6, 8}), x_data.data(), nullptr)},
-                            &out).ok());
+    ASSERT_TRUE(s.RunGraph(1,
+                           {Tensor(TensorDesc(DataType::kInt64, {6, 3}), id_data.data(), nullptr),
+                            Tensor(TensorDesc(DataType::kFloat, {10, 4}), table_data.data(), nullptr),
+                            Tensor(TensorDesc(DataType::kFloat, {6, 8}), x_data.data(), nullptr)},
+                           &out)
+                    .ok());
     for (int r = 0; r < 6; ++r)
       for (int c = 0; c < 4; ++c)
-        EXPECT_FLOAT_EQ(out[0].data_as<float>()[r * 4 + c], table_data[static_cast<size_t>(id_data[r * 3 + 2] * 4 + c)]);
+        EXPECT_FLOAT_EQ(out[0].data_as<float>()[r * 4 + c],
+                        table_data[static_cast<size_t>(id_data[r * 3 + 2] * 4 + c)]);
     for (int r = 0; r < 6; ++r)
       for (int c = 0; c < 4; ++c) {
         EXPECT_FLOAT_EQ(out[1].data_as<float>()[r * 4 + c], -x_data[static_cast<size_t>(r * 8 + 1 + 2 * c)]);

@@ -55,9 +55,9 @@ TEST(MemoryWorkspaceTest, WorkspacesLiveOnlyAtTheirTaskAndOverlapNothingLiveTher
         const int32_t id = layout->value_ids.at(node)[static_cast<size_t>(o)];
         step_of_value[static_cast<size_t>(id)] = static_cast<int32_t>(s);
         for (const Use& use : node->users(o))
-          last_use[static_cast<size_t>(id)] = std::max(
-              last_use[static_cast<size_t>(id)],
-              static_cast<int32_t>(std::find(schedule.begin(), schedule.end(), use.user) - schedule.begin()));
+          last_use[static_cast<size_t>(id)] =
+              std::max(last_use[static_cast<size_t>(id)],
+                       static_cast<int32_t>(std::find(schedule.begin(), schedule.end(), use.user) - schedule.begin()));
       }
     }
     for (const auto& [node, ids] : layout->workspace_ids) {
@@ -73,7 +73,8 @@ TEST(MemoryWorkspaceTest, WorkspacesLiveOnlyAtTheirTaskAndOverlapNothingLiveTher
         if (v.placement != Placement::kArena || static_cast<int32_t>(id) == ids[0] || step_of_value[id] < 0) continue;
         const bool live = step_of_value[id] <= step && step <= std::max(last_use[id], step_of_value[id]);
         if (live) {
-          EXPECT_FALSE(ws_bytes.Overlaps({v.offset, v.offset + v.desc.ByteSize()})) << v.producer << " vs " << ws.producer;
+          EXPECT_FALSE(ws_bytes.Overlaps({v.offset, v.offset + v.desc.ByteSize()}))
+              << v.producer << " vs " << ws.producer;
         }
       }
       EXPECT_EQ(node->GetAttrOr<std::vector<int64_t>>(kAttrWorkspaceOffsets, {}), std::vector<int64_t>{ws.offset});
@@ -114,7 +115,8 @@ TEST(MemoryWorkspaceTest, MaxPoolScratchIsArenaWorkspace) {
       for (int j = 0; j < 3; ++j) {
         float m = -1e9f;
         for (int di = 0; di < 2; ++di)
-          for (int dj = 0; dj < 2; ++dj) m = std::max(m, -data[static_cast<size_t>(c * 24 + (2 * i + di) * 6 + 2 * j + dj)]);
+          for (int dj = 0; dj < 2; ++dj)
+            m = std::max(m, -data[static_cast<size_t>(c * 24 + (2 * i + di) * 6 + 2 * j + dj)]);
         EXPECT_FLOAT_EQ(out[0].data_as<float>()[c * 6 + i * 3 + j], std::max(m, 0.0f));
       }
 }

@@ -21,7 +21,9 @@ class OpPluginTest : public ::testing::Test {
   }
 };
 
-float Reference(float x, float lambd, float scale) { return x > lambd ? scale * (x - lambd) : x < -lambd ? scale * (x + lambd) : 0.f; }
+float Reference(float x, float lambd, float scale) {
+  return x > lambd ? scale * (x - lambd) : x < -lambd ? scale * (x + lambd) : 0.f;
+}
 
 TEST_F(OpPluginTest, PluginOpRunsInAGraphBetweenBuiltins) {
   es::GraphBuilder b("plugin");

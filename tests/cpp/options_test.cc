@@ -17,8 +17,10 @@ class ScopedEnv {
     ::setenv(name, value, 1);
   }
   ~ScopedEnv() {
-    if (old_.empty()) ::unsetenv(name_);
-    else ::setenv(name_, old_.c_str(), 1);
+    if (old_.empty())
+      ::unsetenv(name_);
+    else
+      ::setenv(name_, old_.c_str(), 1);
   }
 
  private:

@@ -119,13 +119,17 @@ void ExpectSameOutputs(const std::vector<Output>& got, const std::vector<Output>
     ASSERT_EQ(got[k].dtype, want[k].dtype) << pass << " output " << k;
     ASSERT_EQ(got[k].values.size(), want[k].values.size()) << pass << " output " << k;
     const DataType t = want[k].dtype;
-    const double rtol = t == DataType::kFloat ? 1e-5 : t == DataType::kFloat16 ? 1e-3 : t == DataType::kBFloat16 ? 8e-3 : 0;
+    const double rtol = t == DataType::kFloat      ? 1e-5
+                        : t == DataType::kFloat16  ? 1e-3
+                        : t == DataType::kBFloat16 ? 8e-3
+                                                   : 0;
     for (size_t i = 0; i < want[k].values.size(); ++i) {
       const double w = want[k].values[i], g = got[k].values[i];
       if (rtol == 0) {
         EXPECT_EQ(g, w) << pass << " output " << k << "[" << i << "] (" << DataTypeName(t) << ")";
       } else {
-        EXPECT_NEAR(g, w, rtol * (1 + std::fabs(w))) << pass << " output " << k << "[" << i << "] (" << DataTypeName(t) << ")";
+        EXPECT_NEAR(g, w, rtol * (1 + std::fabs(w)))
+            << pass << " output " << k << "[" << i << "] (" << DataTypeName(t) << ")";
       }
     }
   }
@@ -154,59 +158,71 @@ class PassTest : public ::testing::Test {
     bool ignored = false;
     auto again = pass.get();
     EXPECT_TRUE(again->Run(*copy, context, &ignored).ok());
-    ExpectSameOutputs(RunGraphOnce(std::move(copy), NoOptimizer()), RunGraphOnce(Make(build), NoOptimizer()), pass->name());
+    ExpectSameOutputs(RunGraphOnce(std::move(copy), NoOptimizer()), RunGraphOnce(Make(build), NoOptimizer()),
+                      pass->name());
     return graph;
   }
 };
 
 TEST_F(PassTest, DeadCodeEliminationRemovesWhatNoOutputNeeds) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
-    es::Exp(es::Relu(x));  // nobody reads it
-    b.SetOutputs({es::Neg(x)});
-  }, CreateDeadCodeEliminationPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+        es::Exp(es::Relu(x));  // nobody reads it
+        b.SetOutputs({es::Neg(x)});
+      },
+      CreateDeadCodeEliminationPass(), true);
   EXPECT_EQ(Count(*g, "Relu") + Count(*g, "Exp"), 0);
   EXPECT_EQ(Count(*g, "Neg"), 1);
 }
 
 TEST_F(PassTest, DeadCodeEliminationKeepsInPlaceUpdates) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto cache = b.CreateInput(0, DataType::kFloat, {4, 2});
-    auto pos = b.CreateInput(1, DataType::kInt64, {1});
-    auto row = b.CreateInput(2, DataType::kFloat, {1, 2});
-    es::InplaceIndexCopy(cache, pos, row, 0);  // output unused: the write is the point
-    b.SetOutputs({es::Neg(row)});
-  }, CreateDeadCodeEliminationPass(), false);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto cache = b.CreateInput(0, DataType::kFloat, {4, 2});
+        auto pos = b.CreateInput(1, DataType::kInt64, {1});
+        auto row = b.CreateInput(2, DataType::kFloat, {1, 2});
+        es::InplaceIndexCopy(cache, pos, row, 0);  // output unused: the write is the point
+        b.SetOutputs({es::Neg(row)});
+      },
+      CreateDeadCodeEliminationPass(), false);
   EXPECT_EQ(Count(*g, "InplaceIndexCopy"), 1);
 }
 
 TEST_F(PassTest, ConstantMergeJoinsEqualConstants) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {3});
-    auto c1 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 3}));
-    auto c2 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 3}));
-    auto c3 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 4}));  // differs
-    b.SetOutputs({es::Mul(x, c1) + es::Add(x, c2) + c3});
-  }, CreateConstantMergePass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {3});
+        auto c1 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 3}));
+        auto c2 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 3}));
+        auto c3 = b.CreateConst(Tensor::FromVector(DataType::kFloat, {3}, std::vector<float>{1, 2, 4}));  // differs
+        b.SetOutputs({es::Mul(x, c1) + es::Add(x, c2) + c3});
+      },
+      CreateConstantMergePass(), true);
   EXPECT_EQ(Count(*g, "Const"), 2);
 }
 
 TEST_F(PassTest, ConstantMergeKeepsConstantsThatDifferInTypeOrShape) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {2, 2});
-    auto flat = b.CreateConst(Tensor::FromVector(DataType::kFloat, {4}, std::vector<float>{1, 2, 3, 4}));
-    auto square = b.CreateConst(Tensor::FromVector(DataType::kFloat, {2, 2}, std::vector<float>{1, 2, 3, 4}));
-    auto ints = b.CreateConst(Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int32_t>{1, 2, 3, 4}));
-    b.SetOutputs({es::Mul(x, es::Reshape(flat, b.CreateVector({2, 2}))) + square + es::Cast(ints, DataType::kFloat)});
-  }, CreateConstantMergePass(), false);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {2, 2});
+        auto flat = b.CreateConst(Tensor::FromVector(DataType::kFloat, {4}, std::vector<float>{1, 2, 3, 4}));
+        auto square = b.CreateConst(Tensor::FromVector(DataType::kFloat, {2, 2}, std::vector<float>{1, 2, 3, 4}));
+        auto ints = b.CreateConst(Tensor::FromVector(DataType::kInt32, {2, 2}, std::vector<int32_t>{1, 2, 3, 4}));
+        b.SetOutputs(
+            {es::Mul(x, es::Reshape(flat, b.CreateVector({2, 2}))) + square + es::Cast(ints, DataType::kFloat)});
+      },
+      CreateConstantMergePass(), false);
   EXPECT_EQ(Count(*g, "Const"), 4);
 }
 
 TEST_F(PassTest, InferShapeAcceptsConsistentGraphsAndNamesABadDesc) {
-  RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
-    b.SetOutputs({es::Relu(x)});
-  }, CreateInferShapePass(), false);
+  RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+        b.SetOutputs({es::Relu(x)});
+      },
+      CreateInferShapePass(), false);
   es::GraphBuilder b("bad");
   auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
   auto y = es::Relu(x);
@@ -220,52 +236,63 @@ TEST_F(PassTest, InferShapeAcceptsConsistentGraphsAndNamesABadDesc) {
 }
 
 TEST_F(PassTest, CommonSubexpressionEliminationMergesEqualNodes) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
-    b.SetOutputs({es::Mul(es::Sigmoid(x), es::Sigmoid(x)) + es::Tanh(x)});
-  }, CreateCommonSubexpressionEliminationPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+        b.SetOutputs({es::Mul(es::Sigmoid(x), es::Sigmoid(x)) + es::Tanh(x)});
+      },
+      CreateCommonSubexpressionEliminationPass(), true);
   EXPECT_EQ(Count(*g, "Sigmoid"), 1);
 }
 
 // Every dtype a graph carries is compared: int32/int64 sums and bool predicates exactly, f16 and
 // bf16 within their rounding (the inputs are random values of each dtype).
 TEST_F(PassTest, CommonSubexpressionEliminationOnEveryDtype) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto i32 = b.CreateInput(0, DataType::kInt32, {3, 4});
-    auto i64 = b.CreateInput(1, DataType::kInt64, {4});
-    auto f16 = b.CreateInput(2, DataType::kFloat16, {3, 4});
-    auto bf16 = b.CreateInput(3, DataType::kBFloat16, {3, 4});
-    auto mask = b.CreateInput(4, DataType::kBool, {3, 4});
-    auto sum = es::Add(i32, i32) + es::Add(i32, i32);
-    auto wide = es::Mul(i64, i64) - es::Mul(i64, i64);
-    auto greater = es::LogicalAnd(es::Greater(f16, es::Neg(f16)), es::Greater(f16, es::Neg(f16)));
-    b.SetOutputs({sum, wide, es::LogicalOr(greater, mask), es::Relu(bf16) * es::Relu(bf16), es::Exp(f16) + es::Exp(f16)});
-  }, CreateCommonSubexpressionEliminationPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto i32 = b.CreateInput(0, DataType::kInt32, {3, 4});
+        auto i64 = b.CreateInput(1, DataType::kInt64, {4});
+        auto f16 = b.CreateInput(2, DataType::kFloat16, {3, 4});
+        auto bf16 = b.CreateInput(3, DataType::kBFloat16, {3, 4});
+        auto mask = b.CreateInput(4, DataType::kBool, {3, 4});
+        auto sum = es::Add(i32, i32) + es::Add(i32, i32);
+        auto wide = es::Mul(i64, i64) - es::Mul(i64, i64);
+        auto greater = es::LogicalAnd(es::Greater(f16, es::Neg(f16)), es::Greater(f16, es::Neg(f16)));
+        b.SetOutputs(
+            {sum, wide, es::LogicalOr(greater, mask), es::Relu(bf16) * es::Relu(bf16), es::Exp(f16) + es::Exp(f16)});
+      },
+      CreateCommonSubexpressionEliminationPass(), true);
   EXPECT_EQ(Count(*g, "Add"), 3);  // i32 + i32 once, the sum of the two, the sum of the exps
   EXPECT_EQ(Count(*g, "Relu"), 1);
   EXPECT_EQ(Count(*g, "Exp"), 1);
 }
 
 TEST_F(PassTest, CommonSubexpressionEliminationKeepsDistinctGraphOutputs) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
-    b.SetOutputs({es::Sigmoid(x), es::Sigmoid(x), es::Sigmoid(es::Neg(x))});  // two outputs must not become one tensor
-  }, CreateCommonSubexpressionEliminationPass(), false);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+        b.SetOutputs(
+            {es::Sigmoid(x), es::Sigmoid(x), es::Sigmoid(es::Neg(x))});  // two outputs must not become one tensor
+      },
+      CreateCommonSubexpressionEliminationPass(), false);
   EXPECT_EQ(Count(*g, "Sigmoid"), 3);
 }
 
 TEST_F(PassTest, NoOpEliminationRemovesExactNoOps) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {2, 3, 4});
-    auto h = es::Identity(es::Relu(x));
-    h = es::Reshape(h, b.CreateVector({2, 3, 4}));                            // same shape
-    h = es::Reshape(es::Reshape(h, b.CreateVector({6, 4})), b.CreateVector({4, 6}));  // chain
-    h = es::Transpose(es::Transpose(h, b.CreateVector({1, 0})), b.CreateVector({1, 0}));  // cancels
-    h = h * b.CreateScalar(1, DataType::kFloat);
-    h = es::Add(h, b.CreateScalar(-0.0, DataType::kFloat));
-    auto half = es::Cast(es::Cast(es::Cast(h, DataType::kFloat16), DataType::kFloat), DataType::kFloat16);  // f16 -> f32 -> f16
-    b.SetOutputs({es::Neg(h), es::Neg(half)});
-  }, CreateNoOpEliminationPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {2, 3, 4});
+        auto h = es::Identity(es::Relu(x));
+        h = es::Reshape(h, b.CreateVector({2, 3, 4}));                                        // same shape
+        h = es::Reshape(es::Reshape(h, b.CreateVector({6, 4})), b.CreateVector({4, 6}));      // chain
+        h = es::Transpose(es::Transpose(h, b.CreateVector({1, 0})), b.CreateVector({1, 0}));  // cancels
+        h = h * b.CreateScalar(1, DataType::kFloat);
+        h = es::Add(h, b.CreateScalar(-0.0, DataType::kFloat));
+        auto half = es::Cast(es::Cast(es::Cast(h, DataType::kFloat16), DataType::kFloat),
+                             DataType::kFloat16);  // f16 -> f32 -> f16
+        b.SetOutputs({es::Neg(h), es::Neg(half)});
+      },
+      CreateNoOpEliminationPass(), true);
   EXPECT_EQ(Count(*g, "Identity"), 0);
   EXPECT_EQ(Count(*g, "Reshape"), 1);
   EXPECT_EQ(Count(*g, "Transpose"), 0);
@@ -274,13 +301,15 @@ TEST_F(PassTest, NoOpEliminationRemovesExactNoOps) {
 }
 
 TEST_F(PassTest, NoOpEliminationKeepsInexactOnes) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
-    auto rounded = es::Cast(es::Cast(x, DataType::kFloat16), DataType::kFloat);  // f32 -> f16 -> f32 rounds
-    auto plus_zero = es::Add(x, b.CreateScalar(0.0, DataType::kFloat));           // -0.0 + 0.0 is +0.0
-    auto shuffled = es::Transpose(es::Transpose(x, b.CreateVector({1, 0})), b.CreateVector({1, 0}));
-    b.SetOutputs({rounded, plus_zero, es::Identity(x), shuffled});  // outputs never alias inputs
-  }, CreateNoOpEliminationPass(), false);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+        auto rounded = es::Cast(es::Cast(x, DataType::kFloat16), DataType::kFloat);  // f32 -> f16 -> f32 rounds
+        auto plus_zero = es::Add(x, b.CreateScalar(0.0, DataType::kFloat));          // -0.0 + 0.0 is +0.0
+        auto shuffled = es::Transpose(es::Transpose(x, b.CreateVector({1, 0})), b.CreateVector({1, 0}));
+        b.SetOutputs({rounded, plus_zero, es::Identity(x), shuffled});  // outputs never alias inputs
+      },
+      CreateNoOpEliminationPass(), false);
   EXPECT_EQ(Count(*g, "Cast"), 2);
   EXPECT_EQ(Count(*g, "Add"), 1);
   EXPECT_EQ(Count(*g, "Identity"), 1);
@@ -319,24 +348,28 @@ TEST_F(PassTest, ConstantFoldingRespectsTheSizeLimitAndNeedsADevice) {
 // A kernel that asks for workspaces (MaxPoolV3: channels-last copies and argmax indices) must
 // fold too: folding runs the back end the compile runs, workspaces planned.
 TEST_F(PassTest, ConstantFoldingPlansKernelWorkspaces) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {1, 2, 2, 3});
-    std::vector<float> image(1 * 2 * 4 * 6);
-    for (size_t i = 0; i < image.size(); ++i) image[i] = std::sin(static_cast<float>(i));
-    auto c = b.CreateConst(Tensor::FromVector(DataType::kFloat, {1, 2, 4, 6}, image));
-    auto pooled = es::MaxPoolV3(c, {1, 1, 2, 2}, {1, 1, 2, 2});  // [1, 2, 2, 3], all constant
-    b.SetOutputs({es::Add(x, pooled)});
-  }, CreateConstantFoldingPass(), true, WithCpuDevice());
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {1, 2, 2, 3});
+        std::vector<float> image(1 * 2 * 4 * 6);
+        for (size_t i = 0; i < image.size(); ++i) image[i] = std::sin(static_cast<float>(i));
+        auto c = b.CreateConst(Tensor::FromVector(DataType::kFloat, {1, 2, 4, 6}, image));
+        auto pooled = es::MaxPoolV3(c, {1, 1, 2, 2}, {1, 1, 2, 2});  // [1, 2, 2, 3], all constant
+        b.SetOutputs({es::Add(x, pooled)});
+      },
+      CreateConstantFoldingPass(), true, WithCpuDevice());
   EXPECT_EQ(Count(*g, "MaxPoolV3"), 0);
   EXPECT_EQ(Count(*g, "Add"), 1);
 }
 
 TEST_F(PassTest, TransposeMatMulFoldUsesTheTransposeFlags) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
-    auto w = b.CreateInput(1, DataType::kFloat, {16, 8});
-    b.SetOutputs({es::MatMulV2(x, es::Transpose(w, b.CreateVector({1, 0})))});
-  }, CreateTransposeMatMulFoldPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+        auto w = b.CreateInput(1, DataType::kFloat, {16, 8});
+        b.SetOutputs({es::MatMulV2(x, es::Transpose(w, b.CreateVector({1, 0})))});
+      },
+      CreateTransposeMatMulFoldPass(), true);
   EXPECT_EQ(Count(*g, "Transpose"), 0);
   for (Node* n : g->nodes())
     if (n->type() == "MatMulV2") {
@@ -346,13 +379,15 @@ TEST_F(PassTest, TransposeMatMulFoldUsesTheTransposeFlags) {
 
 TEST_F(PassTest, TransposeMatMulFoldLooksThroughPerMatrixReshapes) {
   // Attention scores: q @ k.transpose(-2, -1), with k expanded and reshaped to 3-D on the way.
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
-    auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 4});
-    auto kt = es::Transpose(k, b.CreateVector({0, 1, 3, 2}));                  // [2,3,4,5]
-    auto kb = es::Reshape(es::BroadcastTo(kt, b.CreateVector({2, 3, 4, 5})), b.CreateVector({6, 4, 5}));
-    b.SetOutputs({es::BatchMatMulV2(es::Reshape(q, b.CreateVector({6, 5, 4})), kb)});
-  }, CreateTransposeMatMulFoldPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
+        auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 4});
+        auto kt = es::Transpose(k, b.CreateVector({0, 1, 3, 2}));  // [2,3,4,5]
+        auto kb = es::Reshape(es::BroadcastTo(kt, b.CreateVector({2, 3, 4, 5})), b.CreateVector({6, 4, 5}));
+        b.SetOutputs({es::BatchMatMulV2(es::Reshape(q, b.CreateVector({6, 5, 4})), kb)});
+      },
+      CreateTransposeMatMulFoldPass(), true);
   EXPECT_EQ(Count(*g, "Transpose"), 0);
   for (Node* n : g->nodes())
     if (n->type() == "BatchMatMulV2") {
@@ -361,34 +396,41 @@ TEST_F(PassTest, TransposeMatMulFoldLooksThroughPerMatrixReshapes) {
 }
 
 TEST_F(PassTest, TransposeMatMulFoldLeavesLayoutTransposes) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto a = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
-    auto w = b.CreateInput(1, DataType::kFloat, {12, 7});
-    auto t = es::Transpose(a, b.CreateVector({0, 2, 1, 3}));  // heads -> sequence: real data movement
-    auto shared = es::Transpose(w, b.CreateVector({1, 0}));  // two users: the copy is needed anyway
-    auto ones = b.CreateConst(Tensor::FromVector(DataType::kFloat, {1, 7}, std::vector<float>(7, 1.0f)));
-    b.SetOutputs({es::MatMulV2(es::Reshape(t, b.CreateVector({10, 12})), w), es::MatMulV2(ones, shared), es::Neg(shared)});
-  }, CreateTransposeMatMulFoldPass(), false);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto a = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
+        auto w = b.CreateInput(1, DataType::kFloat, {12, 7});
+        auto t = es::Transpose(a, b.CreateVector({0, 2, 1, 3}));  // heads -> sequence: real data movement
+        auto shared = es::Transpose(w, b.CreateVector({1, 0}));   // two users: the copy is needed anyway
+        auto ones = b.CreateConst(Tensor::FromVector(DataType::kFloat, {1, 7}, std::vector<float>(7, 1.0f)));
+        b.SetOutputs(
+            {es::MatMulV2(es::Reshape(t, b.CreateVector({10, 12})), w), es::MatMulV2(ones, shared), es::Neg(shared)});
+      },
+      CreateTransposeMatMulFoldPass(), false);
   EXPECT_EQ(Count(*g, "Transpose"), 2);
 }
 
 TEST_F(PassTest, MatMulBiasFoldMovesTheBiasIntoTheProduct) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
-    auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
-    auto bias = b.CreateInput(2, DataType::kFloat, {16});
-    b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), bias))});
-  }, CreateMatMulBiasFoldPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+        auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
+        auto bias = b.CreateInput(2, DataType::kFloat, {16});
+        b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), bias))});
+      },
+      CreateMatMulBiasFoldPass(), true);
   EXPECT_EQ(Count(*g, "Add"), 0);
 }
 
 TEST_F(PassTest, MatMulBiasFoldLeavesFullMatrixAdds) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
-    auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
-    auto residual = b.CreateInput(2, DataType::kFloat, {4, 16});
-    b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), residual))});
-  }, CreateMatMulBiasFoldPass(), false);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+        auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
+        auto residual = b.CreateInput(2, DataType::kFloat, {4, 16});
+        b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), residual))});
+      },
+      CreateMatMulBiasFoldPass(), false);
   EXPECT_EQ(Count(*g, "Add"), 1);
 }
 
@@ -401,33 +443,41 @@ Tensor Ramp(Shape shape, float start, float step) {
 }
 
 TEST_F(PassTest, BatchNormFoldFoldsIntoConstantConvWeights) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
-    auto w = b.CreateConst(Ramp({4, 3, 3, 3}, -0.5f, 0.2f));
-    auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1}, b.CreateConst(Ramp({4}, 0.1f, 0.1f)));
-    auto bn = es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
-                            b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5);
-    b.SetOutputs({es::Relu(bn)});
-  }, CreateBatchNormFoldPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
+        auto w = b.CreateConst(Ramp({4, 3, 3, 3}, -0.5f, 0.2f));
+        auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1}, b.CreateConst(Ramp({4}, 0.1f, 0.1f)));
+        auto bn = es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
+                                b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5);
+        b.SetOutputs({es::Relu(bn)});
+      },
+      CreateBatchNormFoldPass(), true);
   EXPECT_EQ(Count(*g, "BatchNorm"), 0);
   EXPECT_EQ(Count(*g, "Const"), 2);  // the folded weight and bias
 }
 
 TEST_F(PassTest, BatchNormFoldFoldsIntoMatMulAndNeedsConstantWeights) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {5, 8});
-    auto y = es::MatMulV2(x, b.CreateConst(Ramp({6, 8}, -0.3f, 0.1f)), {}, {}, false, true);
-    b.SetOutputs({es::BatchNorm(y, b.CreateConst(Ramp({6}, 0.5f, 0.3f)), b.CreateConst(Ramp({6}, -0.2f, 0.1f)),
-                                b.CreateConst(Ramp({6}, 0.05f, 0.1f)), b.CreateConst(Ramp({6}, 0.5f, 0.25f)), 1e-5)});
-  }, CreateBatchNormFoldPass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {5, 8});
+        auto y = es::MatMulV2(x, b.CreateConst(Ramp({6, 8}, -0.3f, 0.1f)), {}, {}, false, true);
+        b.SetOutputs(
+            {es::BatchNorm(y, b.CreateConst(Ramp({6}, 0.5f, 0.3f)), b.CreateConst(Ramp({6}, -0.2f, 0.1f)),
+                           b.CreateConst(Ramp({6}, 0.05f, 0.1f)), b.CreateConst(Ramp({6}, 0.5f, 0.25f)), 1e-5)});
+      },
+      CreateBatchNormFoldPass(), true);
   EXPECT_EQ(Count(*g, "BatchNorm"), 0);
-  auto h = RunPass([](es::GraphBuilder& b) {  // weights are a graph input: nothing to fold into
-    auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
-    auto w = b.CreateInput(1, DataType::kFloat, {4, 3, 3, 3});
-    auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1});
-    b.SetOutputs({es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
-                                b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5)});
-  }, CreateBatchNormFoldPass(), false);
+  auto h = RunPass(
+      [](es::GraphBuilder& b) {  // weights are a graph input: nothing to fold into
+        auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
+        auto w = b.CreateInput(1, DataType::kFloat, {4, 3, 3, 3});
+        auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1});
+        b.SetOutputs(
+            {es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
+                           b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5)});
+      },
+      CreateBatchNormFoldPass(), false);
   EXPECT_EQ(Count(*h, "BatchNorm"), 1);
 }
 
@@ -464,25 +514,29 @@ TEST_F(PassTest, PatternRewriteFusesAttentionOfOtherRanksWithALowRankMask) {
       s.push_back(b2);
       return s;
     };
-    auto g = RunPass([&](es::GraphBuilder& b) {
-      auto q = b.CreateInput(0, DataType::kFloat, with(7, 8));
-      auto k = b.CreateInput(1, DataType::kFloat, with(5, 8));
-      auto v = b.CreateInput(2, DataType::kFloat, with(5, 8));
-      auto scores = es::Add(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateConst(Ramp({7, 5}, -2.0f, 0.5f)));
-      b.SetOutputs({es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v)});
-    }, CreatePatternRewritePass(), true);
+    auto g = RunPass(
+        [&](es::GraphBuilder& b) {
+          auto q = b.CreateInput(0, DataType::kFloat, with(7, 8));
+          auto k = b.CreateInput(1, DataType::kFloat, with(5, 8));
+          auto v = b.CreateInput(2, DataType::kFloat, with(5, 8));
+          auto scores = es::Add(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateConst(Ramp({7, 5}, -2.0f, 0.5f)));
+          b.SetOutputs({es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v)});
+        },
+        CreatePatternRewritePass(), true);
     EXPECT_EQ(Count(*g, "FusedAttention"), 1);
   }
 }
 
 TEST_F(PassTest, PatternRewriteLeavesAttentionWhoseScoresAreReadElsewhere) {
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto q = b.CreateInput(0, DataType::kFloat, {2, 6, 8});
-    auto k = b.CreateInput(1, DataType::kFloat, {2, 5, 8});
-    auto v = b.CreateInput(2, DataType::kFloat, {2, 5, 8});
-    auto probs = es::SoftmaxV2(es::BatchMatMulV2(q, k, {}, {}, false, true), {-1});
-    b.SetOutputs({es::BatchMatMulV2(probs, v), es::Neg(probs)});  // the probabilities are an output too
-  }, CreatePatternRewritePass(), false);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto q = b.CreateInput(0, DataType::kFloat, {2, 6, 8});
+        auto k = b.CreateInput(1, DataType::kFloat, {2, 5, 8});
+        auto v = b.CreateInput(2, DataType::kFloat, {2, 5, 8});
+        auto probs = es::SoftmaxV2(es::BatchMatMulV2(q, k, {}, {}, false, true), {-1});
+        b.SetOutputs({es::BatchMatMulV2(probs, v), es::Neg(probs)});  // the probabilities are an output too
+      },
+      CreatePatternRewritePass(), false);
   EXPECT_EQ(Count(*g, "FusedAttention"), 0);
 }
 
@@ -490,18 +544,22 @@ TEST_F(PassTest, UserRewriteRulesRegisterAndRun) {
   // A user rule: Neg(Neg(x)) -> x, registered at run time like a plugin library would.
   static bool registered = false;
   if (!registered) {
-    RewriteRule rule{"TestDoubleNegation", {"Neg"},
-                     [](const Node& n) { return n.input(0).node->type() == "Neg" && CanBypass(&n, n.input(0).node->input(0)); },
-                     [](Graph& graph, Node* n) { return Bypass(graph, n, n->input(0).node->input(0)); }};
+    RewriteRule rule{
+        "TestDoubleNegation",
+        {"Neg"},
+        [](const Node& n) { return n.input(0).node->type() == "Neg" && CanBypass(&n, n.input(0).node->input(0)); },
+        [](Graph& graph, Node* n) { return Bypass(graph, n, n->input(0).node->input(0)); }};
     ASSERT_TRUE(RewriteRuleRegistry::Global().Register(rule).ok());
     EXPECT_FALSE(RewriteRuleRegistry::Global().Register(rule).ok());  // names are unique
     registered = true;
   }
   EXPECT_FALSE(RewriteRuleRegistry::Global().Register(RewriteRule{"Incomplete", {}, nullptr, nullptr}).ok());
-  auto g = RunPass([](es::GraphBuilder& b) {
-    auto x = b.CreateInput(0, DataType::kFloat, {3});
-    b.SetOutputs({es::Exp(es::Neg(es::Neg(x)))});
-  }, CreatePatternRewritePass(), true);
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {3});
+        b.SetOutputs({es::Exp(es::Neg(es::Neg(x)))});
+      },
+      CreatePatternRewritePass(), true);
   EXPECT_EQ(Count(*g, "Neg"), 0);
 }
 

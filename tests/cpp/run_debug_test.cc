@@ -64,13 +64,16 @@ class RunDebugTest : public ::testing::Test {
 TEST_F(RunDebugTest, DataDumpWritesSelectedTaskOutputsPerStep) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("torchair_ge_data_dump_{}", ::getpid());
   fs::remove_all(dir);
-  Session s(Options{{option::kAutofuse, "false"}, {option::kDataDumpEnable, "1"}, {option::kDataDumpPath, dir.string()},
+  Session s(Options{{option::kAutofuse, "false"},
+                    {option::kDataDumpEnable, "1"},
+                    {option::kDataDumpPath, dir.string()},
                     {option::kDataDumpFilter, "^(Relu|Add)$"}});
   ASSERT_TRUE(s.AddGraph(3, Chain()).ok());
   ASSERT_TRUE(s.CompileGraph(3).ok());
   std::vector<float> x = {-1, 2, -3, 4, -5, 6};
   std::vector<Tensor> out;
-  for (int run = 0; run < 2; ++run) ASSERT_TRUE(s.RunGraph(3, {Tensor(TensorDesc(DataType::kFloat, {2, 3}), x.data(), nullptr)}, &out).ok());
+  for (int run = 0; run < 2; ++run)
+    ASSERT_TRUE(s.RunGraph(3, {Tensor(TensorDesc(DataType::kFloat, {2, 3}), x.data(), nullptr)}, &out).ok());
   const fs::path graph_dir = dir / fmt::format("graph_3_pid{}", ::getpid());
   for (const char* step : {"step_000000", "step_000001"}) {
     std::vector<std::string> names;
@@ -94,7 +97,8 @@ TEST_F(RunDebugTest, ProfileTimesEveryTaskInsideTheRun) {
   ASSERT_TRUE(s.CompileGraph(4).ok());
   std::vector<float> x(6, 1.0f);
   std::vector<Tensor> out;
-  for (int run = 0; run < 3; ++run) ASSERT_TRUE(s.RunGraph(4, {Tensor(TensorDesc(DataType::kFloat, {2, 3}), x.data(), nullptr)}, &out).ok());
+  for (int run = 0; run < 3; ++run)
+    ASSERT_TRUE(s.RunGraph(4, {Tensor(TensorDesc(DataType::kFloat, {2, 3}), x.data(), nullptr)}, &out).ok());
   auto profile = s.TakeProfile(4);
   ASSERT_TRUE(profile.ok());
   ASSERT_EQ(profile->runs.size(), 3u);

@@ -99,8 +99,9 @@ TEST_F(SessionTest, UninitializedEngineIsAnError) {
 TEST_F(SessionTest, UnsupportedGraphFailsAtCompileNamingTheNode) {
   es::GraphBuilder b;
   auto x = b.CreateInput(0, DataType::kFloat, {1, 1, 5, 5});
-  auto y = b.Op1("MaxPoolV3", {x}, {{"ksize", std::vector<int64_t>{1, 1, 2, 2}}, {"pads", std::vector<int64_t>{1, 0, 0, 0}}},
-                 "asym_pool");
+  auto y =
+      b.Op1("MaxPoolV3", {x}, {{"ksize", std::vector<int64_t>{1, 1, 2, 2}}, {"pads", std::vector<int64_t>{1, 0, 0, 0}}},
+            "asym_pool");
   b.SetOutputs({y});
   Session s;
   ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
@@ -183,7 +184,8 @@ TEST_F(SessionTest, TorchOpRefusesTorchDistributedCollectives) {
     Status st = s.CompileGraph(1);
     ASSERT_FALSE(st.ok()) << op;
     EXPECT_EQ(st.code(), StatusCode::kUnimplemented) << st.message();
-    EXPECT_NE(st.message().find(std::string(op) + " is a torch.distributed collective"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(std::string(op) + " is a torch.distributed collective"), std::string::npos)
+        << st.message();
   }
 }
 
@@ -194,8 +196,8 @@ TEST_F(SessionTest, InplaceUpdatesWriteTheCallersMemoryAfterItsReaders) {
   auto pos = b.CreateInput(1, DataType::kInt64, {1});
   auto row = b.CreateInput(2, DataType::kFloat, {1, 2});
   auto updated = es::InplaceIndexCopy(cache, pos, row, /*dim=*/0);
-  auto after = es::ReduceSum(updated, b.CreateVector({}));   // sees the new row
-  auto before = es::ReduceSum(cache, b.CreateVector({}));    // sees the old cache
+  auto after = es::ReduceSum(updated, b.CreateVector({}));  // sees the new row
+  auto before = es::ReduceSum(cache, b.CreateVector({}));   // sees the old cache
   b.SetOutputs({before, after});
   Session s;
   ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
@@ -204,11 +206,14 @@ TEST_F(SessionTest, InplaceUpdatesWriteTheCallersMemoryAfterItsReaders) {
   std::vector<int64_t> pos_data = {2};
   std::vector<float> row_data = {5, 7};
   std::vector<Tensor> out;
-  ASSERT_TRUE(s.RunGraph(1, {FloatInput(cache_data, {4, 2}),
-                             Tensor(TensorDesc(DataType::kInt64, {1}), pos_data.data(), nullptr),
-                             FloatInput(row_data, {1, 2})}, &out).ok());
-  EXPECT_FLOAT_EQ(out[0].data_as<float>()[0], 8);   // old contents
-  EXPECT_FLOAT_EQ(out[1].data_as<float>()[0], 18);  // 6 ones + 5 + 7
+  ASSERT_TRUE(
+      s.RunGraph(1,
+                 {FloatInput(cache_data, {4, 2}), Tensor(TensorDesc(DataType::kInt64, {1}), pos_data.data(), nullptr),
+                  FloatInput(row_data, {1, 2})},
+                 &out)
+          .ok());
+  EXPECT_FLOAT_EQ(out[0].data_as<float>()[0], 8);                       // old contents
+  EXPECT_FLOAT_EQ(out[1].data_as<float>()[0], 18);                      // 6 ones + 5 + 7
   EXPECT_EQ(cache_data, (std::vector<float>{1, 1, 1, 1, 5, 7, 1, 1}));  // written in place
   EXPECT_EQ(s.GetCompiledGraphSummary(1)->feature_memory_size, 0) << "no arena copy of the cache";
 }

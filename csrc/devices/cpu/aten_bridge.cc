@@ -10,10 +10,10 @@ struct Pair {
   at::ScalarType at;
 };
 constexpr Pair kPairs[] = {
-    {DataType::kFloat, at::kFloat}, {DataType::kFloat16, at::kHalf}, {DataType::kBFloat16, at::kBFloat16},
-    {DataType::kDouble, at::kDouble}, {DataType::kInt8, at::kChar}, {DataType::kInt16, at::kShort},
-    {DataType::kInt32, at::kInt}, {DataType::kInt64, at::kLong}, {DataType::kUInt8, at::kByte},
-    {DataType::kBool, at::kBool}, {DataType::kUInt16, at::kUInt16}, {DataType::kUInt32, at::kUInt32},
+    {DataType::kFloat, at::kFloat},   {DataType::kFloat16, at::kHalf},  {DataType::kBFloat16, at::kBFloat16},
+    {DataType::kDouble, at::kDouble}, {DataType::kInt8, at::kChar},     {DataType::kInt16, at::kShort},
+    {DataType::kInt32, at::kInt},     {DataType::kInt64, at::kLong},    {DataType::kUInt8, at::kByte},
+    {DataType::kBool, at::kBool},     {DataType::kUInt16, at::kUInt16}, {DataType::kUInt32, at::kUInt32},
     {DataType::kUInt64, at::kUInt64},
 };
 
@@ -59,10 +59,12 @@ Expected<at::Tensor> TensorOnStorage(const TensorDesc& desc, const c10::Storage&
   GE_ASSIGN_OR_RETURN(at::ScalarType type, ToScalarType(desc.dtype));
   const int64_t item = DataTypeSize(desc.dtype);
   GE_CHECK(byte_offset % item == 0, "view offset {} is not a multiple of the element size {}", byte_offset, item);
-  auto tensor = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
-                                                         c10::scalarTypeToTypeMeta(type));
-  if (strides.empty()) tensor.unsafeGetTensorImpl()->set_sizes_contiguous(desc.shape);
-  else tensor.unsafeGetTensorImpl()->set_sizes_and_strides(desc.shape, strides);
+  auto tensor = at::detail::make_tensor<c10::TensorImpl>(
+      c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::CPU), c10::scalarTypeToTypeMeta(type));
+  if (strides.empty())
+    tensor.unsafeGetTensorImpl()->set_sizes_contiguous(desc.shape);
+  else
+    tensor.unsafeGetTensorImpl()->set_sizes_and_strides(desc.shape, strides);
   tensor.unsafeGetTensorImpl()->set_storage_offset(byte_offset / item);
   return tensor;
 }
@@ -79,8 +81,8 @@ Expected<at::Tensor> ToAtenTensor(const Tensor& tensor) {
   GE_ASSIGN_OR_RETURN(at::ScalarType type, ToScalarType(tensor.desc().dtype));
   std::shared_ptr<void> owner = tensor.owner();
   return at::from_blob(
-      tensor.data(), tensor.desc().shape, ContiguousStrides(tensor.desc().shape), [owner](void*) mutable { owner.reset(); },
-      at::TensorOptions().dtype(type));
+      tensor.data(), tensor.desc().shape, ContiguousStrides(tensor.desc().shape),
+      [owner](void*) mutable { owner.reset(); }, at::TensorOptions().dtype(type));
 }
 
 }  // namespace ge::cpu

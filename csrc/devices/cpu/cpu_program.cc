@@ -46,7 +46,8 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
     KernelArgs args{task, {}, {}, {}, model->kernel_library.get(), {}};
     for (int32_t id : task.inputs) {
       args.inputs.push_back(id < 0 ? at::Tensor() : program->values_[static_cast<size_t>(id)]);
-      args.constant_inputs.push_back(id >= 0 && model->values[static_cast<size_t>(id)].placement == Placement::kConstant);
+      args.constant_inputs.push_back(id >= 0 &&
+                                     model->values[static_cast<size_t>(id)].placement == Placement::kConstant);
     }
     for (int32_t id : task.outputs) args.outputs.push_back(program->values_[static_cast<size_t>(id)]);
     for (int32_t id : task.workspaces) args.workspaces.push_back(program->values_[static_cast<size_t>(id)]);

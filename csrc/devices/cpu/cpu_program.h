@@ -16,7 +16,9 @@ class CpuProgram final : public DeviceProgram {
     io_storages_[static_cast<size_t>(value_id)].set_data_ptr_noswap(c10::DataPtr(data, c10::Device(c10::kCPU)));
   }
   std::vector<std::unique_ptr<Kernel>>& kernels() override { return kernels_; }
-  const void* ValueData(int32_t value_id) const override { return values_[static_cast<size_t>(value_id)].const_data_ptr(); }
+  const void* ValueData(int32_t value_id) const override {
+    return values_[static_cast<size_t>(value_id)].const_data_ptr();
+  }
 
  private:
   std::shared_ptr<const Model> model_;  // kernels point into its TaskDefs and constants

@@ -59,7 +59,8 @@ void CpuKernelRegistry::Register(const std::string& type, KernelCreator creator,
 }
 
 std::vector<TensorDesc> CpuKernelRegistry::Workspaces(const std::string& op_type, const std::vector<TensorDesc>& inputs,
-                                                      const std::vector<TensorDesc>& outputs, const AttrMap& attrs) const {
+                                                      const std::vector<TensorDesc>& outputs,
+                                                      const AttrMap& attrs) const {
   auto it = workspaces_.find(op_type);
   return it == workspaces_.end() ? std::vector<TensorDesc>{} : it->second(inputs, outputs, attrs);
 }
@@ -78,7 +79,8 @@ void CpuKernelRegistry::RegisterBinary(const std::string& type, BinaryOutFn fn) 
   elementwise_out_variants_.insert(type);
 }
 
-bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const {
+bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int index, int rank,
+                                            const AttrMap& attrs) const {
   if (elementwise_out_variants_.count(op_type)) return true;
   if (op_type == kOpGatherV2) return index == 0 || (index == 1 && rank == 1);
   return false;
@@ -86,9 +88,9 @@ bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int inde
 
 bool CpuKernelRegistry::CanBeFusedProducer(const std::string& op_type) const {
   // Kernels that write one dense output and ask for no workspace of their own.
-  static const std::set<std::string> kProducers = {"MatMulV2", "FusedMatMul", "BatchMatMulV2", "Conv2D",
-                                                   "Conv2DTranspose", "AvgPoolV2", "AdaptiveAvgPool2d",
-                                                   "FusedAttention", "GatherV2"};
+  static const std::set<std::string> kProducers = {
+      "MatMulV2",  "FusedMatMul",       "BatchMatMulV2",  "Conv2D",  "Conv2DTranspose",
+      "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention", "GatherV2"};
   return kProducers.count(op_type) != 0;
 }
 

@@ -23,9 +23,9 @@ namespace ge::cpu {
 
 struct KernelArgs {
   const TaskDef& task;
-  std::vector<at::Tensor> inputs;   // undefined tensor for an absent optional input
+  std::vector<at::Tensor> inputs;  // undefined tensor for an absent optional input
   std::vector<at::Tensor> outputs;
-  std::vector<at::Tensor> workspaces;  // arena scratch, as the op's WorkspaceFn asked for
+  std::vector<at::Tensor> workspaces;      // arena scratch, as the op's WorkspaceFn asked for
   const KernelLibrary* library = nullptr;  // the model's generated kernels (FusedKernel tasks)
   // Which inputs are constants of the model (fixed for its lifetime, so a kernel may prepare a
   // copy of them at load, e.g. a matmul's reordered weight); empty when unknown.
@@ -43,8 +43,8 @@ struct KernelArgs {
 
 using KernelCreator = std::function<Expected<std::unique_ptr<Kernel>>(KernelArgs&)>;
 // The scratch tensors a kernel needs, from its input/output descs and attrs (KernelFactory::Workspaces).
-using WorkspaceFn = std::function<std::vector<TensorDesc>(const std::vector<TensorDesc>& inputs,
-                                                          const std::vector<TensorDesc>& outputs, const AttrMap& attrs)>;
+using WorkspaceFn = std::function<std::vector<TensorDesc>(
+    const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs, const AttrMap& attrs)>;
 
 // The values of a small integer constant input (axes, perm, concat dim), read at load time.
 std::vector<int64_t> ConstIntValues(const at::Tensor& constant);
@@ -66,7 +66,9 @@ class CpuKernelRegistry final : public KernelFactory {
   void RegisterBinary(const std::string& type, BinaryOutFn fn);
   bool Supports(const std::string& op_type) const override;
   std::vector<std::string> SupportedOps() const override;
-  bool WritesOverInput(const std::string& op_type) const override { return elementwise_out_variants_.count(op_type) != 0; }
+  bool WritesOverInput(const std::string& op_type) const override {
+    return elementwise_out_variants_.count(op_type) != 0;
+  }
   // Elementwise out-variants (TensorIterator takes any strides) and GatherV2 (index_select; its
   // indices only as a 1-D tensor, which it reads without reshaping).
   bool AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const override;
@@ -98,7 +100,6 @@ void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback e
 Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& args, const OpProto& proto);
 // Ops from op plugins (ge/ops/op_plugin.h): the plugin's compute callback (kernels/plugin_kernel.cc).
 Expected<std::unique_ptr<Kernel>> CreatePluginKernel(KernelArgs& args, const PluginKernel& plugin);
-void RegisterFusedKernel(CpuKernelRegistry& registry);    // generated kernels (auto-fusion)
-
+void RegisterFusedKernel(CpuKernelRegistry& registry);  // generated kernels (auto-fusion)
 
 }  // namespace ge::cpu

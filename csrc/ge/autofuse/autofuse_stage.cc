@@ -28,9 +28,9 @@ Status PositiveIntOption(const Options& options, const char* key, int* out) {
 struct LoweredGroup {
   FusionGroup group;
   KernelIR ir;
-  std::vector<Value> inputs;   // by kernel input buffer (valid until an earlier group is replaced)
+  std::vector<Value> inputs;  // by kernel input buffer (valid until an earlier group is replaced)
   std::vector<std::pair<std::string, int>> input_names;  // the same, by producer name: stable across replacements
-  std::vector<Value> outputs;  // by kernel output
+  std::vector<Value> outputs;                            // by kernel output
   struct Producer {
     Node* node;                   // a library op whose output the kernel reads as input `buffer`
     std::vector<Node*> reshapes;  // plain reshapes between it and the kernel (same bytes)
@@ -44,7 +44,8 @@ struct LoweredGroup {
 // which op types it can run that way.
 bool CanBeProducer(const Node* node, const KernelFactory& device) {
   return device.CanBeFusedProducer(node->type()) && node->num_outputs() == 1 && !HasControlEdges(node) &&
-         ScalarTypeOf(node->output_desc(0).dtype) == ScalarType::kFloat && !IsMutatedValue(Value{const_cast<Node*>(node), 0});
+         ScalarTypeOf(node->output_desc(0).dtype) == ScalarType::kFloat &&
+         !IsMutatedValue(Value{const_cast<Node*>(node), 0});
 }
 
 // Producers for a group: library ops read by the group only (so they run nowhere else),
@@ -60,8 +61,8 @@ std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const st
     if (!only_group || FeedsNetOutput(v)) continue;
     std::vector<Node*> chain;
     Node* node = v.node;
-    while (IsSameBytesReshape(node) && node->input(0).valid() && node->input(0).node->users(node->input(0).index).size() == 1 &&
-           !FeedsNetOutput(node->input(0))) {
+    while (IsSameBytesReshape(node) && node->input(0).valid() &&
+           node->input(0).node->users(node->input(0).index).size() == 1 && !FeedsNetOutput(node->input(0))) {
       chain.push_back(node);
       node = node->input(0).node;
     }
@@ -128,7 +129,8 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name,
       int id = outs[o];
       const DataType t = n->output_desc(static_cast<int>(o)).dtype;
       const KOp& op = b.op(id);
-      const bool rounded = op.kind == OpKind::kLoad || (op.kind == OpKind::kUnary && (op.fn == KFn::kRoundF16 || op.fn == KFn::kRoundBF16));
+      const bool rounded = op.kind == OpKind::kLoad ||
+                           (op.kind == OpKind::kUnary && (op.fn == KFn::kRoundF16 || op.fn == KFn::kRoundBF16));
       if ((t == DataType::kFloat16 || t == DataType::kBFloat16) && !rounded)
         id = b.Unary(t == DataType::kFloat16 ? KFn::kRoundF16 : KFn::kRoundBF16, id);
       value_op[{n, static_cast<int>(o)}] = id;
@@ -153,7 +155,8 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name,
     // A concat reads its parts by coordinate: rows along the last axis give it the coordinate
     // without division (and make a concat along an outer axis pick its part once per row).
     for (const KOp& op : out.ir.ops)
-      if (op.kind == OpKind::kConcat) out.ir.inner_from = std::max(out.ir.inner_from, static_cast<int>(out.ir.shape.size()) - 1);
+      if (op.kind == OpKind::kConcat)
+        out.ir.inner_from = std::max(out.ir.inner_from, static_cast<int>(out.ir.shape.size()) - 1);
     out.ir.ResetRowLevels();
   }
   GE_RETURN_IF_ERROR(out.ir.Verify());
@@ -166,12 +169,14 @@ FusedKernelDef DefineKernel(const LoweredGroup& lowered) {
   def.symbol = lowered.ir.name;
   def.kernel_ir = lowered.ir.ToString();
   for (const auto& p : lowered.producers) {
-    FusedProducerDef producer{p.node->type(), p.node->name(), {}, p.node->num_inputs(), p.buffer, p.node->output_desc(0)};
+    FusedProducerDef producer{p.node->type(),       p.node->name(), {},
+                              p.node->num_inputs(), p.buffer,       p.node->output_desc(0)};
     for (const auto& [key, value] : p.node->attrs())
       if (key.rfind('_', 0) != 0) producer.attrs.emplace(key, value);
     def.producers.push_back(std::move(producer));
     def.fused_ops.push_back(p.node->type() + ":" + p.node->name());
-    for (auto it = p.reshapes.rbegin(); it != p.reshapes.rend(); ++it) def.fused_ops.push_back((*it)->type() + ":" + (*it)->name());
+    for (auto it = p.reshapes.rbegin(); it != p.reshapes.rend(); ++it)
+      def.fused_ops.push_back((*it)->type() + ":" + (*it)->name());
   }
   for (const Node* n : lowered.group.nodes) def.fused_ops.push_back(n->type() + ":" + n->name());
   for (const Value& v : lowered.outputs) def.outputs.push_back(v.node->output_desc(v.index));
@@ -307,7 +312,7 @@ Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& option
   Replaced replaced;
   for (size_t i = 0; i < lowered.size(); ++i) {
     auto def = std::make_shared<const FusedKernelDef>(DefineKernel(lowered[i]));
-    GE_ASSIGN_OR_RETURN(Node* fused, ReplaceGroup(graph, lowered[i], *def, static_cast<int64_t>(i), &replaced));
+    GE_ASSIGN_OR_RETURN(Node * fused, ReplaceGroup(graph, lowered[i], *def, static_cast<int64_t>(i), &replaced));
     result.kernels[fused] = std::move(def);
     ++stats->kernels;
     stats->fused_nodes += static_cast<int>(lowered[i].group.nodes.size() + lowered[i].producers.size());

@@ -24,8 +24,8 @@ struct AutofuseOptions {
 };
 
 struct AutofuseStats {
-  int kernels = 0;      // FusedKernel nodes made
-  int fused_nodes = 0;  // nodes they replaced
+  int kernels = 0;            // FusedKernel nodes made
+  int fused_nodes = 0;        // nodes they replaced
   int library_epilogues = 0;  // MatMulV2 + activation pairs made one FusedMatMul (library_epilogues.h)
   bool cache_hit = false;
   double build_ms = 0;  // compiler time (0 on a cache hit)

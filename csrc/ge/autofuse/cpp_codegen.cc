@@ -38,7 +38,8 @@ class KernelWriter {
     const int64_t items = chunked_ ? (row + chunk - 1) / chunk : rows;
     // Below ~32K element-ops per thread, waking another thread costs more than it saves.
     const int64_t work = 32768;
-    const int64_t grain = chunked_ ? std::max<int64_t>(1, work / chunk) : std::max<int64_t>(1, work / std::max<int64_t>(row, 1));
+    const int64_t grain =
+        chunked_ ? std::max<int64_t>(1, work / chunk) : std::max<int64_t>(1, work / std::max<int64_t>(row, 1));
     out_ += fmt::format("// {}\nstatic void {}_body(int64_t item_begin, int64_t item_end, void* ctx) {{\n", Summary(),
                         k_.name);
     out_ += "  void* const* bufs = static_cast<void* const*>(ctx);\n";
@@ -46,8 +47,8 @@ class KernelWriter {
       out_ += fmt::format("  const {0}* __restrict in{1} = static_cast<const {0}*>(bufs[{1}]);\n",
                           StorageCType(k_.inputs[i].desc.dtype), i);
     for (size_t o = 0; o < k_.outputs.size(); ++o)
-      out_ += fmt::format("  {0}* __restrict out{1} = static_cast<{0}*>(bufs[{2}]);\n", StorageCType(k_.outputs[o].desc.dtype),
-                          o, k_.inputs.size() + o);
+      out_ += fmt::format("  {0}* __restrict out{1} = static_cast<{0}*>(bufs[{2}]);\n",
+                          StorageCType(k_.outputs[o].desc.dtype), o, k_.inputs.size() + o);
     out_ += "  for (int64_t r = item_begin; r < item_end; ++r) {\n";
     if (chunked_) {
       out_ += fmt::format("    const int64_t lo = r * {0}, hi = lo + {0} < {1} ? lo + {0} : {1};\n", chunk, row);
@@ -71,12 +72,16 @@ class KernelWriter {
       const KOp& op = k_.ops[static_cast<size_t>(s.op)];
       if (!op.row || IsElementOutput(s.output)) continue;
       EmitRow(s.op);
-      out_ += fmt::format("    out{}[r] = {};\n", s.output, StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
+      out_ += fmt::format("    out{}[r] = {};\n", s.output,
+                          StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
     }
     out_ += "  }\n}\n\n";
-    out_ += fmt::format("extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const GeKernelRuntime* runtime) {{\n", k_.name);
-    out_ += fmt::format("  runtime->parallel_for({}, {}, &{}_body, const_cast<void*>(static_cast<const void*>(buffers)));\n}}\n\n",
-                        items, grain, k_.name);
+    out_ += fmt::format(
+        "extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const GeKernelRuntime* runtime) {{\n",
+        k_.name);
+    out_ += fmt::format(
+        "  runtime->parallel_for({}, {}, &{}_body, const_cast<void*>(static_cast<const void*>(buffers)));\n}}\n\n",
+        items, grain, k_.name);
     return out_;
   }
 
@@ -114,14 +119,17 @@ class KernelWriter {
     out_ += "    int64_t rest = r;\n";
     for (int d = k_.inner_from - 1; d >= 0; --d) {
       const int64_t dim = k_.shape[static_cast<size_t>(d)];
-      if (d == 0) out_ += fmt::format("    const int64_t o{} = rest;\n", d);
-      else out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, dim);
+      if (d == 0)
+        out_ += fmt::format("    const int64_t o{} = rest;\n", d);
+      else
+        out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, dim);
     }
     out_ += "    (void)rest;\n";
     for (size_t i = 0; i < plans_.size(); ++i) {
       std::string expr = "0";
       for (int d = 0; d < k_.inner_from; ++d)
-        if (plans_[i].strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, plans_[i].strides[static_cast<size_t>(d)]);
+        if (plans_[i].strides[static_cast<size_t>(d)] != 0)
+          expr += fmt::format(" + o{} * {}", d, plans_[i].strides[static_cast<size_t>(d)]);
       out_ += fmt::format("    const int64_t base{} = {};\n", i, expr);
     }
   }
@@ -177,7 +185,8 @@ class KernelWriter {
   // The coordinate along iteration axis `d` of element `index` of this row (or chunk).
   std::string Coordinate(int d, const std::string& index) const {
     if (!chunked_ && d < k_.inner_from) return fmt::format("o{}", d);
-    if (!chunked_ && d == rank_ - 1 && k_.inner_from == rank_ - 1) return fmt::format("({})", index);  // the row is this axis
+    if (!chunked_ && d == rank_ - 1 && k_.inner_from == rank_ - 1)
+      return fmt::format("({})", index);  // the row is this axis
     int64_t below = 1;
     for (int e = d + 1; e < rank_; ++e) below *= k_.shape[static_cast<size_t>(e)];
     return fmt::format("((({}) / {}) % {})", index, below, k_.shape[static_cast<size_t>(d)]);
@@ -205,9 +214,7 @@ class KernelWriter {
   }
 
   // A concat along the row's own axis: each part is one contiguous run of the row.
-  bool RowConcat(const KOp& op) const {
-    return !chunked_ && op.axis == rank_ - 1 && k_.inner_from == rank_ - 1;
-  }
+  bool RowConcat(const KOp& op) const { return !chunked_ && op.axis == rank_ - 1 && k_.inner_from == rank_ - 1; }
 
   // Fills a block's slot from the parts that overlap it: plain contiguous copies per part.
   std::string RowConcatFill(const KOp& op, const std::string& slot, int b, const std::string& indent) const {
@@ -326,9 +333,9 @@ class KernelWriter {
       for (int a : k_.ops[static_cast<size_t>(ops[k])].args) last_use[a] = static_cast<int>(k);
     for (int id : keep_alive) last_use[id] = static_cast<int>(ops.size());
     std::map<int, std::string> slot_of;
-    std::map<int, std::string> inline_expr;  // loads, constants, row-cache reads: read where used
+    std::map<int, std::string> inline_expr;                      // loads, constants, row-cache reads: read where used
     std::map<std::string, std::vector<std::string>> free_slots;  // by C type
-    std::vector<std::pair<int, std::string>> live;              // (op, slot)
+    std::vector<std::pair<int, std::string>> live;               // (op, slot)
     std::string decls, body;
     int next = 0;
     auto name = [&](int id) {
@@ -413,9 +420,10 @@ class KernelWriter {
     out_ += fmt::format("      int64_t i = lo;\n      for (; i + {0} <= hi; i += {0}) {{\n", b);
     auto slots = EmitBlock(body, {operand}, b, "        ");
     const std::string value = row_operand ? Name(operand) : slots.at(operand);
-    out_ += fmt::format("        for (int jj = 0; jj < {}; jj += 16)\n          for (int l = 0; l < 16; ++l) {{\n"
-                        "            const int j = jj + l;\n            {}[l] = {};\n          }}\n      }}\n",
-                        b, acc, Combine(op.fn, acc + "[l]", value));
+    out_ += fmt::format(
+        "        for (int jj = 0; jj < {}; jj += 16)\n          for (int l = 0; l < 16; ++l) {{\n"
+        "            const int j = jj + l;\n            {}[l] = {};\n          }}\n      }}\n",
+        b, acc, Combine(op.fn, acc + "[l]", value));
     out_ += fmt::format("      float red = {};\n", FoldLanes(op.fn, acc));
     out_ += "      for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "        ");
@@ -437,9 +445,9 @@ class KernelWriter {
     for (const KStore& s : k_.stores) {
       if (!IsElementOutput(s.output)) continue;
       const bool row = k_.ops[static_cast<size_t>(s.op)].row;
-      out_ += fmt::format("      for (int j = 0; j < {}; ++j) out{}[obase + i + j] = {};\n", b, s.output,
-                          StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype,
-                                     row ? Name(s.op) : slots.at(s.op)));
+      out_ += fmt::format(
+          "      for (int j = 0; j < {}; ++j) out{}[obase + i + j] = {};\n", b, s.output,
+          StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, row ? Name(s.op) : slots.at(s.op)));
     }
     out_ += "    }\n    for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "      ");

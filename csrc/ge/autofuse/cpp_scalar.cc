@@ -141,9 +141,9 @@ std::string StoreValue(DataType t, const std::string& v) {
 std::string UnaryExpr(KFn f, const std::string& x) {
   const std::string fn(KFnName(f));
   static const std::map<std::string, std::string> kStd = {
-      {"tanh", "ge_tanh"}, {"exp", "ge_exp"},   {"log", "std::log"},     {"sqrt", "std::sqrt"},
-      {"abs", "std::fabs"},  {"sin", "std::sin"},   {"cos", "std::cos"},     {"erf", "ge_erf"},
-      {"expm1", "std::expm1"}, {"log1p", "std::log1p"}, {"floor", "std::floor"}, {"ceil", "std::ceil"},
+      {"tanh", "ge_tanh"},     {"exp", "ge_exp"},          {"log", "std::log"},     {"sqrt", "std::sqrt"},
+      {"abs", "std::fabs"},    {"sin", "std::sin"},        {"cos", "std::cos"},     {"erf", "ge_erf"},
+      {"expm1", "std::expm1"}, {"log1p", "std::log1p"},    {"floor", "std::floor"}, {"ceil", "std::ceil"},
       {"trunc", "std::trunc"}, {"round", "std::nearbyint"}};
   if (auto it = kStd.find(fn); it != kStd.end()) return fmt::format("{}({})", it->second, x);
   if (fn == "neg") return fmt::format("(-{})", x);
@@ -158,9 +158,9 @@ std::string UnaryExpr(KFn f, const std::string& x) {
 
 std::string BinaryExpr(KFn f, const std::string& a, const std::string& b) {
   const std::string fn(KFnName(f));
-  static const std::map<std::string, std::string> kInfix = {
-      {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"div", "/"}, {"lt", "<"}, {"le", "<="},
-      {"gt", ">"},  {"ge", ">="}, {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};
+  static const std::map<std::string, std::string> kInfix = {{"add", "+"}, {"sub", "-"}, {"mul", "*"},  {"div", "/"},
+                                                            {"lt", "<"},  {"le", "<="}, {"gt", ">"},   {"ge", ">="},
+                                                            {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};
   if (auto it = kInfix.find(fn); it != kInfix.end()) return fmt::format("({} {} {})", a, it->second, b);
   if (fn == "pow") return fmt::format("std::pow({}, {})", a, b);
   return fmt::format("ge_{}({}, {})", fn, a, b);  // max, min

@@ -14,8 +14,8 @@ namespace ge::autofuse {
 extern const char* const kScalarPrelude;
 
 std::string FloatLiteral(double v);
-const char* CType(ScalarType t);         // the type a value has inside a kernel
-const char* StorageCType(DataType t);    // the element type of a buffer of `t`
+const char* CType(ScalarType t);       // the type a value has inside a kernel
+const char* StorageCType(DataType t);  // the element type of a buffer of `t`
 std::string LoadExpr(DataType t, const std::string& ptr, const std::string& index);  // as a kernel value
 std::string StoreValue(DataType t, const std::string& v);                            // back to storage
 std::string UnaryExpr(KFn fn, const std::string& x);

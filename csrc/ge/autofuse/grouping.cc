@@ -20,7 +20,7 @@ namespace {
 
 struct Member {
   int group = -1;
-  std::vector<bool> row_outputs;  // per output: one value per row
+  std::vector<bool> row_outputs;    // per output: one value per row
   bool loads_from_outside = false;  // FusibleInfo::loads_from_outside
 };
 
@@ -36,12 +36,12 @@ class Grouper {
     for (Node* node : order_) Visit(node);
     for (size_t gi = 0; gi < groups_.size(); ++gi)
       if (groups_[gi].group.nodes.size() >= 2)
-        while (static_cast<int>(groups_[gi].group.nodes.size()) < options_.max_nodes && TryAbsorb(static_cast<int>(gi))) {
+        while (static_cast<int>(groups_[gi].group.nodes.size()) < options_.max_nodes &&
+               TryAbsorb(static_cast<int>(gi))) {
         }
     std::vector<FusionGroup> out;
     for (auto& g : groups_)
-      if (!g.group.nodes.empty())
-        out.push_back(std::move(g.group));
+      if (!g.group.nodes.empty()) out.push_back(std::move(g.group));
     return out;
   }
 
@@ -243,7 +243,8 @@ class Grouper {
         const Value x = node->input(k);
         if (x.valid() && !g.members.count(x.node)) inputs.insert({x.node, x.index});
       }
-      if (static_cast<int>(g.group.nodes.size()) >= options_.max_nodes || static_cast<int>(inputs.size()) > options_.max_inputs)
+      if (static_cast<int>(g.group.nodes.size()) >= options_.max_nodes ||
+          static_cast<int>(inputs.size()) > options_.max_inputs)
         continue;
       g.inputs = std::move(inputs);
       if (info->row_axis) g.group.row_axis = info->row_axis;
@@ -282,7 +283,8 @@ class Grouper {
   }
 
   void SortByPosition(std::vector<Node*>& nodes) const {
-    std::sort(nodes.begin(), nodes.end(), [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
+    std::sort(nodes.begin(), nodes.end(),
+              [&](const Node* a, const Node* b) { return position_.at(a) < position_.at(b); });
   }
 
   const GroupingOptions& options_;

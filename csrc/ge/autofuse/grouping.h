@@ -12,7 +12,7 @@ struct FusionGroup {
   Shape shape;                  // the iteration space: every element-level member's output shape
   std::optional<int> row_axis;  // set when the group reduces: its rows are axes [row_axis, rank)
   int64_t stream = 0;
-  std::vector<Node*> nodes;     // in topological order
+  std::vector<Node*> nodes;  // in topological order
 };
 
 struct GroupingOptions {

@@ -46,8 +46,9 @@ Expected<int> KernelBuilder::External(Value v) {
   if (auto it = loaded_.find(key); it != loaded_.end()) return it->second;
   const TensorDesc& desc = v.node->output_desc(v.index);
   auto type = ScalarTypeOf(desc.dtype);
-  if (!type) return InvalidArgument("{} output {}: dtype {} cannot be loaded by a fused kernel", v.node->ToString(), v.index,
-                                    DataTypeName(desc.dtype));
+  if (!type)
+    return InvalidArgument("{} output {}: dtype {} cannot be loaded by a fused kernel", v.node->ToString(), v.index,
+                           DataTypeName(desc.dtype));
   int id;
   const Tensor* constant = ConstValue(v);
   if (constant != nullptr && desc.NumElements() == 1 && desc.dtype == DataType::kFloat) {
@@ -76,7 +77,8 @@ Expected<int> KernelBuilder::ExternalPermuted(Value v, const std::vector<int64_t
     const int64_t dim = desc.shape[static_cast<size_t>(axis)];
     const size_t at = rank - r + d;
     if (dim != 1 && dim != ir_.shape[at])
-      return InvalidArgument("{}: permuted shape does not broadcast to {}", v.node->ToString(), ShapeToString(ir_.shape));
+      return InvalidArgument("{}: permuted shape does not broadcast to {}", v.node->ToString(),
+                             ShapeToString(ir_.shape));
     buffer.strides[at] = dim == 1 ? 0 : contiguous[static_cast<size_t>(axis)];
   }
   return AddLoad(v, std::move(buffer), *type);
@@ -85,7 +87,8 @@ Expected<int> KernelBuilder::ExternalPermuted(Value v, const std::vector<int64_t
 Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int64_t axis) {
   const auto rank = static_cast<int64_t>(ir_.shape.size());
   if (axis < 0) axis += rank;
-  if (parts.empty() || axis < 0 || axis >= rank) return InvalidArgument("a concat needs parts and an axis below rank {}", rank);
+  if (parts.empty() || axis < 0 || axis >= rank)
+    return InvalidArgument("a concat needs parts and an axis below rank {}", rank);
   KOp op = NewOp(OpKind::kConcat, ScalarType::kFloat);
   op.axis = static_cast<int>(axis);
   int64_t offset = 0;

@@ -53,8 +53,10 @@ std::string FindOnPath(const std::string& name) {
 
 Expected<std::string> FindCompiler(const KernelCompilerOptions& options) {
   std::vector<std::string> names;
-  if (!options.compiler.empty()) names.push_back(options.compiler);
-  else names = {"c++", "g++", "clang++"};
+  if (!options.compiler.empty())
+    names.push_back(options.compiler);
+  else
+    names = {"c++", "g++", "clang++"};
   for (const std::string& n : names)
     if (std::string found = FindOnPath(n); !found.empty()) return found;
   return NotFound("no C++ compiler found (tried {} on PATH)", fmt::join(names, ", "));
@@ -67,7 +69,8 @@ struct ProcessResult {
 };
 
 // Runs argv[0] with argv (no shell), output captured to a file, killed after `timeout_seconds`.
-Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::string& log_path, int timeout_seconds) {
+Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::string& log_path,
+                                   int timeout_seconds) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -196,8 +199,16 @@ std::vector<std::string> CompileFlags(const KernelCompilerOptions& options) {
   // -fno-tree-loop-distribute-patterns: the blocks' load and store loops would otherwise become
   // memcpy calls (a call per 512-byte block, and a barrier to vectorizing around it): 8% of a
   // softmax kernel's time.
-  std::vector<std::string> flags = {"-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-fno-math-errno",
-                                    "-ffp-contract=off", "-fno-tree-loop-distribute-patterns", "-fvisibility=hidden", "-w"};
+  std::vector<std::string> flags = {"-O3",
+                                    "-march=native",
+                                    "-std=c++17",
+                                    "-fPIC",
+                                    "-shared",
+                                    "-fno-math-errno",
+                                    "-ffp-contract=off",
+                                    "-fno-tree-loop-distribute-patterns",
+                                    "-fvisibility=hidden",
+                                    "-w"};
   if (options.fast_math) flags.push_back("-ffast-math");
   return flags;
 }
@@ -210,8 +221,8 @@ std::string KernelCacheDir(const KernelCompilerOptions& options) {
 }
 
 Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,
-                                                                 const KernelCompilerOptions& options,
-                                                                 KernelBuildInfo* info) {
+                                                                  const KernelCompilerOptions& options,
+                                                                  KernelBuildInfo* info) {
   const std::string dir = KernelCacheDir(options) + "/kernels";
   GE_RETURN_IF_ERROR(MakePrivateDir(dir));
   GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
@@ -236,7 +247,8 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
 
   // Private temp names: concurrent processes building the same entry each write their own
   // files and the renames make whichever finishes last the entry (both are identical).
-  const std::string tmp = fmt::format("{}.{}.{}", stem, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const std::string tmp =
+      fmt::format("{}.{}.{}", stem, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
   GE_RETURN_IF_ERROR(WriteFileAtomic(info->source, source));
   std::vector<std::string> argv = {compiler};
   argv.insert(argv.end(), flags.begin(), flags.end());

@@ -14,18 +14,19 @@
 namespace ge::autofuse {
 
 struct KernelCompilerOptions {
-  std::string compiler;   // ge.kernelCompiler ($CXX); empty: the first of c++, g++, clang++ on PATH
-  std::string cache_dir;  // ge.kernelCacheDir ($TORCHAIR_GE_CACHE_DIR, else $XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge)
-  bool fast_math = false; // -ffast-math (changes numerics; only when the user asks)
+  std::string compiler;    // ge.kernelCompiler ($CXX); empty: the first of c++, g++, clang++ on PATH
+  std::string cache_dir;   // ge.kernelCacheDir ($TORCHAIR_GE_CACHE_DIR, else $XDG_CACHE_HOME/torchair_ge or
+                           // ~/.cache/torchair_ge)
+  bool fast_math = false;  // -ffast-math (changes numerics; only when the user asks)
   int timeout_seconds = 300;
   int max_entries = 1000;  // kernel libraries kept in the cache (least recently used go first)
 };
 
 struct KernelBuildInfo {
   bool cache_hit = false;
-  double compile_ms = 0;   // compiler time (0 on a hit)
-  std::string library;     // the cached .so
-  std::string source;      // the cached .cc (kept for reading and debugging)
+  double compile_ms = 0;  // compiler time (0 on a hit)
+  std::string library;    // the cached .so
+  std::string source;     // the cached .cc (kept for reading and debugging)
 };
 
 // The compiler command line without the output/input paths (for the cache key and logs).
@@ -34,7 +35,7 @@ std::vector<std::string> CompileFlags(const KernelCompilerOptions& options);
 std::string KernelCacheDir(const KernelCompilerOptions& options);
 
 Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,
-                                                                 const KernelCompilerOptions& options,
-                                                                 KernelBuildInfo* info);
+                                                                  const KernelCompilerOptions& options,
+                                                                  KernelBuildInfo* info);
 
 }  // namespace ge::autofuse

@@ -102,7 +102,9 @@ std::string KernelIR::ToString() const {
     if (op.fn != KFn::kNone) out += fmt::format(" {}", KFnName(op.fn));
     if (op.kind == OpKind::kLoad) out += fmt::format(" in{}", op.buffer);
     if (op.kind == OpKind::kConst) out += fmt::format(" {}", op.value);
-    if (op.kind == OpKind::kConcat) out += fmt::format(" axis {} parts in{} at {}", op.axis, fmt::join(op.buffers, ",in"), fmt::join(op.offsets, ","));
+    if (op.kind == OpKind::kConcat)
+      out +=
+          fmt::format(" axis {} parts in{} at {}", op.axis, fmt::join(op.buffers, ",in"), fmt::join(op.offsets, ","));
     for (int a : op.args) out += fmt::format(" %{}", a);
     out += "\n";
   }
@@ -137,7 +139,8 @@ Status KernelIR::Verify() const {
     }
     switch (op.kind) {
       case OpKind::kLoad:
-        GE_CHECK(op.buffer >= 0 && static_cast<size_t>(op.buffer) < inputs.size(), "kernel {}: op %{} loads no input", name, i);
+        GE_CHECK(op.buffer >= 0 && static_cast<size_t>(op.buffer) < inputs.size(), "kernel {}: op %{} loads no input",
+                 name, i);
         break;
       case OpKind::kUnary:
         GE_CHECK(KFnInfoOf(op.fn).unary, "kernel {}: op %{}: '{}' is not a unary function", name, i, KFnName(op.fn));
@@ -158,8 +161,9 @@ Status KernelIR::Verify() const {
         break;
       case OpKind::kConst: break;
       case OpKind::kConcat:
-        GE_CHECK(!op.buffers.empty() && op.buffers.size() == op.offsets.size() && op.axis >= 0 && op.axis < rank && !op.row,
-                 "kernel {}: concat %{} is malformed", name, i);
+        GE_CHECK(
+            !op.buffers.empty() && op.buffers.size() == op.offsets.size() && op.axis >= 0 && op.axis < rank && !op.row,
+            "kernel {}: concat %{} is malformed", name, i);
         for (int b : op.buffers)
           GE_CHECK(b >= 0 && static_cast<size_t>(b) < inputs.size() && inputs[static_cast<size_t>(b)].concat_part &&
                        inputs[static_cast<size_t>(b)].desc.shape.size() == shape.size(),

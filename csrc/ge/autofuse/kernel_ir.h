@@ -36,14 +36,14 @@ enum class OpKind : uint8_t {
 struct KOp {
   OpKind kind;
   ScalarType type = ScalarType::kFloat;
-  KFn fn = KFn::kNone;    // kUnary/kBinary/kReduce: the function (kernel_fn.h)
-  std::vector<int> args;  // operand op indices (always earlier ops)
-  int buffer = -1;        // kLoad: input index
-  std::vector<int> buffers;       // kConcat: the parts, in order
-  std::vector<int64_t> offsets;   // kConcat: where each part starts along `axis`
-  int axis = 0;                   // kConcat
-  double value = 0;       // kConst
-  bool row = false;       // row-level: computed once per row
+  KFn fn = KFn::kNone;           // kUnary/kBinary/kReduce: the function (kernel_fn.h)
+  std::vector<int> args;         // operand op indices (always earlier ops)
+  int buffer = -1;               // kLoad: input index
+  std::vector<int> buffers;      // kConcat: the parts, in order
+  std::vector<int64_t> offsets;  // kConcat: where each part starts along `axis`
+  int axis = 0;                  // kConcat
+  double value = 0;              // kConst
+  bool row = false;              // row-level: computed once per row
 };
 
 struct KBuffer {
@@ -72,8 +72,8 @@ struct KernelIR {
   std::vector<KOp> ops;          // in dependency order
   std::vector<KStore> stores;
 
-  int64_t rows() const;       // product of the outer axes
-  int64_t row_size() const;   // product of the inner axes
+  int64_t rows() const;      // product of the outer axes
+  int64_t row_size() const;  // product of the inner axes
   // A readable, deterministic listing (dumps, cache keys, test failure messages).
   std::string ToString() const;
   // Consistency: operand indices, kinds vs types, row-levelness, store shapes.

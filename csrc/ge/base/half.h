@@ -20,9 +20,9 @@ inline uint16_t FloatToHalfBits(float f) {
   std::memcpy(&x, &f, 4);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);        // NaN
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);       // overflow -> inf
-  if (abs < 0x38800000u) {                                                    // subnormal or zero
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (abs < 0x38800000u) {                                               // subnormal or zero
     float magic;
     const uint32_t magic_bits = 0x3f000000u;  // 0.5f: aligns the mantissa for rounding
     std::memcpy(&magic, &magic_bits, 4);

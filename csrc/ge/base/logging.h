@@ -23,8 +23,8 @@ void WriteLog(LogLevel level, const char* file, int line, std::string_view messa
 
 }  // namespace ge
 
-#define GE_LOG(level, ...)                                                          \
-  do {                                                                              \
+#define GE_LOG(level, ...)                                                                            \
+  do {                                                                                                \
     if (::ge::LogEnabled(level)) ::ge::WriteLog(level, __FILE__, __LINE__, fmt::format(__VA_ARGS__)); \
   } while (0)
 #define GE_LOGD(...) GE_LOG(::ge::LogLevel::kDebug, __VA_ARGS__)

@@ -38,32 +38,65 @@ const std::vector<OptionDef>& EngineOptionTable() {
   using T = OptionType;
   static const std::vector<OptionDef> table = {
       {option::kDevice, T::kText, "cpu", {}, nullptr, "device name for GEInitialize"},
-      {option::kGraphDumpType, T::kText, "", {}, nullptr, "graph dump formats, comma separated: txt, onnx, pbtxt, py, dot"},
+      {option::kGraphDumpType,
+       T::kText,
+       "",
+       {},
+       nullptr,
+       "graph dump formats, comma separated: txt, onnx, pbtxt, py, dot"},
       {option::kGraphDumpPath, T::kText, ".", {}, nullptr, "directory for graph dumps"},
-      {option::kGraphDumpLevel, T::kChoice, "all", {"all", "key", "final", "1", "2", "3"}, nullptr,
+      {option::kGraphDumpLevel,
+       T::kChoice,
+       "all",
+       {"all", "key", "final", "1", "2", "3"},
+       nullptr,
        "which stages a graph dump covers"},
       {option::kDataDumpEnable, T::kBool, "0", {}, nullptr, "write every task's outputs of every run"},
       {option::kDataDumpPath, T::kText, ".", {}, nullptr, "directory for data dumps"},
       {option::kDataDumpFilter, T::kText, "", {}, nullptr, "regular expression on node name or op type"},
       {option::kProfilingEnable, T::kBool, "0", {}, nullptr, "time every task of every run"},
-      {option::kTopoSortingMode, T::kChoice, "MemoryAware",
-       {"MemoryAware", "BFS", "DFS", "RDFS", "StableRDFS", "0", "1", "2", "3"}, nullptr, "execution order"},
+      {option::kTopoSortingMode,
+       T::kChoice,
+       "MemoryAware",
+       {"MemoryAware", "BFS", "DFS", "RDFS", "StableRDFS", "0", "1", "2", "3"},
+       nullptr,
+       "execution order"},
       {option::kDisableReuseMemory, T::kBool, "0", {}, nullptr, "no two values share arena bytes"},
       {option::kOoLevel, T::kChoice, "O3", {"O1", "O3"}, nullptr, "optimizer level"},
       {option::kOoConstantFolding, T::kBool, "true", {}, nullptr, "constant folding"},
       {option::kOoDeadCodeElimination, T::kBool, "true", {}, nullptr, "dead code elimination"},
-      {option::kOoVerifyEachPass, T::kBool, "false", {}, "TORCHAIR_GE_VERIFY_PASSES",
+      {option::kOoVerifyEachPass,
+       T::kBool,
+       "false",
+       {},
+       "TORCHAIR_GE_VERIFY_PASSES",
        "re-verify and re-infer the graph after every pass that changed it"},
       {option::kOptimizationSwitch, T::kText, "", {}, nullptr, "PassName:off;PassName:on"},
       {option::kAutofuse, T::kBool, "true", {}, "AUTOFUSE_FLAGS", "auto-fusion into generated kernels"},
       {option::kStaticKernelCompile, T::kBool, "true", {}, nullptr, "compile generated kernels at all"},
-      {option::kKernelCompiler, T::kText, "", {}, "CXX",
+      {option::kKernelCompiler,
+       T::kText,
+       "",
+       {},
+       "CXX",
        "the C++ compiler for generated kernels (default: the first of c++, g++, clang++ on PATH)"},
-      {option::kKernelCacheDir, T::kText, "", {}, "TORCHAIR_GE_CACHE_DIR",
+      {option::kKernelCacheDir,
+       T::kText,
+       "",
+       {},
+       "TORCHAIR_GE_CACHE_DIR",
        "generated-kernel cache (default $XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge)"},
-      {option::kKernelCacheMaxEntries, T::kPositiveInt, "1000", {}, "TORCHAIR_GE_CACHE_MAX_ENTRIES",
+      {option::kKernelCacheMaxEntries,
+       T::kPositiveInt,
+       "1000",
+       {},
+       "TORCHAIR_GE_CACHE_MAX_ENTRIES",
        "kernel libraries kept in the cache (least recently used removed first)"},
-      {option::kKernelCompileTimeout, T::kPositiveInt, "300", {}, "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT",
+      {option::kKernelCompileTimeout,
+       T::kPositiveInt,
+       "300",
+       {},
+       "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT",
        "seconds the C++ compiler may take per graph"},
       {option::kKernelFastMath, T::kBool, "false", {}, nullptr, "-ffast-math for generated kernels"},
   };
@@ -123,9 +156,9 @@ Expected<Options> WithEnvironment(Options options) {
   if (!options.count(option::kKernelCacheDir)) {
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
-    options[option::kKernelCacheDir] = xdg != nullptr && *xdg ? std::string(xdg) + "/torchair_ge"
-                                                             : std::string(home != nullptr && *home ? home : "/tmp") +
-                                                                   "/.cache/torchair_ge";
+    options[option::kKernelCacheDir] =
+        xdg != nullptr && *xdg ? std::string(xdg) + "/torchair_ge"
+                               : std::string(home != nullptr && *home ? home : "/tmp") + "/.cache/torchair_ge";
   }
   return options;
 }

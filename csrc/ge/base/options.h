@@ -57,9 +57,9 @@ enum class OptionType { kText, kBool, kChoice, kPositiveInt };
 struct OptionDef {
   const char* key;
   OptionType type;
-  const char* default_value;        // "" where the engine derives it (see doc)
+  const char* default_value;         // "" where the engine derives it (see doc)
   std::vector<std::string> choices;  // kChoice: the values allowed
-  const char* environment;          // the variable that supplies it when the caller does not, or null
+  const char* environment;           // the variable that supplies it when the caller does not, or null
   const char* doc;
 };
 

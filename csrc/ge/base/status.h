@@ -42,10 +42,10 @@ template <typename... Args>
 Status MakeStatus(StatusCode code, fmt::format_string<Args...> f, Args&&... args) {
   return Status(code, fmt::format(f, std::forward<Args>(args)...));
 }
-#define GE_DEFINE_STATUS_FACTORY(Name, Code)                                  \
-  template <typename... Args>                                                 \
-  Status Name(fmt::format_string<Args...> f, Args&&... args) {                \
-    return MakeStatus(StatusCode::Code, f, std::forward<Args>(args)...);      \
+#define GE_DEFINE_STATUS_FACTORY(Name, Code)                             \
+  template <typename... Args>                                            \
+  Status Name(fmt::format_string<Args...> f, Args&&... args) {           \
+    return MakeStatus(StatusCode::Code, f, std::forward<Args>(args)...); \
   }
 GE_DEFINE_STATUS_FACTORY(InvalidArgument, kInvalidArgument)
 GE_DEFINE_STATUS_FACTORY(NotFound, kNotFound)
@@ -57,7 +57,7 @@ GE_DEFINE_STATUS_FACTORY(Internal, kInternal)
 template <typename T>
 class [[nodiscard]] Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Expected(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Expected(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Expected built from an OK status");
   }
@@ -84,10 +84,10 @@ class [[nodiscard]] Expected {
 #define GE_CONCAT_INNER_(a, b) a##b
 #define GE_CONCAT_(a, b) GE_CONCAT_INNER_(a, b)
 
-#define GE_RETURN_IF_ERROR(expr)              \
-  do {                                        \
-    ::ge::Status ge_status_ = (expr);         \
-    if (!ge_status_.ok()) return ge_status_;  \
+#define GE_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::ge::Status ge_status_ = (expr);        \
+    if (!ge_status_.ok()) return ge_status_; \
   } while (0)
 
 // GE_ASSIGN_OR_RETURN(auto x, MakeX()); -- binds the value or returns the error.

@@ -9,7 +9,9 @@
 namespace ge {
 namespace {
 
-int64_t Align(int64_t bytes) { return (std::max<int64_t>(bytes, 1) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment; }
+int64_t Align(int64_t bytes) {
+  return (std::max<int64_t>(bytes, 1) + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
 
 bool LifetimesOverlap(const BufferRequest& a, const BufferRequest& b) {
   return a.first_step <= b.last_step && b.first_step <= a.last_step;
@@ -64,8 +66,7 @@ std::vector<int64_t> GreedyBestFit(const std::vector<BufferRequest>& requests, c
 std::vector<std::vector<size_t>> PriorityOrders(const std::vector<BufferRequest>& requests) {
   auto span = [&](size_t i) { return static_cast<int64_t>(requests[i].last_step - requests[i].first_step + 1); };
   const std::vector<std::function<int64_t(size_t)>> keys = {
-      [&](size_t i) { return Align(requests[i].size); },
-      [&](size_t i) { return span(i); },
+      [&](size_t i) { return Align(requests[i].size); }, [&](size_t i) { return span(i); },
       [&](size_t i) { return Align(requests[i].size) * span(i); },
       [&](size_t i) { return -static_cast<int64_t>(requests[i].first_step); },  // in order of first use
   };
@@ -97,8 +98,9 @@ ArenaPlan PlanArena(const std::vector<BufferRequest>& requests, bool reuse) {
     const BufferRequest& req = requests[id];
     const int64_t size = Align(req.size);
     plan.no_reuse_size += size;
-    live.erase(std::remove_if(live.begin(), live.end(), [&](size_t o) { return requests[o].last_step < req.first_step; }),
-               live.end());
+    live.erase(
+        std::remove_if(live.begin(), live.end(), [&](size_t o) { return requests[o].last_step < req.first_step; }),
+        live.end());
     int64_t offset = 0;
     for (size_t other : live) {
       if (plan.offsets[other] - offset >= size) break;

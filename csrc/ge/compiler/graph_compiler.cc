@@ -37,7 +37,8 @@ bool ShouldDump(DumpLevel level, StageRole role) {
   return false;
 }
 
-Status DumpStage(const Graph& graph, const CompileOptions& options, const std::string& number, const std::string& stage) {
+Status DumpStage(const Graph& graph, const CompileOptions& options, const std::string& number,
+                 const std::string& stage) {
   const std::string stem = fmt::format("graph_{}_pid{}_{}_{}", options.graph_id, ::getpid(), number, stage);
   for (DumpFormat format : options.dump_formats) {
     GE_ASSIGN_OR_RETURN(std::string path, DumpGraph(graph, format, options.dump_path, stem));
@@ -81,7 +82,7 @@ struct CompileState {
   std::vector<Node*> schedule = {};
   MemoryPlan memory = {};
   std::unordered_set<const Node*> views = {};  // kept past the tasks stage for the engine counts
-  autofuse::AutofuseResult fused = {};  // the kernel library and every FusedKernel node's definition
+  autofuse::AutofuseResult fused = {};         // the kernel library and every FusedKernel node's definition
   size_t stage_number = 0;
   int pass_number = 0;
 };
@@ -96,7 +97,8 @@ Status RunOptimizerStage(CompileState& s, const PassStage& stage) {
   s.pass_number = 0;
   const PassContext context{&s.evaluator};
   // With dump level "all", every pass that changed the graph is dumped too: <NN>.<k>_<stage>_<pass>.
-  const AfterPassFn after_pass = [&s](const std::string& stage_name, const std::string& pass, const Graph& g) -> Status {
+  const AfterPassFn after_pass = [&s](const std::string& stage_name, const std::string& pass,
+                                      const Graph& g) -> Status {
     if (s.options.dump_formats.empty() || s.options.dump_level != DumpLevel::kAll) return {};
     return DumpStage(g, s.options, fmt::format("{:02d}.{}", s.stage_number, ++s.pass_number), stage_name + "_" + pass);
   };
@@ -104,8 +106,8 @@ Status RunOptimizerStage(CompileState& s, const PassStage& stage) {
 }
 
 Status RunAutofuseStage(CompileState& s) {
-  GE_ASSIGN_OR_RETURN(s.fused, autofuse::RunAutofuse(s.graph, s.options.autofuse, s.device.kernel_factory(),
-                                                     &s.result.autofuse));
+  GE_ASSIGN_OR_RETURN(
+      s.fused, autofuse::RunAutofuse(s.graph, s.options.autofuse, s.device.kernel_factory(), &s.result.autofuse));
   return {};
 }
 
@@ -154,7 +156,8 @@ const std::vector<CompileStage>& BackEndStages() {
 // The whole pipeline: prepare, every optimizer stage of passes/pipeline.cc (the last one's graph
 // is the "optimized" dump), auto-fusion, then the back end.
 std::vector<CompileStage> AllStages() {
-  std::vector<CompileStage> stages = {{"prepare", StageRole::kOther, [](CompileState& s) { return PrepareGraph(s.graph); }}};
+  std::vector<CompileStage> stages = {
+      {"prepare", StageRole::kOther, [](CompileState& s) { return PrepareGraph(s.graph); }}};
   const std::vector<PassStage>& optimizer = OptimizerStages();
   for (const PassStage& stage : optimizer) {
     const StageRole role = &stage == &optimizer.back() ? StageRole::kOptimized : StageRole::kOther;

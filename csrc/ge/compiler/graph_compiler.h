@@ -27,8 +27,8 @@ struct CompiledGraph {
   std::shared_ptr<const Model> model;
   std::vector<StageStat> stages;
   std::map<std::string, int> engine_counts;  // engine -> node count
-  int fused_groups = 0;                       // distinct _fused_group values
-  std::vector<PassStat> passes;               // every optimizer pass that ran, in order
+  int fused_groups = 0;                      // distinct _fused_group values
+  std::vector<PassStat> passes;              // every optimizer pass that ran, in order
   autofuse::AutofuseStats autofuse;
 };
 
@@ -64,8 +64,9 @@ class DeviceGraphEvaluator final : public GraphEvaluator {
 };
 
 // Runs prepare -> every optimizer stage of passes/pipeline.cc (optimize_original,
-// optimize_stage1, optimize_stage2) -> autofuse (generated kernels, ge/autofuse) -> partition -> memory -> final (tasks). With dump formats set, writes
-// `graph_<id>_pid<pid>_<NN>_<stage>.<ext>` into dump_path: stage 00 is the graph as given
+// optimize_stage1, optimize_stage2) -> autofuse (generated kernels, ge/autofuse) -> partition -> memory -> final
+// (tasks). With dump formats set, writes `graph_<id>_pid<pid>_<NN>_<stage>.<ext>` into dump_path: stage 00 is the graph
+// as given
 // ("original"), the last is "final" (every node annotated with engine, stream, memory and
 // its FX origin).
 Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const CompileOptions& options);

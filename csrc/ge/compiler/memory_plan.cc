@@ -145,7 +145,8 @@ bool MemoryPlanner::StridedReadersAccept(const Node* node) const {
     if (use.user->type() == kOpNetOutput) return false;
     if (const FusedKernelDef* def = DefinitionOf(use.user)) {
       const auto producer = def->ProducerOfInput(use.input_index);
-      if (!producer || !kernels->AcceptsStridedInput(producer->producer->type, producer->index, rank, producer->producer->attrs))
+      if (!producer ||
+          !kernels->AcceptsStridedInput(producer->producer->type, producer->index, rank, producer->producer->attrs))
         return false;
     } else if (!kernels->AcceptsStridedInput(use.user->type(), use.input_index, rank, use.user->attrs())) {
       return false;
@@ -176,8 +177,9 @@ bool MemoryPlanner::TryView(const Node* node) {
   view.io_index = root_info.io_index;
   if (root_info.placement == Placement::kInput) view.offset = delta_[static_cast<size_t>(out)];
   if (root_info.placement == Placement::kConstant)
-    view.constant = Tensor(view.desc, static_cast<uint8_t*>(root_info.constant.data()) + delta_[static_cast<size_t>(out)],
-                           root_info.constant.owner());
+    view.constant =
+        Tensor(view.desc, static_cast<uint8_t*>(root_info.constant.data()) + delta_[static_cast<size_t>(out)],
+               root_info.constant.owner());
   plan_.views.insert(node);
   return true;
 }
@@ -185,7 +187,8 @@ bool MemoryPlanner::TryView(const Node* node) {
 // An output written over an arena input of its dtype and shape whose group dies at this op.
 void MemoryPlanner::TryWriteOverInput(const Node* node) {
   const KernelFactory* kernels = options_.kernels;
-  if (kernels == nullptr || !kernels->WritesOverInput(node->type()) || node->num_outputs() != 1 || HasControlEdges(node))
+  if (kernels == nullptr || !kernels->WritesOverInput(node->type()) || node->num_outputs() != 1 ||
+      HasControlEdges(node))
     return;
   const int32_t out = plan_.value_ids.at(node)[0];
   if (plan_.values[static_cast<size_t>(out)].placement != Placement::kArena) return;
@@ -219,7 +222,8 @@ void MemoryPlanner::PlaceArena() {
   for (const Node* node : schedule_) {
     const int32_t step = step_of_.at(node);
     for (int32_t id : plan_.value_ids.at(node)) {
-      if (plan_.values[static_cast<size_t>(id)].placement != Placement::kArena || root_of_[static_cast<size_t>(id)] != id)
+      if (plan_.values[static_cast<size_t>(id)].placement != Placement::kArena ||
+          root_of_[static_cast<size_t>(id)] != id)
         continue;
       requests.push_back({plan_.values[static_cast<size_t>(id)].desc.ByteSize(), step, GroupEnd(id)});
       request_value.push_back(id);
@@ -238,7 +242,8 @@ void MemoryPlanner::PlaceArena() {
     }
   }
   const ArenaPlan arena = PlanArena(requests, options_.reuse);
-  for (size_t r = 0; r < requests.size(); ++r) plan_.values[static_cast<size_t>(request_value[r])].offset = arena.offsets[r];
+  for (size_t r = 0; r < requests.size(); ++r)
+    plan_.values[static_cast<size_t>(request_value[r])].offset = arena.offsets[r];
   for (size_t id = 0; id < node_values; ++id)  // aliases sit at their root's offset plus their delta
     if (root_of_[id] != static_cast<int32_t>(id) && plan_.values[id].placement == Placement::kArena)
       plan_.values[id].offset = plan_.values[static_cast<size_t>(root_of_[id])].offset + delta_[id];

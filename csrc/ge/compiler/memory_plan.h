@@ -18,8 +18,8 @@ struct MemoryPlan {
   std::vector<ValueInfo> values;  // every node output (by value id), then every workspace
   std::unordered_map<const Node*, std::vector<int32_t>> value_ids;      // per node, per output
   std::unordered_map<const Node*, std::vector<int32_t>> workspace_ids;  // per kernel node
-  std::vector<int32_t> input_values;  // value id of each graph input
-  std::vector<OutputSource> outputs;  // how each graph output is produced
+  std::vector<int32_t> input_values;                                    // value id of each graph input
+  std::vector<OutputSource> outputs;                                    // how each graph output is produced
   // Alias groups: nodes whose output is a zero-copy view of its input (no task runs them), and
   // nodes whose output takes the bytes of an input that dies there (node -> input index).
   std::unordered_set<const Node*> views;
@@ -75,9 +75,9 @@ class MemoryPlanner {
   MemoryPlanOptions options_;
   MemoryPlan plan_;
   std::unordered_map<const Node*, int32_t> step_of_;
-  std::vector<int32_t> root_of_;   // alias group root of every value
-  std::vector<int64_t> delta_;     // byte offset of a value inside its root
-  std::vector<int32_t> last_use_;  // step of each value's last reader
+  std::vector<int32_t> root_of_;                     // alias group root of every value
+  std::vector<int64_t> delta_;                       // byte offset of a value inside its root
+  std::vector<int32_t> last_use_;                    // step of each value's last reader
   std::unordered_map<int32_t, int32_t> group_last_;  // root -> last use of any value of its group
 };
 

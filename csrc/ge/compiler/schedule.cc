@@ -39,8 +39,10 @@ std::vector<Node*> Kahn(const Graph& graph, bool depth_first) {
     for (Node* c : n->control_outputs())
       if (--pending[c] == 0) released.push_back(c);
     // Depth first pops from the back: push in reverse so the first released runs first.
-    if (depth_first) ready.insert(ready.end(), released.rbegin(), released.rend());
-    else ready.insert(ready.end(), released.begin(), released.end());
+    if (depth_first)
+      ready.insert(ready.end(), released.rbegin(), released.rend());
+    else
+      ready.insert(ready.end(), released.begin(), released.end());
   }
   return order;
 }
@@ -62,7 +64,8 @@ std::vector<Node*> ReverseDfs(const Graph& graph, bool stable) {
       for (Value v : n->inputs())
         if (v.valid()) f.deps.push_back(v.node);
       for (Node* c : n->control_inputs()) f.deps.push_back(c);
-      if (stable) std::sort(f.deps.begin(), f.deps.end(), [](const Node* a, const Node* b) { return a->id() < b->id(); });
+      if (stable)
+        std::sort(f.deps.begin(), f.deps.end(), [](const Node* a, const Node* b) { return a->id() < b->id(); });
       on_path.insert(n);
       stack.push_back(std::move(f));
     };
@@ -96,7 +99,8 @@ Expected<TopoStrategy> ParseTopoStrategy(std::string_view text) {
   if (text == "RDFS" || text == "2") return TopoStrategy::kRDFS;
   if (text == "StableRDFS" || text == "3") return TopoStrategy::kStableRDFS;
   if (text == "MemoryAware") return TopoStrategy::kMemoryAware;
-  return InvalidArgument("topology sorting strategy '{}' is not supported (BFS, DFS, RDFS, StableRDFS, MemoryAware)", text);
+  return InvalidArgument("topology sorting strategy '{}' is not supported (BFS, DFS, RDFS, StableRDFS, MemoryAware)",
+                         text);
 }
 
 Expected<std::vector<Node*>> ScheduleNodes(const Graph& graph, TopoStrategy strategy) {
@@ -108,7 +112,8 @@ Expected<std::vector<Node*>> ScheduleNodes(const Graph& graph, TopoStrategy stra
     case TopoStrategy::kRDFS: order = ReverseDfs(graph, false); break;
     case TopoStrategy::kStableRDFS: order = ReverseDfs(graph, true); break;
   }
-  if (order.size() != static_cast<size_t>(graph.num_nodes())) return InvalidArgument("graph '{}' has a cycle", graph.name());
+  if (order.size() != static_cast<size_t>(graph.num_nodes()))
+    return InvalidArgument("graph '{}' has a cycle", graph.name());
   // A cycle would let RDFS emit a node before an input still on the DFS path: check the order.
   std::unordered_map<const Node*, size_t> position;
   for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;

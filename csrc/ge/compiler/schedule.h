@@ -11,10 +11,11 @@
 namespace ge {
 
 enum class TopoStrategy {
-  kBFS,         // "BFS" / "0": ready nodes in the order they became ready (breadth first)
-  kDFS,         // "DFS" / "1": the users a node just released run next (depth first)
-  kRDFS,        // "RDFS" / "2": post-order from the outputs, inputs in input order: each value is made just before its first use
-  kStableRDFS,  // "StableRDFS" / "3": like RDFS, inputs visited in creation order
+  kBFS,   // "BFS" / "0": ready nodes in the order they became ready (breadth first)
+  kDFS,   // "DFS" / "1": the users a node just released run next (depth first)
+  kRDFS,  // "RDFS" / "2": post-order from the outputs, inputs in input order: each value is made just before its first
+          // use
+  kStableRDFS,   // "StableRDFS" / "3": like RDFS, inputs visited in creation order
   kMemoryAware,  // "MemoryAware": the one of the four whose arena plan is smallest (DFS on ties)
 };
 

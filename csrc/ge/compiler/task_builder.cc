@@ -25,7 +25,8 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
     if (auto ws = plan.workspace_ids.find(node); ws != plan.workspace_ids.end()) task.workspaces = ws->second;
     if (auto def = fused.kernels.find(node); def != fused.kernels.end()) task.fused_kernel = def->second;
     if (task.type == kOpFusedKernel && task.fused_kernel == nullptr)
-      return FailedPrecondition("{}: a FusedKernel node without its definition (made outside auto-fusion?)", node->ToString());
+      return FailedPrecondition("{}: a FusedKernel node without its definition (made outside auto-fusion?)",
+                                node->ToString());
     model->tasks.push_back(std::move(task));
   }
   for (int32_t id : plan.input_values) model->input_descs.push_back(plan.values[static_cast<size_t>(id)].desc);

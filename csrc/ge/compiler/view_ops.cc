@@ -72,7 +72,8 @@ std::optional<std::vector<AxisRange>> Selection(const Node* node, const Shape& d
     if (!index || !axis_value || index->size() != 1 || axis_value->size() != 1) return std::nullopt;
     if (!node->input(1).node->output_desc(node->input(1).index).shape.empty()) return std::nullopt;  // 0-d index only
     const int64_t axis = normalize((*axis_value)[0]), at = (*index)[0];
-    if (axis < 0 || axis >= rank || at < 0 || at >= dims[static_cast<size_t>(axis)]) return std::nullopt;  // the kernel reports it
+    if (axis < 0 || axis >= rank || at < 0 || at >= dims[static_cast<size_t>(axis)])
+      return std::nullopt;  // the kernel reports it
     ranges[static_cast<size_t>(axis)] = {at, 1, 1};
     *dropped = axis;
     return ranges;
@@ -81,7 +82,8 @@ std::optional<std::vector<AxisRange>> Selection(const Node* node, const Shape& d
 }
 
 bool ViewCandidate(const Node* node) {
-  if (node->num_outputs() != 1 || node->num_inputs() < 1 || !node->input(0).valid() || HasControlEdges(node)) return false;
+  if (node->num_outputs() != 1 || node->num_inputs() < 1 || !node->input(0).valid() || HasControlEdges(node))
+    return false;
   const Value x = node->input(0);
   const TensorDesc& in = x.node->output_desc(x.index);
   const TensorDesc& out = node->output_desc(0);

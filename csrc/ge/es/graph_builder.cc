@@ -96,7 +96,8 @@ std::vector<EsTensor> GraphBuilder::Op(const std::string& type, const std::vecto
     Fail(InvalidArgument("{}: num_outputs must be given exactly for ops with a dynamic output", type));
     return {};
   }
-  Node* node = graph_->AddNode(type, name, flat, proto->HasDynamicOutput() ? num_outputs : static_cast<int>(proto->outputs.size()));
+  Node* node = graph_->AddNode(type, name, flat,
+                               proto->HasDynamicOutput() ? num_outputs : static_cast<int>(proto->outputs.size()));
   node->mutable_attrs() = std::move(attrs);
   Status st = OpRegistry::Global().VerifyAndInfer(*node);
   if (!st.ok()) {

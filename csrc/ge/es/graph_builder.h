@@ -49,7 +49,8 @@ class GraphBuilder {
   std::vector<EsTensor> Op(const std::string& type, const std::vector<OpInput>& inputs, AttrMap attrs = {},
                            const std::string& name = "", int num_outputs = -1);
   // Single-output convenience form of Op().
-  EsTensor Op1(const std::string& type, const std::vector<OpInput>& inputs, AttrMap attrs = {}, const std::string& name = "");
+  EsTensor Op1(const std::string& type, const std::vector<OpInput>& inputs, AttrMap attrs = {},
+               const std::string& name = "");
 
   void SetOutputs(const std::vector<EsTensor>& outputs);
   // Verifies the whole graph and hands it over; the builder is spent afterwards.

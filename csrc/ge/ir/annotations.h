@@ -4,17 +4,18 @@
 
 namespace ge {
 
-inline constexpr const char* kAttrFxNode = "_fx_node";      // string: the FX node this IR node came from
-inline constexpr const char* kAttrSource = "_source";       // string: the user's source line of that FX node
-inline constexpr const char* kAttrEngine = "_engine";       // string: local / native / host_fallback (partition)
-inline constexpr const char* kAttrStream = "_stream";       // int: stream the task runs on (partition)
+inline constexpr const char* kAttrFxNode = "_fx_node";          // string: the FX node this IR node came from
+inline constexpr const char* kAttrSource = "_source";           // string: the user's source line of that FX node
+inline constexpr const char* kAttrEngine = "_engine";           // string: local / native / host_fallback (partition)
+inline constexpr const char* kAttrStream = "_stream";           // int: stream the task runs on (partition)
 inline constexpr const char* kAttrFusedGroup = "_fused_group";  // int: fused kernel group, when fused
 inline constexpr const char* kAttrMemOffsets = "_mem_offsets";  // ints per output; -1 when not in the arena
 inline constexpr const char* kAttrMemSizes = "_mem_sizes";      // ints per output: bytes
 inline constexpr const char* kAttrView = "_view";               // bool: output is a zero-copy view of input 0 (no task)
 inline constexpr const char* kAttrInplaceInput = "_inplace_input";  // int: output written over this input's bytes
-inline constexpr const char* kAttrWorkspaceOffsets = "_workspace_offsets";  // ints: arena offset of each kernel scratch tensor
-inline constexpr const char* kAttrWorkspaceSizes = "_workspace_sizes";      // ints: their bytes
-inline constexpr const char* kAttrPlacement = "_placement";     // strings per output: arena/input/output/constant
+inline constexpr const char* kAttrWorkspaceOffsets =
+    "_workspace_offsets";  // ints: arena offset of each kernel scratch tensor
+inline constexpr const char* kAttrWorkspaceSizes = "_workspace_sizes";  // ints: their bytes
+inline constexpr const char* kAttrPlacement = "_placement";  // strings per output: arena/input/output/constant
 
 }  // namespace ge

@@ -11,8 +11,8 @@
 
 namespace ge {
 
-using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, std::vector<int64_t>,
-                               std::vector<double>, std::vector<bool>, std::vector<std::string>, Tensor>;
+using AttrValue = std::variant<int64_t, double, bool, std::string, DataType, std::vector<int64_t>, std::vector<double>,
+                               std::vector<bool>, std::vector<std::string>, Tensor>;
 
 // In the same order as the variant alternatives.
 enum class AttrType { kInt, kFloat, kBool, kString, kDataType, kListInt, kListFloat, kListBool, kListString, kTensor };

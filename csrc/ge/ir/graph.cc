@@ -96,8 +96,9 @@ std::vector<Node*> Graph::DataNodes() const {
   std::vector<Node*> data;
   for (const auto& n : nodes_)
     if (n->type() == kOpData) data.push_back(n.get());
-  std::stable_sort(data.begin(), data.end(),
-                   [](Node* a, Node* b) { return a->GetAttrOr<int64_t>("index", 0) < b->GetAttrOr<int64_t>("index", 0); });
+  std::stable_sort(data.begin(), data.end(), [](Node* a, Node* b) {
+    return a->GetAttrOr<int64_t>("index", 0) < b->GetAttrOr<int64_t>("index", 0);
+  });
   return data;
 }
 

@@ -52,9 +52,13 @@ class Node {
   bool HasAttr(const std::string& name) const { return attrs_.count(name) != 0; }
   void SetAttr(const std::string& name, AttrValue value) { attrs_[name] = std::move(value); }
   template <typename T>
-  Expected<T> GetAttr(const std::string& name) const { return ge::GetAttr<T>(attrs_, name); }
+  Expected<T> GetAttr(const std::string& name) const {
+    return ge::GetAttr<T>(attrs_, name);
+  }
   template <typename T>
-  T GetAttrOr(const std::string& name, T fallback) const { return ge::GetAttrOr<T>(attrs_, name, std::move(fallback)); }
+  T GetAttrOr(const std::string& name, T fallback) const {
+    return ge::GetAttrOr<T>(attrs_, name, std::move(fallback));
+  }
 
   const std::vector<Node*>& control_inputs() const { return control_inputs_; }
   const std::vector<Node*>& control_outputs() const { return control_outputs_; }
@@ -68,7 +72,11 @@ class Node {
     std::vector<Use> users;
   };
   Node(Graph* graph, int64_t id, std::string type, std::string name, int num_outputs)
-      : graph_(graph), id_(id), type_(std::move(type)), name_(std::move(name)), outputs_(static_cast<size_t>(num_outputs)) {}
+      : graph_(graph),
+        id_(id),
+        type_(std::move(type)),
+        name_(std::move(name)),
+        outputs_(static_cast<size_t>(num_outputs)) {}
 
   Graph* graph_;
   int64_t id_;

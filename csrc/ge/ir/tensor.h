@@ -29,7 +29,9 @@ class Tensor {
   const TensorDesc& desc() const { return desc_; }
   void* data() const { return data_; }
   template <typename T>
-  T* data_as() const { return static_cast<T*>(data_); }
+  T* data_as() const {
+    return static_cast<T*>(data_);
+  }
   int64_t nbytes() const { return desc_.ByteSize(); }
   bool defined() const { return data_ != nullptr || desc_.NumElements() == 0; }
   const std::shared_ptr<void>& owner() const { return owner_; }

@@ -12,16 +12,30 @@ struct DtypeInfo {
   int64_t size;
 };
 constexpr std::array<DtypeInfo, 14> kDtypes = {{
-    {DataType::kFloat, "DT_FLOAT", 4},     {DataType::kFloat16, "DT_FLOAT16", 2}, {DataType::kInt8, "DT_INT8", 1},
-    {DataType::kInt32, "DT_INT32", 4},     {DataType::kUInt8, "DT_UINT8", 1},     {DataType::kInt16, "DT_INT16", 2},
-    {DataType::kUInt16, "DT_UINT16", 2},   {DataType::kUInt32, "DT_UINT32", 4},   {DataType::kInt64, "DT_INT64", 8},
-    {DataType::kUInt64, "DT_UINT64", 8},   {DataType::kDouble, "DT_DOUBLE", 8},   {DataType::kBool, "DT_BOOL", 1},
-    {DataType::kBFloat16, "DT_BF16", 2},   {DataType::kUndefined, "DT_UNDEFINED", 0},
+    {DataType::kFloat, "DT_FLOAT", 4},
+    {DataType::kFloat16, "DT_FLOAT16", 2},
+    {DataType::kInt8, "DT_INT8", 1},
+    {DataType::kInt32, "DT_INT32", 4},
+    {DataType::kUInt8, "DT_UINT8", 1},
+    {DataType::kInt16, "DT_INT16", 2},
+    {DataType::kUInt16, "DT_UINT16", 2},
+    {DataType::kUInt32, "DT_UINT32", 4},
+    {DataType::kInt64, "DT_INT64", 8},
+    {DataType::kUInt64, "DT_UINT64", 8},
+    {DataType::kDouble, "DT_DOUBLE", 8},
+    {DataType::kBool, "DT_BOOL", 1},
+    {DataType::kBFloat16, "DT_BF16", 2},
+    {DataType::kUndefined, "DT_UNDEFINED", 0},
 }};
 
 constexpr std::array<std::pair<Format, std::string_view>, 8> kFormats = {{
-    {Format::kNCHW, "NCHW"}, {Format::kNHWC, "NHWC"}, {Format::kND, "ND"}, {Format::kNC1HWC0, "NC1HWC0"},
-    {Format::kFractalZ, "FRACTAL_Z"}, {Format::kNCDHW, "NCDHW"}, {Format::kNDHWC, "NDHWC"},
+    {Format::kNCHW, "NCHW"},
+    {Format::kNHWC, "NHWC"},
+    {Format::kND, "ND"},
+    {Format::kNC1HWC0, "NC1HWC0"},
+    {Format::kFractalZ, "FRACTAL_Z"},
+    {Format::kNCDHW, "NCDHW"},
+    {Format::kNDHWC, "NDHWC"},
     {Format::kFractalNZ, "FRACTAL_NZ"},
 }};
 

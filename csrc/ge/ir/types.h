@@ -26,9 +26,18 @@ enum class DataType : int32_t {
   kUndefined = 28,
 };
 
-enum class Format : int32_t { kNCHW = 0, kNHWC = 1, kND = 2, kNC1HWC0 = 3, kFractalZ = 4, kNCDHW = 30, kNDHWC = 27, kFractalNZ = 29 };
+enum class Format : int32_t {
+  kNCHW = 0,
+  kNHWC = 1,
+  kND = 2,
+  kNC1HWC0 = 3,
+  kFractalZ = 4,
+  kNCDHW = 30,
+  kNDHWC = 27,
+  kFractalNZ = 29
+};
 
-int64_t DataTypeSize(DataType dtype);  // bytes per element; 0 for kUndefined
+int64_t DataTypeSize(DataType dtype);           // bytes per element; 0 for kUndefined
 std::string_view DataTypeName(DataType dtype);  // "DT_FLOAT", ...
 Expected<DataType> ParseDataType(std::string_view name);
 bool IsFloatingPoint(DataType dtype);

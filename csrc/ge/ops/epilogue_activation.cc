@@ -16,7 +16,8 @@ const std::vector<EpilogueActivationDef>& EpilogueActivations() {
       {EpilogueActivation::kGeluTanh, "gelu_tanh", "Gelu", [](const Node& n) { return GeluIs(n, "tanh"); }},
       {EpilogueActivation::kSigmoid, "sigmoid", "Sigmoid"},
       {EpilogueActivation::kTanh, "tanh", "Tanh"},
-      {EpilogueActivation::kSilu, "silu", "Swish", [](const Node& n) { return n.GetAttrOr<double>("scale", 1.0) == 1.0; }},
+      {EpilogueActivation::kSilu, "silu", "Swish",
+       [](const Node& n) { return n.GetAttrOr<double>("scale", 1.0) == 1.0; }},
   };
   return table;
 }

@@ -27,18 +27,20 @@ Status InferFrameworkOp(InferContext& ctx, std::vector<std::pair<int, int>> muta
   GE_RETURN_IF_ERROR(InferOutputsFromAttrs(ctx));
   const OpProto* proto = OpRegistry::Global().Find(ctx.node().type());
   for (const auto& [out, in] : mutated) {
-    if (out >= ctx.node().num_outputs()) return ctx.Error("mutated argument {} has no output {}", proto->inputs[in].name, out);
+    if (out >= ctx.node().num_outputs())
+      return ctx.Error("mutated argument {} has no output {}", proto->inputs[in].name, out);
     const TensorDesc& input = ctx.Input(proto->InputRange(in, ctx.node().num_inputs()).first);
     if (ctx.Output(out).dtype != input.dtype || ctx.Output(out).shape != input.shape)
-      return ctx.Error("the fake kernel says mutated argument '{}' becomes {}{}, but it is {}{}", proto->inputs[in].name,
-                       DataTypeName(ctx.Output(out).dtype), ShapeToString(ctx.Output(out).shape), DataTypeName(input.dtype),
-                       ShapeToString(input.shape));
+      return ctx.Error("the fake kernel says mutated argument '{}' becomes {}{}, but it is {}{}",
+                       proto->inputs[in].name, DataTypeName(ctx.Output(out).dtype),
+                       ShapeToString(ctx.Output(out).shape), DataTypeName(input.dtype), ShapeToString(input.shape));
   }
   return {};
 }
 
 bool SameProto(const OpProto& a, const OpProto& b) {
-  if (a.framework_op != b.framework_op || a.inplace != b.inplace || a.mutated_arguments != b.mutated_arguments) return false;
+  if (a.framework_op != b.framework_op || a.inplace != b.inplace || a.mutated_arguments != b.mutated_arguments)
+    return false;
   if (a.inputs.size() != b.inputs.size() || a.attrs.size() != b.attrs.size()) return false;
   for (size_t i = 0; i < a.inputs.size(); ++i)
     if (a.inputs[i].name != b.inputs[i].name || a.inputs[i].kind != b.inputs[i].kind) return false;
@@ -54,9 +56,12 @@ Status RegisterFrameworkOp(OpRegistry& registry, const FrameworkOpSpec& spec) {
   OpDef def(spec.type);
   def.TypeVar("T", dtypes::kAll, /*per_value=*/true);
   for (const auto& [name, kind] : spec.inputs) {
-    if (kind == InputKind::kRequired) def.Input(name, "T");
-    else if (kind == InputKind::kOptional) def.OptionalInput(name, "T");
-    else def.DynamicInput(name, "T");
+    if (kind == InputKind::kRequired)
+      def.Input(name, "T");
+    else if (kind == InputKind::kOptional)
+      def.OptionalInput(name, "T");
+    else
+      def.DynamicInput(name, "T");
   }
   def.DynamicOutput("y", "T")
       .Attr("output_dtypes", AttrType::kListInt)
@@ -67,7 +72,8 @@ Status RegisterFrameworkOp(OpRegistry& registry, const FrameworkOpSpec& spec) {
   for (const auto& [out, in] : spec.mutated)
     if (spec.in_place) def.Inplace(out, in);
   def.Infer([mutated = spec.mutated](InferContext& ctx) { return InferFrameworkOp(ctx, mutated); });
-  def.Doc(spec.doc.empty() ? fmt::format("runs framework operator {} through its dispatcher", spec.framework_op) : spec.doc);
+  def.Doc(spec.doc.empty() ? fmt::format("runs framework operator {} through its dispatcher", spec.framework_op)
+                           : spec.doc);
   OpProto proto = def.Build();
   proto.framework_op = spec.framework_op;
   proto.mutated_arguments = spec.mutated;

@@ -14,8 +14,8 @@
 namespace ge {
 
 struct FrameworkOpSpec {
-  std::string type;          // the IR op type
-  std::string framework_op;  // "ns::name" or "ns::name.overload"
+  std::string type;                                       // the IR op type
+  std::string framework_op;                               // "ns::name" or "ns::name.overload"
   std::vector<std::pair<std::string, InputKind>> inputs;  // tensor arguments, schema order
   std::vector<std::pair<std::string, AttrType>> attrs;    // the other arguments, schema order
   // Mutated arguments: {output, input}. `in_place`: the outputs are the inputs' memory (graph

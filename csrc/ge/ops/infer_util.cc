@@ -10,11 +10,16 @@ Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
   for (size_t i = 0; i < rank; ++i) {
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da == db) out[i] = da;
-    else if (da == 1) out[i] = db;
-    else if (db == 1) out[i] = da;
-    else if (da < 0 || db < 0) out[i] = std::max(da, db) > 1 ? std::max(da, db) : kUnknownDim;
-    else return InvalidArgument("shapes {} and {} do not broadcast", ShapeToString(a), ShapeToString(b));
+    if (da == db)
+      out[i] = da;
+    else if (da == 1)
+      out[i] = db;
+    else if (db == 1)
+      out[i] = da;
+    else if (da < 0 || db < 0)
+      out[i] = std::max(da, db) > 1 ? std::max(da, db) : kUnknownDim;
+    else
+      return InvalidArgument("shapes {} and {} do not broadcast", ShapeToString(a), ShapeToString(b));
   }
   return out;
 }
@@ -53,12 +58,14 @@ Status InferOutputsFromAttrs(InferContext& ctx) {
   const auto dims = ctx.Attr<std::vector<int64_t>>("output_shapes");
   const int n = ctx.node().num_outputs();
   if (static_cast<int>(dtypes.size()) != n || static_cast<int>(ranks.size()) != n)
-    return ctx.Error("output_dtypes/output_ranks describe {}/{} outputs, the node has {}", dtypes.size(), ranks.size(), n);
+    return ctx.Error("output_dtypes/output_ranks describe {}/{} outputs, the node has {}", dtypes.size(), ranks.size(),
+                     n);
   size_t next = 0;
   for (int o = 0; o < n; ++o) {
     if (ranks[o] < 0 || next + static_cast<size_t>(ranks[o]) > dims.size())
       return ctx.Error("output_shapes is too short for output {}", o);
-    Shape shape(dims.begin() + static_cast<std::ptrdiff_t>(next), dims.begin() + static_cast<std::ptrdiff_t>(next + ranks[o]));
+    Shape shape(dims.begin() + static_cast<std::ptrdiff_t>(next),
+                dims.begin() + static_cast<std::ptrdiff_t>(next + ranks[o]));
     next += static_cast<size_t>(ranks[o]);
     ctx.Output(o).dtype = static_cast<DataType>(dtypes[o]);
     ctx.Output(o).SetShape(std::move(shape));

@@ -92,11 +92,12 @@ bool IsIdentifier(const std::string& name) {
 }
 
 Expected<AttrType> PluginAttrType(const std::string& name) {
-  static const std::map<std::string, AttrType> kTypes = {{"int", AttrType::kInt},       {"float", AttrType::kFloat},
-                                                         {"bool", AttrType::kBool},     {"string", AttrType::kString},
-                                                         {"list_int", AttrType::kListInt}, {"list_float", AttrType::kListFloat}};
+  static const std::map<std::string, AttrType> kTypes = {
+      {"int", AttrType::kInt},       {"float", AttrType::kFloat},      {"bool", AttrType::kBool},
+      {"string", AttrType::kString}, {"list_int", AttrType::kListInt}, {"list_float", AttrType::kListFloat}};
   auto it = kTypes.find(name);
-  if (it == kTypes.end()) return InvalidArgument("attr type '{}' (int, float, bool, string, list_int, list_float)", name);
+  if (it == kTypes.end())
+    return InvalidArgument("attr type '{}' (int, float, bool, string, list_int, list_float)", name);
   return it->second;
 }
 
@@ -112,7 +113,8 @@ Status InferWithPlugin(InferContext& ctx, TgeInferFn infer, int num_inputs, int 
       continue;
     }
     const TensorDesc& in = ctx.Input(i);
-    if (in.shape.size() > TGE_MAX_RANK) return ctx.Error("input {} has rank {} (plugins take up to {})", i, in.shape.size(), TGE_MAX_RANK);
+    if (in.shape.size() > TGE_MAX_RANK)
+      return ctx.Error("input {} has rank {} (plugins take up to {})", i, in.shape.size(), TGE_MAX_RANK);
     d.dtype = static_cast<int32_t>(in.dtype);
     d.rank = static_cast<int32_t>(in.shape.size());
     for (size_t k = 0; k < in.shape.size(); ++k) d.shape[k] = in.shape[k];
@@ -132,7 +134,8 @@ Status InferWithPlugin(InferContext& ctx, TgeInferFn infer, int num_inputs, int 
   for (int o = 0; o < num_outputs; ++o) {
     const TgeTensorDesc& d = outputs[static_cast<size_t>(o)];
     if (d.rank < 0 || d.rank > TGE_MAX_RANK) return ctx.Error("the plugin set output {} to rank {}", o, d.rank);
-    if (DataTypeSize(static_cast<DataType>(d.dtype)) == 0 || DataTypeName(static_cast<DataType>(d.dtype)) == "DT_UNDEFINED")
+    if (DataTypeSize(static_cast<DataType>(d.dtype)) == 0 ||
+        DataTypeName(static_cast<DataType>(d.dtype)) == "DT_UNDEFINED")
       return ctx.Error("the plugin set output {} to unknown dtype {}", o, d.dtype);
     Shape shape;
     for (int k = 0; k < d.rank; ++k) {
@@ -163,8 +166,10 @@ Status RegisterPluginOp(const std::string& library, const TgeOpDef* def) {
     const bool optional = name.back() == '?';
     if (optional) name.pop_back();
     GE_CHECK(IsIdentifier(name), "op {}: input name '{}' is not an identifier", type, name);
-    if (optional) op.OptionalInput(name, "T");
-    else op.Input(name, "T");
+    if (optional)
+      op.OptionalInput(name, "T");
+    else
+      op.Input(name, "T");
   }
   const auto outputs = SplitNames(def->outputs);
   GE_CHECK(!outputs.empty(), "op {}: no outputs", type);
@@ -181,9 +186,8 @@ Status RegisterPluginOp(const std::string& library, const TgeOpDef* def) {
     if (!attr_type.ok()) return attr_type.status().WithContext(fmt::format("op {} attr '{}'", type, name));
     op.Attr(name, *attr_type);
   }
-  op.Infer([infer = def->infer, n_in = static_cast<int>(inputs.size()), n_out = static_cast<int>(outputs.size())](InferContext& ctx) {
-    return InferWithPlugin(ctx, infer, n_in, n_out);
-  });
+  op.Infer([infer = def->infer, n_in = static_cast<int>(inputs.size()), n_out = static_cast<int>(outputs.size())](
+               InferContext& ctx) { return InferWithPlugin(ctx, infer, n_in, n_out); });
   op.Doc(fmt::format("{} (op plugin {})", def->doc ? def->doc : "", library));
   GE_RETURN_IF_ERROR(OpRegistry::Global().Register(op.Build()));
   Kernels()[type] = PluginKernel{def->compute, library};

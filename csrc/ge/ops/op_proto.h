@@ -71,7 +71,9 @@ struct OpProto {
   int DynamicInputIndex() const;  // position of the dynamic input in `inputs`, or -1
   bool HasDynamicOutput() const { return outputs.size() == 1 && outputs[0].dynamic; }
   // The declaration of node output `index` (the dynamic output covers them all).
-  const OutputDef& OutputDefFor(int index) const { return outputs[HasDynamicOutput() ? 0 : static_cast<size_t>(index)]; }
+  const OutputDef& OutputDefFor(int index) const {
+    return outputs[HasDynamicOutput() ? 0 : static_cast<size_t>(index)];
+  }
   // Flat node-input range [begin, end) of declared input `def_index` for a node with
   // `num_node_inputs` inputs (a dynamic input expands to however many are left).
   std::pair<int, int> InputRange(int def_index, int num_node_inputs) const;
@@ -82,9 +84,15 @@ class OpDef {
  public:
   explicit OpDef(std::string type) { proto_.type = std::move(type); }
   OpDef& TypeVar(std::string name, std::vector<DataType> allowed, bool per_value = false);
-  OpDef& Input(std::string name, std::string type_var) { return AddInput(std::move(name), InputKind::kRequired, std::move(type_var)); }
-  OpDef& OptionalInput(std::string name, std::string type_var) { return AddInput(std::move(name), InputKind::kOptional, std::move(type_var)); }
-  OpDef& DynamicInput(std::string name, std::string type_var) { return AddInput(std::move(name), InputKind::kDynamic, std::move(type_var)); }
+  OpDef& Input(std::string name, std::string type_var) {
+    return AddInput(std::move(name), InputKind::kRequired, std::move(type_var));
+  }
+  OpDef& OptionalInput(std::string name, std::string type_var) {
+    return AddInput(std::move(name), InputKind::kOptional, std::move(type_var));
+  }
+  OpDef& DynamicInput(std::string name, std::string type_var) {
+    return AddInput(std::move(name), InputKind::kDynamic, std::move(type_var));
+  }
   OpDef& Output(std::string name, std::string type_var);
   OpDef& DynamicOutput(std::string name, std::string type_var);
   OpDef& Attr(std::string name, AttrType type, std::optional<AttrValue> default_value = std::nullopt);
@@ -102,11 +110,11 @@ class OpDef {
 
 // Common dtype sets.
 namespace dtypes {
-extern const std::vector<DataType> kFloat;     // f16, bf16, f32, f64
-extern const std::vector<DataType> kInt;       // int8..int64, uint8
-extern const std::vector<DataType> kIndex;     // int32, int64
-extern const std::vector<DataType> kNumeric;   // kFloat + kInt
-extern const std::vector<DataType> kAll;       // kNumeric + bool
+extern const std::vector<DataType> kFloat;    // f16, bf16, f32, f64
+extern const std::vector<DataType> kInt;      // int8..int64, uint8
+extern const std::vector<DataType> kIndex;    // int32, int64
+extern const std::vector<DataType> kNumeric;  // kFloat + kInt
+extern const std::vector<DataType> kAll;      // kNumeric + bool
 }  // namespace dtypes
 
 // What an InferShape function sees of its node. Input indices are positions in the
@@ -117,8 +125,8 @@ class InferContext {
 
   bool HasInput(int def_index) const;
   const TensorDesc& Input(int def_index) const;
-  int NumDynamic() const;                          // count of the dynamic input's values
-  const TensorDesc& Dynamic(int k) const;          // k-th value of the dynamic input
+  int NumDynamic() const;                  // count of the dynamic input's values
+  const TensorDesc& Dynamic(int k) const;  // k-th value of the dynamic input
   // The Const value feeding input `def_index`, or nullptr when it is not a constant.
   const Tensor* ConstInput(int def_index) const;
   TensorDesc& Output(int i) { return node_.output_desc(i); }

@@ -29,8 +29,8 @@ Status OpRegistry::Register(OpProto proto) {
   int dynamic = 0;
   for (const auto& in : proto.inputs) {
     dynamic += in.kind == InputKind::kDynamic;
-    GE_CHECK(proto.FindTypeVar(in.type_var), "op {}: input '{}' names unknown type variable '{}'", proto.type,
-             in.name, in.type_var);
+    GE_CHECK(proto.FindTypeVar(in.type_var), "op {}: input '{}' names unknown type variable '{}'", proto.type, in.name,
+             in.type_var);
   }
   GE_CHECK(dynamic <= 1, "op {}: at most one dynamic input is supported", proto.type);
   for (const auto& out : proto.outputs) {
@@ -134,7 +134,8 @@ Status OpRegistry::VerifyAndInfer(Node& node) const {
   for (size_t d = 0; d < proto.inputs.size(); ++d) {
     auto [begin, end] = proto.InputRange(static_cast<int>(d), node.num_inputs());
     for (int i = begin; i < end; ++i)
-      if (Value v = node.input(i); v.valid()) bound.emplace(proto.inputs[d].type_var, v.node->output_desc(v.index).dtype);
+      if (Value v = node.input(i); v.valid())
+        bound.emplace(proto.inputs[d].type_var, v.node->output_desc(v.index).dtype);
   }
   for (int o = 0; o < node.num_outputs(); ++o) {
     auto it = bound.find(proto.OutputDefFor(o).type_var);
@@ -162,7 +163,8 @@ Status VerifyGraphTypes(Graph& graph) {
     for (int o = 0; o < node->num_outputs(); ++o) before.push_back(node->output_desc(o));
     GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*node));
     for (int o = 0; o < node->num_outputs(); ++o) {
-      if (before[static_cast<size_t>(o)].dtype != DataType::kUndefined && !(before[static_cast<size_t>(o)] == node->output_desc(o))) {
+      if (before[static_cast<size_t>(o)].dtype != DataType::kUndefined &&
+          !(before[static_cast<size_t>(o)] == node->output_desc(o))) {
         const std::string got = node->output_desc(o).ToString();
         node->output_desc(o) = before[static_cast<size_t>(o)];
         return InvalidArgument("{} output {}: InferShape gives {} but the graph says {}", node->ToString(), o, got,

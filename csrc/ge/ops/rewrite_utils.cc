@@ -35,8 +35,8 @@ bool IsPlainReshape(const Node* node) {
 }
 
 bool IsSameBytesReshape(const Node* node) {
-  return (IsPlainReshape(node) || node->type() == kOpFlatten || node->type() == kOpIdentity) && node->num_outputs() == 1 &&
-         !HasControlEdges(node);
+  return (IsPlainReshape(node) || node->type() == kOpFlatten || node->type() == kOpIdentity) &&
+         node->num_outputs() == 1 && !HasControlEdges(node);
 }
 
 bool HasSingleUser(Value v) { return v.node->users(v.index).size() == 1; }
@@ -76,12 +76,34 @@ bool ConstIsAll(Value v, double x) {
   unsigned char pattern[8];
   const DataType dt = t->desc().dtype;
   switch (dt) {
-    case DataType::kFloat: { float f = static_cast<float>(x); std::memcpy(pattern, &f, 4); break; }
+    case DataType::kFloat: {
+      float f = static_cast<float>(x);
+      std::memcpy(pattern, &f, 4);
+      break;
+    }
     case DataType::kDouble: std::memcpy(pattern, &x, 8); break;
-    case DataType::kFloat16: { uint16_t h = FloatToHalfBits(static_cast<float>(x)); std::memcpy(pattern, &h, 2); break; }
-    case DataType::kBFloat16: { uint16_t h = FloatToBFloat16Bits(static_cast<float>(x)); std::memcpy(pattern, &h, 2); break; }
-    case DataType::kInt64: { int64_t i = static_cast<int64_t>(x); if (i != x) return false; std::memcpy(pattern, &i, 8); break; }
-    case DataType::kInt32: { int32_t i = static_cast<int32_t>(x); if (i != x) return false; std::memcpy(pattern, &i, 4); break; }
+    case DataType::kFloat16: {
+      uint16_t h = FloatToHalfBits(static_cast<float>(x));
+      std::memcpy(pattern, &h, 2);
+      break;
+    }
+    case DataType::kBFloat16: {
+      uint16_t h = FloatToBFloat16Bits(static_cast<float>(x));
+      std::memcpy(pattern, &h, 2);
+      break;
+    }
+    case DataType::kInt64: {
+      int64_t i = static_cast<int64_t>(x);
+      if (i != x) return false;
+      std::memcpy(pattern, &i, 8);
+      break;
+    }
+    case DataType::kInt32: {
+      int32_t i = static_cast<int32_t>(x);
+      if (i != x) return false;
+      std::memcpy(pattern, &i, 4);
+      break;
+    }
     default: return false;
   }
   const int64_t size = DataTypeSize(dt);
@@ -126,7 +148,8 @@ Status SubstituteNode(Graph& graph, Node* old_node, Node* replacement) {
     if (old_node->HasAttr(key)) replacement->SetAttr(key, old_node->attrs().at(key));
   GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*replacement));
   GE_CHECK(replacement->output_desc(0) == old_node->output_desc(0), "{}: replacement {} output {} differs from {}",
-           old_node->ToString(), replacement->type(), replacement->output_desc(0).ToString(), old_node->output_desc(0).ToString());
+           old_node->ToString(), replacement->type(), replacement->output_desc(0).ToString(),
+           old_node->output_desc(0).ToString());
   graph.ReplaceAllUsesWith(old_node->output(0), replacement->output(0));
   return {};
 }

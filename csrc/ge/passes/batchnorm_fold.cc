@@ -86,13 +86,16 @@ class BatchNormFold final : public GraphPass {
       folded_bias[k] = static_cast<float>((static_cast<double>(bias[k]) - mean[k]) * s[k] + offset[k]);
 
     Node* new_w = AddConst(graph, Tensor::FromVector(DataType::kFloat, wshape, w), producer->name() + "_bn_weight");
-    Node* new_b = AddConst(graph, Tensor::FromVector(DataType::kFloat, {channels}, folded_bias), producer->name() + "_bn_bias");
+    Node* new_b =
+        AddConst(graph, Tensor::FromVector(DataType::kFloat, {channels}, folded_bias), producer->name() + "_bn_bias");
     // By name: a constant may be shared with the BatchNorm and go away with it.
     const std::string old_w = weight_value.node->name();
     const std::string old_b = has_bias ? producer->input(2).node->name() : std::string();
     graph.SetInput(producer, 1, new_w->output(0));
-    if (producer->num_inputs() > 2) graph.SetInput(producer, 2, new_b->output(0));
-    else graph.AppendInput(producer, new_b->output(0));
+    if (producer->num_inputs() > 2)
+      graph.SetInput(producer, 2, new_b->output(0));
+    else
+      graph.AppendInput(producer, new_b->output(0));
     graph.ReplaceAllUsesWith(bn->output(0), y);
     GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, bn));
     for (const std::string& name : {old_w, old_b}) {

@@ -37,8 +37,8 @@ class CommonSubexpressionElimination final : public GraphPass {
       if (inserted) continue;
       bool output_or_mutated = false;
       for (int o = 0; o < node->num_outputs(); ++o)
-        output_or_mutated |= FeedsNetOutput(node->output(o)) || IsMutatedValue(node->output(o)) ||
-                             IsMutatedValue(it->second->output(o));
+        output_or_mutated |=
+            FeedsNetOutput(node->output(o)) || IsMutatedValue(node->output(o)) || IsMutatedValue(it->second->output(o));
       if (output_or_mutated) continue;
       for (int o = 0; o < node->num_outputs(); ++o) graph.ReplaceAllUsesWith(node->output(o), it->second->output(o));
       GE_RETURN_IF_ERROR(graph.RemoveNode(node));

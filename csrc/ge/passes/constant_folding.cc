@@ -56,7 +56,8 @@ class ConstantFolding final : public GraphPass {
 
  private:
   static bool Foldable(const Node& node, const PassContext& context) {
-    if (node.type() == kOpConst || HasSideEffects(&node) || HasControlEdges(&node) || node.num_inputs() == 0) return false;
+    if (node.type() == kOpConst || HasSideEffects(&node) || HasControlEdges(&node) || node.num_inputs() == 0)
+      return false;
     if (!context.evaluator->Supports(node.type())) return false;
     int64_t bytes = 0;
     for (int o = 0; o < node.num_outputs(); ++o) {

@@ -31,8 +31,10 @@ class MatMulBiasFold final : public GraphPass {
         const TensorDesc& b = bias.node->output_desc(bias.index);
         if (b.dtype != out.dtype || b.shape != Shape{out.shape.back()} || !(add->output_desc(0) == out)) continue;
         if (IsMutatedValue(bias) || IsMutatedValue(add->output(0)) || FeedsNetOutput(product)) continue;
-        if (mm->num_inputs() > 2) graph.SetInput(mm, 2, bias);
-        else graph.AppendInput(mm, bias);
+        if (mm->num_inputs() > 2)
+          graph.SetInput(mm, 2, bias);
+        else
+          graph.AppendInput(mm, bias);
         graph.ReplaceAllUsesWith(add->output(0), product);
         GE_RETURN_IF_ERROR(graph.RemoveNode(add));
         *changed = true;

@@ -21,11 +21,12 @@ bool LosslessThrough(DataType from, DataType via) {
     case DataType::kFloat16: return in({DataType::kFloat, DataType::kDouble});
     case DataType::kBFloat16: return in({DataType::kFloat, DataType::kDouble});
     case DataType::kFloat: return in({DataType::kDouble});
-    case DataType::kInt8: return in({DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kFloat16,
-                                     DataType::kBFloat16, DataType::kFloat, DataType::kDouble});
-    case DataType::kUInt8: return in({DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kFloat16,
-                                      DataType::kBFloat16, DataType::kFloat, DataType::kDouble, DataType::kUInt16,
-                                      DataType::kUInt32, DataType::kUInt64});
+    case DataType::kInt8:
+      return in({DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kFloat16, DataType::kBFloat16,
+                 DataType::kFloat, DataType::kDouble});
+    case DataType::kUInt8:
+      return in({DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kFloat16, DataType::kBFloat16,
+                 DataType::kFloat, DataType::kDouble, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64});
     case DataType::kInt16: return in({DataType::kInt32, DataType::kInt64, DataType::kFloat, DataType::kDouble});
     case DataType::kInt32: return in({DataType::kInt64, DataType::kDouble});
     default: return false;
@@ -63,7 +64,9 @@ class NoOpElimination final : public GraphPass {
     return true;
   }
 
-  static bool SameShape(const Node* node) { return node->output_desc(0).shape == node->input(0).node->output_desc(node->input(0).index).shape; }
+  static bool SameShape(const Node* node) {
+    return node->output_desc(0).shape == node->input(0).node->output_desc(node->input(0).index).shape;
+  }
 
   static Expected<bool> Rewrite(Graph& graph, Node* node) {
     const std::string& type = node->type();
@@ -90,8 +93,9 @@ class NoOpElimination final : public GraphPass {
         for (size_t i = 0; i < perm->size(); ++i) composed[i] = (*inner_perm)[static_cast<size_t>((*perm)[i])];
         Node* inner = x.node;
         if (IsIdentityPerm(composed)) return TryBypass(graph, node, inner->input(0));
-        Node* c = AddConst(graph, Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(composed.size())}, composed),
-                           node->name() + "_perm");
+        Node* c =
+            AddConst(graph, Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(composed.size())}, composed),
+                     node->name() + "_perm");
         graph.SetInput(node, 0, inner->input(0));
         const Node* old_perm = node->input(1).node;
         graph.SetInput(node, 1, c->output(0));
@@ -122,7 +126,8 @@ class NoOpElimination final : public GraphPass {
       const DataType dt = node->output_desc(0).dtype;
       const double zero = IsFloatingPoint(dt) ? -0.0 : 0.0;
       auto same_as = [&](Value v) {
-        return v.node->output_desc(v.index).dtype == dt && v.node->output_desc(v.index).shape == node->output_desc(0).shape;
+        return v.node->output_desc(v.index).dtype == dt &&
+               v.node->output_desc(v.index).shape == node->output_desc(0).shape;
       };
       if (type == "Mul") {
         if (same_as(a) && ConstIsAll(b, 1)) return TryBypass(graph, node, a);

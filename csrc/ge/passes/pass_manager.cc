@@ -20,9 +20,12 @@ bool Enabled(const PassEntry& entry, const OptimizerOptions& options) {
 Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options) {
   OptimizerOptions out;
   const std::string level = GetOption(options, option::kOoLevel, "O3");
-  if (level == "O1") out.level = OptLevel::kO1;
-  else if (level == "O3") out.level = OptLevel::kO3;
-  else return InvalidArgument("option {}='{}' is not supported (allowed: O1, O3)", option::kOoLevel, level);
+  if (level == "O1")
+    out.level = OptLevel::kO1;
+  else if (level == "O3")
+    out.level = OptLevel::kO3;
+  else
+    return InvalidArgument("option {}='{}' is not supported (allowed: O1, O3)", option::kOoLevel, level);
   GE_ASSIGN_OR_RETURN(out.constant_folding, GetBoolOption(options, option::kOoConstantFolding, true));
   GE_ASSIGN_OR_RETURN(out.dead_code_elimination, GetBoolOption(options, option::kOoDeadCodeElimination, true));
   GE_ASSIGN_OR_RETURN(out.verify_each_pass, GetBoolOption(options, option::kOoVerifyEachPass, false));

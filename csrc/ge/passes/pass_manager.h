@@ -19,11 +19,11 @@ namespace ge {
 enum class OptLevel { kO1 = 1, kO3 = 3 };
 
 struct OptimizerOptions {
-  OptLevel level = OptLevel::kO3;                // ge.oo.level: O1 (cheap, always safe) or O3 (all)
-  bool constant_folding = true;                 // ge.oo.constantFolding
-  bool dead_code_elimination = true;            // ge.oo.deadCodeElimination
-  std::map<std::string, bool> switches;         // ge.optimizationSwitch: "PassName:off;PassName:on"
-  bool verify_each_pass = false;                // ge.oo.verifyEachPass or $TORCHAIR_GE_VERIFY_PASSES=1
+  OptLevel level = OptLevel::kO3;        // ge.oo.level: O1 (cheap, always safe) or O3 (all)
+  bool constant_folding = true;          // ge.oo.constantFolding
+  bool dead_code_elimination = true;     // ge.oo.deadCodeElimination
+  std::map<std::string, bool> switches;  // ge.optimizationSwitch: "PassName:off;PassName:on"
+  bool verify_each_pass = false;         // ge.oo.verifyEachPass or $TORCHAIR_GE_VERIFY_PASSES=1
   static Expected<OptimizerOptions> FromOptions(const Options& options);
 };
 

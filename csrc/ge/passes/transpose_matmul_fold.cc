@@ -89,7 +89,8 @@ class TransposeMatMulFold final : public GraphPass {
     const int slot = chain.empty() ? operand : 0;
     graph.SetInput(first, slot, source);
     GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, transpose));
-    const char* flag = batched ? (operand == 0 ? "adj_x1" : "adj_x2") : (operand == 0 ? "transpose_x1" : "transpose_x2");
+    const char* flag =
+        batched ? (operand == 0 ? "adj_x1" : "adj_x2") : (operand == 0 ? "transpose_x1" : "transpose_x2");
     mm->SetAttr(flag, !mm->GetAttrOr<bool>(flag, false));
     // Inference gives the links their new descs (farthest first); the product's is unchanged.
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {

@@ -18,11 +18,11 @@ namespace ge {
 // runs it first, into a workspace, and the kernel reads that workspace while it is in cache.
 struct FusedProducerDef {
   std::string type;
-  std::string name;      // the node it was (profiles, messages)
-  AttrMap attrs;         // its own attributes, as its kernel takes them
-  int num_inputs = 0;    // its inputs come first among the task's, producer after producer
-  int buffer = 0;        // the kernel input buffer its output fills
-  TensorDesc output;     // that output: a workspace of the task
+  std::string name;    // the node it was (profiles, messages)
+  AttrMap attrs;       // its own attributes, as its kernel takes them
+  int num_inputs = 0;  // its inputs come first among the task's, producer after producer
+  int buffer = 0;      // the kernel input buffer its output fills
+  TensorDesc output;   // that output: a workspace of the task
 };
 
 struct FusedKernelDef {

@@ -34,14 +34,14 @@ struct ValueInfo {
 struct TaskDef {
   std::string name;
   std::string type;
-  std::string engine;   // native / host_fallback (for profiles)
+  std::string engine;  // native / host_fallback (for profiles)
   int64_t stream = 0;
   std::string fx_node;  // the FX node it came from, when known (for profiles and accuracy compare)
   AttrMap attrs;
-  std::vector<int32_t> inputs;   // value ids; -1 for an absent optional input
-  std::vector<int32_t> outputs;  // value ids
-  std::vector<bool> output_used; // kernels may skip outputs nobody reads
-  std::vector<int32_t> workspaces;  // value ids of the scratch tensors the kernel asked for (arena)
+  std::vector<int32_t> inputs;                         // value ids; -1 for an absent optional input
+  std::vector<int32_t> outputs;                        // value ids
+  std::vector<bool> output_used;                       // kernels may skip outputs nobody reads
+  std::vector<int32_t> workspaces;                     // value ids of the scratch tensors the kernel asked for (arena)
   std::shared_ptr<const FusedKernelDef> fused_kernel;  // FusedKernel tasks: what auto-fusion made
 };
 
@@ -55,7 +55,7 @@ struct OutputSource {
 struct Model {
   std::string graph_name;
   std::vector<ValueInfo> values;
-  std::vector<TaskDef> tasks;  // in execution order
+  std::vector<TaskDef> tasks;         // in execution order
   std::vector<int32_t> input_values;  // value id of each graph input
   std::vector<TensorDesc> input_descs;
   std::vector<OutputSource> outputs;

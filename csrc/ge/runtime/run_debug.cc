@@ -63,9 +63,8 @@ Status DataDumper::DumpTask(const Model& model, size_t index, const DeviceProgra
     const int32_t id = task.outputs[k];
     const ValueInfo& value = model.values[static_cast<size_t>(id)];
     GE_ASSIGN_OR_RETURN(std::string bytes, EncodeNpy(value.desc, program.ValueData(id)));
-    GE_RETURN_IF_ERROR(
-        WriteFileAtomic(fmt::format("{}/{}.out{}.npy", step_dir, SafeFileName(task.name), k), bytes)
-            .WithContext(fmt::format("data dump of {} '{}'", task.type, task.name)));
+    GE_RETURN_IF_ERROR(WriteFileAtomic(fmt::format("{}/{}.out{}.npy", step_dir, SafeFileName(task.name), k), bytes)
+                           .WithContext(fmt::format("data dump of {} '{}'", task.type, task.name)));
   }
   return {};
 }

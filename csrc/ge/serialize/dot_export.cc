@@ -50,12 +50,14 @@ Expected<std::string> GraphToDot(const Graph& graph) {
   std::map<const Node*, size_t> id;
   for (size_t i = 0; i < order.size(); ++i) id[order[i]] = i;
 
-  std::string out = fmt::format("digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
-                                "fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8];\n",
-                                Escape(graph.name()));
+  std::string out = fmt::format(
+      "digraph \"{}\" {{\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
+      "fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8];\n",
+      Escape(graph.name()));
   // Legend: what the colours mean.
-  out += "  legend [shape=plaintext, style=\"\", label=\"fill: engine (blue native, red host_fallback, green input, "
-         "grey const, orange output)\\nborder: stream; boxes: fused groups\"];\n";
+  out +=
+      "  legend [shape=plaintext, style=\"\", label=\"fill: engine (blue native, red host_fallback, green input, "
+      "grey const, orange output)\\nborder: stream; boxes: fused groups\"];\n";
 
   std::map<int64_t, std::vector<const Node*>> groups;
   for (const Node* node : order) {
@@ -64,7 +66,8 @@ Expected<std::string> GraphToDot(const Graph& graph) {
   }
   for (const auto& [group, members] : groups) {
     const bool cluster = group >= 0;
-    if (cluster) out += fmt::format("  subgraph cluster_fused_{} {{\n    label=\"fused group {}\"; style=dashed;\n", group, group);
+    if (cluster)
+      out += fmt::format("  subgraph cluster_fused_{} {{\n    label=\"fused group {}\"; style=dashed;\n", group, group);
     for (const Node* node : members) {
       const std::string engine = node->GetAttrOr<std::string>(kAttrEngine, "");
       const int64_t stream = node->GetAttrOr<int64_t>(kAttrStream, -1);
@@ -81,7 +84,8 @@ Expected<std::string> GraphToDot(const Graph& graph) {
   for (const Node* node : order) {
     for (Value v : node->inputs()) {
       if (!v.valid()) continue;
-      out += fmt::format("  n{} -> n{} [label=\"{}\"];\n", id[v.node], id[node], ShapeToString(v.node->output_desc(v.index).shape));
+      out += fmt::format("  n{} -> n{} [label=\"{}\"];\n", id[v.node], id[node],
+                         ShapeToString(v.node->output_desc(v.index).shape));
     }
     for (const Node* c : node->control_inputs()) out += fmt::format("  n{} -> n{} [style=dashed];\n", id[c], id[node]);
   }

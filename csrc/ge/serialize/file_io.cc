@@ -45,8 +45,8 @@ std::string UniqueFilePath(const std::string& dir, const std::string& stem, cons
 std::string SafeFileName(std::string_view name) {
   std::string out(name);
   for (char& c : out) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-                    c == '-' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
     if (!ok) c = '_';
   }
   return out;

@@ -21,11 +21,16 @@ void FillAttr(const AttrValue& value, proto::AttrDef* out) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, int64_t>) out->set_i(x);
-        else if constexpr (std::is_same_v<T, double>) out->set_f(x);
-        else if constexpr (std::is_same_v<T, bool>) out->set_b(x);
-        else if constexpr (std::is_same_v<T, std::string>) out->set_s(x);
-        else if constexpr (std::is_same_v<T, DataType>) out->set_dtype(std::string(DataTypeName(x)));
+        if constexpr (std::is_same_v<T, int64_t>)
+          out->set_i(x);
+        else if constexpr (std::is_same_v<T, double>)
+          out->set_f(x);
+        else if constexpr (std::is_same_v<T, bool>)
+          out->set_b(x);
+        else if constexpr (std::is_same_v<T, std::string>)
+          out->set_s(x);
+        else if constexpr (std::is_same_v<T, DataType>)
+          out->set_dtype(std::string(DataTypeName(x)));
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           out->set_list_type("int");
           for (auto v : x) out->mutable_list()->add_i(v);
@@ -41,8 +46,10 @@ void FillAttr(const AttrValue& value, proto::AttrDef* out) {
         } else if constexpr (std::is_same_v<T, Tensor>) {
           auto* t = out->mutable_tensor();
           FillDesc(x.desc(), t->mutable_desc());
-          if (x.nbytes() <= kDumpMaxConstBytes) t->set_data(x.data(), static_cast<size_t>(x.nbytes()));
-          else t->set_data_elided(true);
+          if (x.nbytes() <= kDumpMaxConstBytes)
+            t->set_data(x.data(), static_cast<size_t>(x.nbytes()));
+          else
+            t->set_data_elided(true);
         }
       },
       value);
@@ -65,7 +72,8 @@ Expected<std::string> GraphToText(const Graph& graph) {
     for (int o = 0; o < node->num_outputs(); ++o) FillDesc(node->output_desc(o), op->add_output_desc());
   }
   std::string text;
-  if (!google::protobuf::TextFormat::PrintToString(def, &text)) return Internal("could not print graph '{}'", graph.name());
+  if (!google::protobuf::TextFormat::PrintToString(def, &text))
+    return Internal("could not print graph '{}'", graph.name());
   return text;
 }
 
@@ -113,7 +121,8 @@ Expected<AttrValue> ReadAttr(const proto::AttrDef& def, const std::string& where
                where, kDumpMaxConstBytes);
       GE_ASSIGN_OR_RETURN(TensorDesc desc, ReadDesc(t.desc(), where));
       for (int64_t d : desc.shape) GE_CHECK(d >= 0, "{}: constant with unknown dimension", where);
-      GE_CHECK(desc.ByteSize() <= (int64_t{1} << 34), "{}: constant of {} bytes is implausible", where, desc.ByteSize());
+      GE_CHECK(desc.ByteSize() <= (int64_t{1} << 34), "{}: constant of {} bytes is implausible", where,
+               desc.ByteSize());
       if (t.data_elided()) {
         Tensor zeros = Tensor::Allocate(desc);
         std::memset(zeros.data(), 0, static_cast<size_t>(zeros.nbytes()));
@@ -179,7 +188,8 @@ Expected<std::unique_ptr<Graph>> GraphFromText(const std::string& text, bool zer
       GE_ASSIGN_OR_RETURN(node->output_desc(o), ReadDesc(op.output_desc(o), where));
     }
     for (const auto& [key, value] : op.attr()) {
-      GE_ASSIGN_OR_RETURN(AttrValue attr, ReadAttr(value, fmt::format("{} attribute '{}'", where, key), zero_elided_constants));
+      GE_ASSIGN_OR_RETURN(AttrValue attr,
+                          ReadAttr(value, fmt::format("{} attribute '{}'", where, key), zero_elided_constants));
       node->SetAttr(key, std::move(attr));
     }
     for (const std::string& control : op.control_input()) {

@@ -46,7 +46,8 @@ Expected<std::vector<DumpFormat>> ParseDumpFormats(std::string_view names) {
   return out;
 }
 
-Expected<std::string> DumpGraph(const Graph& graph, DumpFormat format, const std::string& dir, const std::string& stem) {
+Expected<std::string> DumpGraph(const Graph& graph, DumpFormat format, const std::string& dir,
+                                const std::string& stem) {
   const std::string path = UniqueFilePath(dir, stem, std::string(DumpFormatName(format)));
   std::string contents;
   switch (format) {

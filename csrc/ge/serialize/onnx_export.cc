@@ -41,8 +41,10 @@ void FillValueInfo(const std::string& name, const TensorDesc& desc, ox::ValueInf
   auto* shape = tensor_type->mutable_shape();
   for (int64_t d : desc.shape) {
     auto* dim = shape->add_dim();
-    if (d >= 0) dim->set_dim_value(d);
-    else dim->set_dim_param("?");
+    if (d >= 0)
+      dim->set_dim_value(d);
+    else
+      dim->set_dim_param("?");
   }
 }
 
@@ -152,7 +154,8 @@ ox::ModelProto BuildModel(const Graph& graph, const std::vector<Node*>& order) {
 Expected<std::string> GraphToOnnx(const Graph& graph) {
   GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
   std::string bytes;
-  if (!BuildModel(graph, order).SerializeToString(&bytes)) return Internal("could not serialize graph '{}' as ONNX", graph.name());
+  if (!BuildModel(graph, order).SerializeToString(&bytes))
+    return Internal("could not serialize graph '{}' as ONNX", graph.name());
   return bytes;
 }
 

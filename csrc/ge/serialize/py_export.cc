@@ -71,18 +71,27 @@ class Writer {
     return std::visit(
         [&](const auto& x) -> std::string {
           using T = std::decay_t<decltype(x)>;
-          if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
-          else if constexpr (std::is_same_v<T, double>) return PyFloat(x);
-          else if constexpr (std::is_same_v<T, bool>) return x ? "True" : "False";
-          else if constexpr (std::is_same_v<T, std::string>) return PyString(x);
-          else if constexpr (std::is_same_v<T, DataType>) return PyDtype(x);
-          else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return PyList(x, [](int64_t v) { return std::to_string(v); });
-          else if constexpr (std::is_same_v<T, std::vector<double>>) return PyList(x, PyFloat);
+          if constexpr (std::is_same_v<T, int64_t>)
+            return std::to_string(x);
+          else if constexpr (std::is_same_v<T, double>)
+            return PyFloat(x);
+          else if constexpr (std::is_same_v<T, bool>)
+            return x ? "True" : "False";
+          else if constexpr (std::is_same_v<T, std::string>)
+            return PyString(x);
+          else if constexpr (std::is_same_v<T, DataType>)
+            return PyDtype(x);
+          else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+            return PyList(x, [](int64_t v) { return std::to_string(v); });
+          else if constexpr (std::is_same_v<T, std::vector<double>>)
+            return PyList(x, PyFloat);
           else if constexpr (std::is_same_v<T, std::vector<bool>>) {
             std::vector<int64_t> ints(x.begin(), x.end());
             return PyList(ints, [](int64_t v) { return std::string(v ? "True" : "False"); });
-          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) return PyList(x, PyString);
-          else return TensorExpr(x);
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>)
+            return PyList(x, PyString);
+          else
+            return TensorExpr(x);
         },
         value);
   }
@@ -99,7 +108,9 @@ class Writer {
   PyDump dump_;
 };
 
-bool ReplayedAttr(const std::string& key) { return key.empty() || key[0] != '_' || key == kAttrFxNode || key == kAttrSource; }
+bool ReplayedAttr(const std::string& key) {
+  return key.empty() || key[0] != '_' || key == kAttrFxNode || key == kAttrSource;
+}
 
 }  // namespace
 
@@ -148,7 +159,8 @@ Expected<PyDump> GraphToPython(const Graph& graph, const std::string& sidecar_na
     }
     std::string attrs;
     for (const auto& [key, value] : node->attrs())
-      if (ReplayedAttr(key)) attrs += fmt::format("{}{}: {}", attrs.empty() ? "" : ", ", PyString(key), w.AttrExpr(value));
+      if (ReplayedAttr(key))
+        attrs += fmt::format("{}{}: {}", attrs.empty() ? "" : ", ", PyString(key), w.AttrExpr(value));
     body += fmt::format("    {} = b.op({}, {}, {{{}}}, {}, {})\n", name, PyString(node->type()),
                         PyList(args, [](const std::string& s) { return s; }), attrs, PyString(node->name()),
                         proto->HasDynamicOutput() ? node->num_outputs() : -1);
@@ -174,8 +186,9 @@ Expected<PyDump> GraphToPython(const Graph& graph, const std::string& sidecar_na
       "    b = GraphBuilder({})\n",
       graph.name(), graph.num_nodes(), PyString(w.sidecar_name()), PyString(graph.name()));
   script += body;
-  script += "    return b.build()\n\n\nif __name__ == \"__main__\":\n    graph = build()\n"
-            "    print(f\"{graph.name}: {graph.num_nodes} nodes\")\n";
+  script +=
+      "    return b.build()\n\n\nif __name__ == \"__main__\":\n    graph = build()\n"
+      "    print(f\"{graph.name}: {graph.num_nodes} nodes\")\n";
   return w.Finish(std::move(script));
 }
 

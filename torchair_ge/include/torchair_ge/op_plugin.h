@@ -21,8 +21,19 @@ extern "C" {
 
 /* Data types: the engine's numbering (GE's). */
 enum {
-  TGE_FLOAT = 0, TGE_FLOAT16 = 1, TGE_INT8 = 2, TGE_INT32 = 3, TGE_UINT8 = 4, TGE_INT16 = 6, TGE_UINT16 = 7,
-  TGE_UINT32 = 8, TGE_INT64 = 9, TGE_UINT64 = 10, TGE_DOUBLE = 11, TGE_BOOL = 12, TGE_BFLOAT16 = 27
+  TGE_FLOAT = 0,
+  TGE_FLOAT16 = 1,
+  TGE_INT8 = 2,
+  TGE_INT32 = 3,
+  TGE_UINT8 = 4,
+  TGE_INT16 = 6,
+  TGE_UINT16 = 7,
+  TGE_UINT32 = 8,
+  TGE_INT64 = 9,
+  TGE_UINT64 = 10,
+  TGE_DOUBLE = 11,
+  TGE_BOOL = 12,
+  TGE_BFLOAT16 = 27
 };
 
 /* A tensor's type and shape (shape inference). */

@@ -32,8 +32,10 @@ void RegisterElementwiseKernels(CpuKernelRegistry& r) {
   r.RegisterUnary("Cast", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return y.copy_(x); });
   r.RegisterUnary("Neg", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::neg_out(y, x); });
   // clamp_min(x, 0) is relu with NaN propagated, as torch.relu does.
-  r.RegisterUnary("Relu", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::clamp_min_out(y, x, 0); });
-  r.RegisterUnary("Sigmoid", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::sigmoid_out(y, x); });
+  r.RegisterUnary("Relu",
+                  [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::clamp_min_out(y, x, 0); });
+  r.RegisterUnary("Sigmoid",
+                  [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::sigmoid_out(y, x); });
   r.RegisterUnary("Tanh", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::tanh_out(y, x); });
   r.RegisterUnary("Exp", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::exp_out(y, x); });
   r.RegisterUnary("Log", [](at::Tensor& y, const at::Tensor& x) -> at::Tensor& { return at::cpu::log_out(y, x); });
@@ -44,13 +46,27 @@ void RegisterElementwiseKernels(CpuKernelRegistry& r) {
     return MakeKernel(a.task, [mode, x = a.inputs[0], y = a.outputs[0]]() mutable { at::gelu_out(y, x, mode); });
   });
 
-  r.RegisterBinary("Add", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::cpu::add_out(y, a, b); });
-  r.RegisterBinary("Sub", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::cpu::sub_out(y, a, b); });
-  r.RegisterBinary("Mul", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::cpu::mul_out(y, a, b); });
-  r.RegisterBinary("RealDiv", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::cpu::div_out(y, a, b); });
-  r.RegisterBinary("Maximum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::cpu::maximum_out(y, a, b); });
-  r.RegisterBinary("Minimum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::cpu::minimum_out(y, a, b); });
-  r.RegisterBinary("Pow", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::cpu::pow_out(y, a, b); });
+  r.RegisterBinary("Add", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::cpu::add_out(y, a, b);
+  });
+  r.RegisterBinary("Sub", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::cpu::sub_out(y, a, b);
+  });
+  r.RegisterBinary("Mul", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::cpu::mul_out(y, a, b);
+  });
+  r.RegisterBinary("RealDiv", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::cpu::div_out(y, a, b);
+  });
+  r.RegisterBinary("Maximum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::cpu::maximum_out(y, a, b);
+  });
+  r.RegisterBinary("Minimum", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::cpu::minimum_out(y, a, b);
+  });
+  r.RegisterBinary("Pow", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::cpu::pow_out(y, a, b);
+  });
 }
 
 }  // namespace ge::cpu

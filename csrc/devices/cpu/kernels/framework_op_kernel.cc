@@ -55,7 +55,9 @@ Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& a, const OpProto
   const std::string& full = proto.framework_op;
   GE_RETURN_IF_ERROR(RefuseCollective(full).WithContext(fmt::format("{} '{}'", a.task.type, a.task.name)));
   auto handle = FindOperator(full);
-  if (!handle) return NotFound("{} '{}': operator {} is not registered with torch (load the library defining it)", a.task.type, a.task.name, full);
+  if (!handle)
+    return NotFound("{} '{}': operator {} is not registered with torch (load the library defining it)", a.task.type,
+                    a.task.name, full);
   const auto none_args = GetAttrOr<std::vector<std::string>>(a.task.attrs, "none_args", {});
   const std::set<std::string> passed_none(none_args.begin(), none_args.end());
 
@@ -86,7 +88,8 @@ Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& a, const OpProto
       }
       at::Tensor tensor = a.inputs[static_cast<size_t>(begin)];
       if (auto it = output_of_input.find(def_index); it != output_of_input.end()) {
-        GE_CHECK(it->second < static_cast<int>(a.outputs.size()), "{} '{}': no output for mutated argument '{}'", a.task.type, a.task.name, arg.name());
+        GE_CHECK(it->second < static_cast<int>(a.outputs.size()), "{} '{}': no output for mutated argument '{}'",
+                 a.task.type, a.task.name, arg.name());
         at::Tensor updated = a.outputs[static_cast<size_t>(it->second)];
         copies.emplace_back(tensor, updated);
         tensor = updated;
@@ -99,9 +102,11 @@ Expected<std::unique_ptr<Kernel>> CreateFrameworkOp(KernelArgs& a, const OpProto
       continue;
     }
     auto attr = a.task.attrs.find(arg.name());
-    if (attr == a.task.attrs.end()) return InvalidArgument("{} '{}': no input or attr for argument '{}'", a.task.type, a.task.name, arg.name());
+    if (attr == a.task.attrs.end())
+      return InvalidArgument("{} '{}': no input or attr for argument '{}'", a.task.type, a.task.name, arg.name());
     auto value = AttrToIValue(attr->second, type);
-    if (!value.ok()) return value.status().WithContext(fmt::format("{} '{}' argument '{}'", a.task.type, a.task.name, arg.name()));
+    if (!value.ok())
+      return value.status().WithContext(fmt::format("{} '{}' argument '{}'", a.task.type, a.task.name, arg.name()));
     stack.push_back(std::move(value).value());
   }
   // Returns come first among the outputs, the updated arguments after them.

@@ -70,7 +70,8 @@ Expected<std::vector<at::Tensor>> KernelBuffers(const KernelArgs& a, const Fused
   std::map<int, size_t> producer_at_buffer;
   for (size_t k = 0; k < def.producers.size(); ++k) producer_at_buffer[def.producers[k].buffer] = k;
   const auto producer_inputs = static_cast<size_t>(def.ProducerInputs());
-  GE_CHECK(producer_inputs <= a.inputs.size(), "FusedKernel '{}': its producers read more inputs than it has", a.task.name);
+  GE_CHECK(producer_inputs <= a.inputs.size(), "FusedKernel '{}': its producers read more inputs than it has",
+           a.task.name);
   std::vector<at::Tensor> buffers;
   size_t next = producer_inputs;
   const size_t kernel_inputs = a.inputs.size() - producer_inputs + def.producers.size();
@@ -106,8 +107,9 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
     std::vector<bool> constant;
     for (size_t i = first; i < first + count; ++i) constant.push_back(a.InputIsConstant(i));
     first += count;
-    GE_RETURN_IF_ERROR(task->AddProducer(ProducerTask(a.task, producer), inputs, std::move(constant), a.workspaces[k], a.library)
-                           .WithContext(fmt::format("FusedKernel '{}' producer {} ({})", a.task.name, k, producer.type)));
+    GE_RETURN_IF_ERROR(
+        task->AddProducer(ProducerTask(a.task, producer), inputs, std::move(constant), a.workspaces[k], a.library)
+            .WithContext(fmt::format("FusedKernel '{}' producer {} ({})", a.task.name, k, producer.type)));
   }
   return std::unique_ptr<Kernel>(std::move(task));
 }

@@ -76,14 +76,30 @@ void RegisterIndexingKernels(CpuKernelRegistry& r) {
   r.Register("LogicalNot", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     return MakeKernel(a.task, [x = a.inputs[0], y = a.outputs[0]]() mutable { at::logical_not_out(y, x); });
   });
-  r.RegisterBinary("LogicalAnd", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::logical_and_out(y, a, b); });
-  r.RegisterBinary("LogicalOr", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::logical_or_out(y, a, b); });
-  r.RegisterBinary("Equal", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::eq_out(y, a, b); });
-  r.RegisterBinary("NotEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::ne_out(y, a, b); });
-  r.RegisterBinary("Less", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::lt_out(y, a, b); });
-  r.RegisterBinary("LessEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::le_out(y, a, b); });
-  r.RegisterBinary("Greater", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::gt_out(y, a, b); });
-  r.RegisterBinary("GreaterEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& { return at::ge_out(y, a, b); });
+  r.RegisterBinary("LogicalAnd", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::logical_and_out(y, a, b);
+  });
+  r.RegisterBinary("LogicalOr", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::logical_or_out(y, a, b);
+  });
+  r.RegisterBinary("Equal", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::eq_out(y, a, b);
+  });
+  r.RegisterBinary("NotEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::ne_out(y, a, b);
+  });
+  r.RegisterBinary("Less", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::lt_out(y, a, b);
+  });
+  r.RegisterBinary("LessEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::le_out(y, a, b);
+  });
+  r.RegisterBinary("Greater", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::gt_out(y, a, b);
+  });
+  r.RegisterBinary("GreaterEqual", [](at::Tensor& y, const at::Tensor& a, const at::Tensor& b) -> at::Tensor& {
+    return at::ge_out(y, a, b);
+  });
 }
 
 }  // namespace ge::cpu

@@ -15,7 +15,8 @@ void RegisterInplaceKernels(CpuKernelRegistry& r) {
     at::Tensor indices = a.inputs[1].dim() == 0 ? a.inputs[1].reshape({1}) : a.inputs[1];
     at::Tensor updates = a.inputs[2];
     if (updates.dim() != a.inputs[0].dim()) updates = updates.unsqueeze(dim < 0 ? dim + a.inputs[0].dim() : dim);
-    return MakeKernel(a.task, [dim, var = a.inputs[0], indices, updates]() mutable { var.index_copy_(dim, indices, updates); });
+    return MakeKernel(a.task,
+                      [dim, var = a.inputs[0], indices, updates]() mutable { var.index_copy_(dim, indices, updates); });
   });
 }
 

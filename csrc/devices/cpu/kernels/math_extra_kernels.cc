@@ -58,7 +58,9 @@ at::Tensor& ErfOut(at::Tensor& y, const at::Tensor& x) { return at::erf_out(y, x
 at::Tensor& HardSigmoidOut(at::Tensor& y, const at::Tensor& x) { return at::hardsigmoid_out(y, x); }
 at::Tensor& HardSwishOut(at::Tensor& y, const at::Tensor& x) { return at::hardswish_out(y, x); }
 at::Tensor& MishOut(at::Tensor& y, const at::Tensor& x) { return at::mish_out(y, x); }
-at::Tensor& FloorDivOut(at::Tensor& y, const at::Tensor& a, const at::Tensor& b) { return at::floor_divide_out(y, a, b); }
+at::Tensor& FloorDivOut(at::Tensor& y, const at::Tensor& a, const at::Tensor& b) {
+  return at::floor_divide_out(y, a, b);
+}
 at::Tensor& FloorModOut(at::Tensor& y, const at::Tensor& a, const at::Tensor& b) { return at::remainder_out(y, a, b); }
 
 std::vector<int64_t> AllDims(const at::Tensor& x, std::vector<int64_t> axes) {
@@ -72,8 +74,10 @@ Expected<std::unique_ptr<Kernel>> CreateReduceExtreme(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(bool keep, a.Attr<bool>("keep_dims"));
   const auto axes = AllDims(a.inputs[0], ConstIntValues(a.inputs[1]));
   return MakeKernel(a.task, [axes, keep, x = a.inputs[0], y = a.outputs[0]]() mutable {
-    if constexpr (kMax) at::amax_out(y, x, axes, keep);
-    else at::amin_out(y, x, axes, keep);
+    if constexpr (kMax)
+      at::amax_out(y, x, axes, keep);
+    else
+      at::amin_out(y, x, axes, keep);
   });
 }
 
@@ -86,9 +90,11 @@ Expected<std::unique_ptr<Kernel>> CreateReduceProd(KernelArgs& a) {
       at::prod_out(y, x.dim() == 0 ? x.reshape({1}) : x, dim, keep);
     });
   if (!axes.empty() && static_cast<int64_t>(axes.size()) != x.dim())
-    return Unimplemented("ReduceProd '{}': a product over {} of {} axes is not supported", a.task.name, axes.size(), x.dim());
+    return Unimplemented("ReduceProd '{}': a product over {} of {} axes is not supported", a.task.name, axes.size(),
+                         x.dim());
   // Every axis: the product of the flattened tensor into the one-element output.
-  return MakeKernel(a.task, [flat = x.reshape({-1}), y = a.outputs[0].view({1})]() mutable { at::prod_out(y, flat, 0, false); });
+  return MakeKernel(
+      a.task, [flat = x.reshape({-1}), y = a.outputs[0].view({1})]() mutable { at::prod_out(y, flat, 0, false); });
 }
 
 template <bool kMax>
@@ -96,8 +102,10 @@ Expected<std::unique_ptr<Kernel>> CreateArgReduce(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(bool keep, a.Attr<bool>("keep_dims"));
   const int64_t dim = ConstIntValues(a.inputs[1]).at(0);
   return MakeKernel(a.task, [dim, keep, x = a.inputs[0], y = a.outputs[0]]() mutable {
-    if constexpr (kMax) at::argmax_out(y, x, dim, keep);
-    else at::argmin_out(y, x, dim, keep);
+    if constexpr (kMax)
+      at::argmax_out(y, x, dim, keep);
+    else
+      at::argmin_out(y, x, dim, keep);
   });
 }
 
@@ -126,7 +134,8 @@ void RegisterMathExtraKernels(CpuKernelRegistry& r) {
   r.RegisterBinary("FloorMod", FloorModOut);
   r.Register("LeakyRelu", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(double slope, a.Attr<double>("negative_slope"));
-    return MakeKernel(a.task, [slope, x = a.inputs[0], y = a.outputs[0]]() mutable { at::leaky_relu_out(y, x, slope); });
+    return MakeKernel(a.task,
+                      [slope, x = a.inputs[0], y = a.outputs[0]]() mutable { at::leaky_relu_out(y, x, slope); });
   });
   r.Register("Swish", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(double scale, a.Attr<double>("scale"));
@@ -140,12 +149,14 @@ void RegisterMathExtraKernels(CpuKernelRegistry& r) {
     GE_ASSIGN_OR_RETURN(double alpha, a.Attr<double>("alpha"));
     GE_ASSIGN_OR_RETURN(double scale, a.Attr<double>("scale"));
     GE_ASSIGN_OR_RETURN(double input_scale, a.Attr<double>("input_scale"));
-    return MakeKernel(a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable { at::elu_out(y, x, alpha, scale, input_scale); });
+    return MakeKernel(
+        a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable { at::elu_out(y, x, alpha, scale, input_scale); });
   });
   r.Register("Softplus", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(double beta, a.Attr<double>("beta"));
     GE_ASSIGN_OR_RETURN(double threshold, a.Attr<double>("threshold"));
-    return MakeKernel(a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable { at::softplus_out(y, x, beta, threshold); });
+    return MakeKernel(a.task,
+                      [=, x = a.inputs[0], y = a.outputs[0]]() mutable { at::softplus_out(y, x, beta, threshold); });
   });
   r.Register("ClipByValue", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     return MakeKernel(a.task, [x = a.inputs[0], lo = a.inputs[1], hi = a.inputs[2], y = a.outputs[0]]() mutable {
@@ -159,7 +170,9 @@ void RegisterMathExtraKernels(CpuKernelRegistry& r) {
   r.Register("ArgMin", CreateArgReduce<false>);
   r.Register("LogSoftmaxV2", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(std::vector<int64_t> axes, a.Attr<std::vector<int64_t>>("axes"));
-    return MakeKernel(a.task, [dim = axes[0], x = a.inputs[0], y = a.outputs[0]]() mutable { at::_log_softmax_out(y, x, dim, false); });
+    return MakeKernel(a.task, [dim = axes[0], x = a.inputs[0], y = a.outputs[0]]() mutable {
+      at::_log_softmax_out(y, x, dim, false);
+    });
   });
   r.Register("Cumsum", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(int64_t axis, a.Attr<int64_t>("axis"));

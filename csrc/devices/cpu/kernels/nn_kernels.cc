@@ -31,13 +31,15 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
   GE_ASSIGN_OR_RETURN(int64_t groups, a.Attr<int64_t>("groups"));
   GE_ASSIGN_OR_RETURN(IntList padding, SymmetricPadding(a));
-  if (a.inputs.size() > 3 && a.inputs[3].defined()) return Unimplemented("Conv2D '{}': offset_w (int8) is not supported on CPU", a.task.name);
+  if (a.inputs.size() > 3 && a.inputs[3].defined())
+    return Unimplemented("Conv2D '{}': offset_w (int8) is not supported on CPU", a.task.name);
   IntList stride = {strides[2], strides[3]};
   IntList dilation = {dilations[2], dilations[3]};
   std::optional<at::Tensor> bias;
   if (a.inputs[2].defined()) bias = a.inputs[2];
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
-    at::convolution_out(y, x, w, bias, stride, padding, dilation, /*transposed=*/false, /*output_padding=*/{0, 0}, groups);
+    at::convolution_out(y, x, w, bias, stride, padding, dilation, /*transposed=*/false, /*output_padding=*/{0, 0},
+                        groups);
   });
 }
 
@@ -96,7 +98,8 @@ Expected<std::unique_ptr<Kernel>> CreateMaxPoolV3(KernelArgs& a) {
   at::Tensor indices = AsChannelsLast(a.workspaces[2]);
   return MakeKernel(a.task, [w, x_cl, y_cl, indices, x = a.inputs[0], y = a.outputs[0]]() mutable {
     x_cl.copy_(x);
-    at::max_pool2d_with_indices_out(y_cl, indices, x_cl, w.kernel, w.stride, w.padding, /*dilation=*/{1, 1}, w.ceil_mode);
+    at::max_pool2d_with_indices_out(y_cl, indices, x_cl, w.kernel, w.stride, w.padding, /*dilation=*/{1, 1},
+                                    w.ceil_mode);
     y.copy_(y_cl);
   });
 }
@@ -108,13 +111,15 @@ Expected<std::unique_ptr<Kernel>> CreateAvgPoolV2(KernelArgs& a) {
   std::optional<int64_t> divisor_override;
   if (divisor != 0) divisor_override = divisor;
   return MakeKernel(a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable {
-    at::avg_pool2d_out(y, x, w.kernel, w.stride, w.padding, w.ceil_mode, /*count_include_pad=*/!exclusive, divisor_override);
+    at::avg_pool2d_out(y, x, w.kernel, w.stride, w.padding, w.ceil_mode, /*count_include_pad=*/!exclusive,
+                       divisor_override);
   });
 }
 
 Expected<std::unique_ptr<Kernel>> CreateAdaptiveAvgPool2d(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(IntList size, a.Attr<IntList>("output_size"));
-  return MakeKernel(a.task, [size, x = a.inputs[0], y = a.outputs[0]]() mutable { at::adaptive_avg_pool2d_out(y, x, size); });
+  return MakeKernel(a.task,
+                    [size, x = a.inputs[0], y = a.outputs[0]]() mutable { at::adaptive_avg_pool2d_out(y, x, size); });
 }
 
 Expected<std::unique_ptr<Kernel>> CreateBatchNorm(KernelArgs& a) {
@@ -181,11 +186,12 @@ Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
 void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("Conv2D", CreateConv2D);
   r.Register("Conv2DTranspose", CreateConv2DTranspose);
-  r.Register("MaxPoolV3", CreateMaxPoolV3, [](const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs,
-                                               const AttrMap&) {
-    // channels-last copies of x and y, and the argmax indices
-    return std::vector<TensorDesc>{inputs.at(0), outputs.at(0), TensorDesc(DataType::kInt64, outputs.at(0).shape)};
-  });
+  r.Register(
+      "MaxPoolV3", CreateMaxPoolV3,
+      [](const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs, const AttrMap&) {
+        // channels-last copies of x and y, and the argmax indices
+        return std::vector<TensorDesc>{inputs.at(0), outputs.at(0), TensorDesc(DataType::kInt64, outputs.at(0).shape)};
+      });
   r.Register("AvgPoolV2", CreateAvgPoolV2);
   r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);
   r.Register("BatchNorm", CreateBatchNorm);

@@ -25,8 +25,8 @@ namespace {
 constexpr int64_t kMinMultiplyAdds = int64_t{1} << 22;
 constexpr int64_t kMinWeightElements = int64_t{1} << 19;
 
-using LinearFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                            std::string_view, c10::List<std::optional<at::Scalar>>, std::optional<std::string_view>);
+using LinearFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, std::string_view,
+                            c10::List<std::optional<at::Scalar>>, std::optional<std::string_view>);
 using ReorderFn = at::Tensor(const at::Tensor&, std::optional<int64_t>);
 
 // The ops are registered by libtorch_cpu when it was built with oneDNN; a build without it (or
@@ -56,7 +56,8 @@ const std::optional<c10::TypedOperatorHandle<ReorderFn>>& ReorderOp() {
 }  // namespace
 
 std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
-                                                  bool x2_is_constant, const CpuEpilogue* activation, const at::Tensor& y) {
+                                                  bool x2_is_constant, const CpuEpilogue* activation,
+                                                  const at::Tensor& y) {
   if (!LinearOp()) return std::nullopt;
   const bool f32 = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
   if (!f32 || x1.dim() != 2 || x2.dim() != 2 || !x1.is_contiguous()) return std::nullopt;

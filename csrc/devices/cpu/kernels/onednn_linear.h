@@ -16,6 +16,7 @@ namespace ge::cpu {
 // when oneDNN is absent or would not be faster for these shapes and dtypes. A constant x2 is
 // reordered into oneDNN's layout here, once.
 std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
-                                                  bool x2_is_constant, const CpuEpilogue* activation, const at::Tensor& y);
+                                                  bool x2_is_constant, const CpuEpilogue* activation,
+                                                  const at::Tensor& y);
 
 }  // namespace ge::cpu

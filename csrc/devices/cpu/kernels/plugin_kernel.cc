@@ -10,9 +10,14 @@ namespace {
 
 class PluginKernelTask final : public Kernel {
  public:
-  PluginKernelTask(const TaskDef& task, const PluginKernel& plugin, std::vector<at::Tensor> inputs, std::vector<at::Tensor> outputs)
-      : task_(task), plugin_(plugin), inputs_(std::move(inputs)), outputs_(std::move(outputs)),
-        in_(Records(inputs_)), out_(Records(outputs_)) {}
+  PluginKernelTask(const TaskDef& task, const PluginKernel& plugin, std::vector<at::Tensor> inputs,
+                   std::vector<at::Tensor> outputs)
+      : task_(task),
+        plugin_(plugin),
+        inputs_(std::move(inputs)),
+        outputs_(std::move(outputs)),
+        in_(Records(inputs_)),
+        out_(Records(outputs_)) {}
 
   Status Launch() override {
     Refresh(inputs_, in_);

@@ -40,11 +40,16 @@ Expected<std::unique_ptr<Kernel>> CreateReduce(KernelArgs& a) {
     GE_ASSIGN_OR_RETURN(correction, a.Attr<double>("correction"));
   }
   return MakeKernel(a.task, [axes = Axes(a), keep, correction, x = a.inputs[0], y = a.outputs[0]]() mutable {
-    if constexpr (R == Reduction::kAny) at::any_out(y, x, at::IntArrayRef(axes), keep);
-    else if constexpr (R == Reduction::kAll) at::all_out(y, x, at::IntArrayRef(axes), keep);
-    else if constexpr (R == Reduction::kLogSumExp) at::logsumexp_out(y, x, axes, keep);
-    else if constexpr (R == Reduction::kVar) at::var_out(y, x, at::OptionalIntArrayRef(axes), at::Scalar(correction), keep);
-    else at::std_out(y, x, at::OptionalIntArrayRef(axes), at::Scalar(correction), keep);
+    if constexpr (R == Reduction::kAny)
+      at::any_out(y, x, at::IntArrayRef(axes), keep);
+    else if constexpr (R == Reduction::kAll)
+      at::all_out(y, x, at::IntArrayRef(axes), keep);
+    else if constexpr (R == Reduction::kLogSumExp)
+      at::logsumexp_out(y, x, axes, keep);
+    else if constexpr (R == Reduction::kVar)
+      at::var_out(y, x, at::OptionalIntArrayRef(axes), at::Scalar(correction), keep);
+    else
+      at::std_out(y, x, at::OptionalIntArrayRef(axes), at::Scalar(correction), keep);
   });
 }
 
@@ -52,10 +57,13 @@ Expected<std::unique_ptr<Kernel>> CreateScatterElements(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(int64_t axis, a.Attr<int64_t>("axis"));
   GE_ASSIGN_OR_RETURN(std::string reduction, a.Attr<std::string>("reduction"));
   const bool add = reduction == "add";
-  return MakeKernel(a.task, [axis, add, data = a.inputs[0], idx = a.inputs[1], upd = a.inputs[2], y = a.outputs[0]]() mutable {
-    if (add) at::scatter_add_out(y, data, axis, idx, upd);
-    else at::scatter_out(y, data, axis, idx, upd);
-  });
+  return MakeKernel(a.task,
+                    [axis, add, data = a.inputs[0], idx = a.inputs[1], upd = a.inputs[2], y = a.outputs[0]]() mutable {
+                      if (add)
+                        at::scatter_add_out(y, data, axis, idx, upd);
+                      else
+                        at::scatter_out(y, data, axis, idx, upd);
+                    });
 }
 
 Expected<std::unique_ptr<Kernel>> CreateGroupNorm(KernelArgs& a) {
@@ -77,7 +85,9 @@ Expected<std::unique_ptr<Kernel>> CreateGroupNorm(KernelArgs& a) {
 void RegisterSelectionKernels(CpuKernelRegistry& r) {
   r.Register("GatherElements", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(int64_t dim, a.Attr<int64_t>("dim"));
-    return MakeKernel(a.task, [dim, x = a.inputs[0], idx = a.inputs[1], y = a.outputs[0]]() mutable { at::gather_out(y, x, dim, idx); });
+    return MakeKernel(a.task, [dim, x = a.inputs[0], idx = a.inputs[1], y = a.outputs[0]]() mutable {
+      at::gather_out(y, x, dim, idx);
+    });
   });
   r.Register("ScatterElements", CreateScatterElements);
   r.Register("TopKV2", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {

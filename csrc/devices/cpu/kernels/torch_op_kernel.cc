@@ -48,7 +48,8 @@ Expected<c10::IValue> ParseArg(const std::string& spec, const std::vector<at::Te
   const std::string payload = colon == std::string::npos ? "" : spec.substr(colon + 1);
   auto tensor = [&](const std::string& index) -> Expected<at::Tensor> {
     GE_ASSIGN_OR_RETURN(int64_t k, ParseInt(index));
-    GE_CHECK(k >= 0 && k < static_cast<int64_t>(inputs.size()), "tensor input {} out of range ({} inputs)", k, inputs.size());
+    GE_CHECK(k >= 0 && k < static_cast<int64_t>(inputs.size()), "tensor input {} out of range ({} inputs)", k,
+             inputs.size());
     return inputs[static_cast<size_t>(k)];
   };
   if (kind == "none") return c10::IValue();
@@ -120,7 +121,8 @@ Expected<std::unique_ptr<Kernel>> CreateTorchOp(KernelArgs& a) {
   for (size_t i = 0; i < specs.size(); ++i) {
     auto value = ParseArg(specs[i], a.inputs);
     if (!value.ok())
-      return value.status().WithContext(fmt::format("TorchOp '{}' ({}) argument '{}'", a.task.name, op_name, arguments[i].name()));
+      return value.status().WithContext(
+          fmt::format("TorchOp '{}' ({}) argument '{}'", a.task.name, op_name, arguments[i].name()));
     stack_template.push_back(std::move(value).value());
   }
   return MakeKernel(a.task, [op = *handle, stack_template, op_name, outputs = a.outputs]() mutable {
@@ -158,20 +160,23 @@ void CopyReturns(const torch::jit::Stack& stack, std::vector<at::Tensor>& output
     if (k >= outputs.size()) throw std::runtime_error(op_name + " returned more tensors than planned");
     at::Tensor& out = outputs[k];
     if (result.sizes() != out.sizes() || result.scalar_type() != out.scalar_type())
-      throw std::runtime_error(fmt::format("{} output {} is {}{} but the graph planned {}{} (from its fake/meta kernel)",
-                                           op_name, k, c10::toString(result.scalar_type()), ShapeToString(result.sizes().vec()),
-                                           c10::toString(out.scalar_type()), ShapeToString(out.sizes().vec())));
+      throw std::runtime_error(
+          fmt::format("{} output {} is {}{} but the graph planned {}{} (from its fake/meta kernel)", op_name, k,
+                      c10::toString(result.scalar_type()), ShapeToString(result.sizes().vec()),
+                      c10::toString(out.scalar_type()), ShapeToString(out.sizes().vec())));
     out.copy_(result);
     ++k;
   };
   for (const c10::IValue& v : stack) {
-    if (v.isTensor()) copy(v.toTensor());
+    if (v.isTensor())
+      copy(v.toTensor());
     else if (v.isTensorList())
       for (const at::Tensor& t : v.toTensorList().vec()) copy(t);
     else if (!v.isNone())
       throw std::runtime_error(op_name + " returned a " + v.tagKind() + ", which the engine cannot hand on");
   }
-  if (k != outputs.size()) throw std::runtime_error(fmt::format("{} returned {} tensors, the graph planned {}", op_name, k, outputs.size()));
+  if (k != outputs.size())
+    throw std::runtime_error(fmt::format("{} returned {} tensors, the graph planned {}", op_name, k, outputs.size()));
 }
 
 }  // namespace ge::cpu

@@ -29,7 +29,8 @@ Status InferReshape(InferContext& ctx) {
   }
   if (total >= 0) {
     if (inferred) {
-      if (known == 0 || total % known != 0) return ctx.Error("cannot reshape {} to {}", x.ToString(), ShapeToString(out));
+      if (known == 0 || total % known != 0)
+        return ctx.Error("cannot reshape {} to {}", x.ToString(), ShapeToString(out));
       *std::find(out.begin(), out.end(), -1) = total / known;
     } else if (known != total) {
       return ctx.Error("cannot reshape {} ({} elements) to {}", x.ToString(), total, ShapeToString(out));
@@ -50,7 +51,8 @@ Status InferTranspose(InferContext& ctx) {
   Shape out(x.size());
   for (size_t i = 0; i < perm->size(); ++i) {
     auto axis = NormalizeAxis((*perm)[i], static_cast<int64_t>(x.size()));
-    if (!axis.ok() || seen[static_cast<size_t>(*axis)]) return ctx.Error("perm {} is not a permutation", ShapeToString(*perm));
+    if (!axis.ok() || seen[static_cast<size_t>(*axis)])
+      return ctx.Error("perm {} is not a permutation", ShapeToString(*perm));
     seen[static_cast<size_t>(*axis)] = true;
     out[i] = x[static_cast<size_t>(*axis)];
   }

@@ -6,7 +6,8 @@ namespace ge {
 namespace {
 
 void Unary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
-  (void)r.Register(OpDef(type).TypeVar("T", allowed).Input("x", "T").Output("y", "T").Infer(InferSameAsFirstInput).Doc(doc).Build());
+  (void)r.Register(
+      OpDef(type).TypeVar("T", allowed).Input("x", "T").Output("y", "T").Infer(InferSameAsFirstInput).Doc(doc).Build());
 }
 
 void Binary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
@@ -40,7 +41,8 @@ void RegisterElementwiseOps(OpRegistry& r) {
                        .Attr("approximate", AttrType::kString, std::string("none"))
                        .Infer([](InferContext& ctx) -> Status {
                          const auto mode = ctx.Attr<std::string>("approximate");
-                         if (mode != "none" && mode != "tanh") return ctx.Error("approximate must be 'none' or 'tanh', got '{}'", mode);
+                         if (mode != "none" && mode != "tanh")
+                           return ctx.Error("approximate must be 'none' or 'tanh', got '{}'", mode);
                          return InferSameAsFirstInput(ctx);
                        })
                        .Doc("Gaussian error linear unit; approximate = 'none' (erf) or 'tanh'")

@@ -18,7 +18,8 @@ Expected<std::vector<int64_t>> ConstValues(InferContext& ctx, int input, const c
 Status InferBroadcastTo(InferContext& ctx) {
   GE_ASSIGN_OR_RETURN(Shape target, ConstValues(ctx, 1, "shape"));
   const Shape& x = ctx.Input(0).shape;
-  if (target.size() < x.size()) return ctx.Error("cannot broadcast {} to fewer dims {}", ShapeToString(x), ShapeToString(target));
+  if (target.size() < x.size())
+    return ctx.Error("cannot broadcast {} to fewer dims {}", ShapeToString(x), ShapeToString(target));
   for (size_t i = 0; i < x.size(); ++i) {
     const int64_t xd = x[x.size() - 1 - i], td = target[target.size() - 1 - i];
     if (td < 0) return ctx.Error("shape {} has a negative dim", ShapeToString(target));
@@ -55,7 +56,8 @@ Status InferStridedSliceV2(InferContext& ctx) {
   for (size_t i = 0; i < axes.size(); ++i) {
     auto axis = NormalizeAxis(axes[i], static_cast<int64_t>(x.size()));
     if (!axis.ok()) return ctx.Error("axes: {}", axis.status().message());
-    if (strides[i] <= 0) return ctx.Error("stride {} on axis {}: only positive strides are supported", strides[i], *axis);
+    if (strides[i] <= 0)
+      return ctx.Error("stride {} on axis {}: only positive strides are supported", strides[i], *axis);
     const int64_t dim = x[static_cast<size_t>(*axis)];
     auto clamp = [dim](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
     const int64_t b = clamp(begin[i]), e = clamp(end[i]);
@@ -67,11 +69,13 @@ Status InferStridedSliceV2(InferContext& ctx) {
 
 Status InferPack(InferContext& ctx) {
   const int n = ctx.NumDynamic();
-  if (n < 1 || ctx.Attr<int64_t>("N") != n) return ctx.Error("attr N = {} but {} inputs are given", ctx.Attr<int64_t>("N"), n);
+  if (n < 1 || ctx.Attr<int64_t>("N") != n)
+    return ctx.Error("attr N = {} but {} inputs are given", ctx.Attr<int64_t>("N"), n);
   const Shape& first = ctx.Dynamic(0).shape;
   for (int k = 1; k < n; ++k)
     if (ctx.Dynamic(k).shape != first)
-      return ctx.Error("input {} has shape {}, input 0 {}", k, ShapeToString(ctx.Dynamic(k).shape), ShapeToString(first));
+      return ctx.Error("input {} has shape {}, input 0 {}", k, ShapeToString(ctx.Dynamic(k).shape),
+                       ShapeToString(first));
   auto axis = NormalizeAxis(ctx.Attr<int64_t>("axis"), static_cast<int64_t>(first.size()) + 1);
   if (!axis.ok()) return ctx.Error("axis: {}", axis.status().message());
   Shape out = first;
@@ -93,30 +97,33 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Infer(InferBroadcastTo)
                        .Doc("x broadcast (numpy rules) to the constant `shape`")
                        .Build());
-  (void)r.Register(OpDef("GatherV2")
-                       .TypeVar("T", kAll)
-                       .TypeVar("TIndices", kIndex)
-                       .TypeVar("TAxis", kIndex)
-                       .Input("x", "T")
-                       .Input("indices", "TIndices")
-                       .Input("axis", "TAxis")
-                       .Output("y", "T")
-                       .Attr("batch_dims", AttrType::kInt, int64_t{0})
-                       .Infer(InferGatherV2)
-                       .Doc("slices of x along `axis` picked by `indices`: y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]")
-                       .Build());
-  (void)r.Register(OpDef("StridedSliceV2")
-                       .TypeVar("T", kAll)
-                       .TypeVar("TIndex", kIndex)
-                       .Input("x", "T")
-                       .Input("begin", "TIndex")
-                       .Input("end", "TIndex")
-                       .Input("axes", "TIndex")
-                       .Input("strides", "TIndex")
-                       .Output("y", "T")
-                       .Infer(InferStridedSliceV2)
-                       .Doc("x[begin:end:stride] on each of `axes` (constants; python slice clamping, positive strides)")
-                       .Build());
+  (void)r.Register(
+      OpDef("GatherV2")
+          .TypeVar("T", kAll)
+          .TypeVar("TIndices", kIndex)
+          .TypeVar("TAxis", kIndex)
+          .Input("x", "T")
+          .Input("indices", "TIndices")
+          .Input("axis", "TAxis")
+          .Output("y", "T")
+          .Attr("batch_dims", AttrType::kInt, int64_t{0})
+          .Infer(InferGatherV2)
+          .Doc(
+              "slices of x along `axis` picked by `indices`: y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]")
+          .Build());
+  (void)r.Register(
+      OpDef("StridedSliceV2")
+          .TypeVar("T", kAll)
+          .TypeVar("TIndex", kIndex)
+          .Input("x", "T")
+          .Input("begin", "TIndex")
+          .Input("end", "TIndex")
+          .Input("axes", "TIndex")
+          .Input("strides", "TIndex")
+          .Output("y", "T")
+          .Infer(InferStridedSliceV2)
+          .Doc("x[begin:end:stride] on each of `axes` (constants; python slice clamping, positive strides)")
+          .Build());
   (void)r.Register(OpDef("Pack")
                        .TypeVar("T", kAll)
                        .DynamicInput("x", "T")

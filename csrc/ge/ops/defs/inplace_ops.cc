@@ -9,7 +9,8 @@ namespace {
 Status InferAssign(InferContext& ctx) {
   auto shape = BroadcastShapes(ctx.Input(0).shape, ctx.Input(1).shape);
   if (!shape.ok() || *shape != ctx.Input(0).shape)
-    return ctx.Error("value {} does not broadcast to ref {}", ShapeToString(ctx.Input(1).shape), ShapeToString(ctx.Input(0).shape));
+    return ctx.Error("value {} does not broadcast to ref {}", ShapeToString(ctx.Input(1).shape),
+                     ShapeToString(ctx.Input(0).shape));
   return InferSameAsFirstInput(ctx);
 }
 

@@ -21,8 +21,14 @@ void Compare(OpRegistry& r, const char* type, const char* doc) {
 }
 
 void Logical(OpRegistry& r, const char* type, const char* doc) {
-  (void)r.Register(OpDef(type).TypeVar("TBool", {DataType::kBool}).Input("x1", "TBool").Input("x2", "TBool").Output("y", "TBool")
-                       .Infer(InferBroadcast).Doc(doc).Build());
+  (void)r.Register(OpDef(type)
+                       .TypeVar("TBool", {DataType::kBool})
+                       .Input("x1", "TBool")
+                       .Input("x2", "TBool")
+                       .Output("y", "TBool")
+                       .Infer(InferBroadcast)
+                       .Doc(doc)
+                       .Build());
 }
 
 Status InferMaskedFill(InferContext& ctx) {
@@ -30,7 +36,8 @@ Status InferMaskedFill(InferContext& ctx) {
   auto both = BroadcastShapes(x, ctx.Input(1).shape);
   if (!both.ok() || *both != x)
     return ctx.Error("mask {} does not broadcast to x {}", ShapeToString(ctx.Input(1).shape), ShapeToString(x));
-  if (ctx.Input(2).rank() != 0) return ctx.Error("value must be a 0-d tensor, got {}", ShapeToString(ctx.Input(2).shape));
+  if (ctx.Input(2).rank() != 0)
+    return ctx.Error("value must be a 0-d tensor, got {}", ShapeToString(ctx.Input(2).shape));
   return InferSameAsFirstInput(ctx);
 }
 
@@ -54,8 +61,13 @@ void RegisterLogicalOps(OpRegistry& r) {
   Compare(r, "GreaterEqual", "y = x1 >= x2 (broadcasting)");
   Logical(r, "LogicalAnd", "y = x1 and x2 (bool, broadcasting)");
   Logical(r, "LogicalOr", "y = x1 or x2 (bool, broadcasting)");
-  (void)r.Register(OpDef("LogicalNot").TypeVar("TBool", {DataType::kBool}).Input("x", "TBool").Output("y", "TBool")
-                       .Infer(InferSameAsFirstInput).Doc("y = not x (bool)").Build());
+  (void)r.Register(OpDef("LogicalNot")
+                       .TypeVar("TBool", {DataType::kBool})
+                       .Input("x", "TBool")
+                       .Output("y", "TBool")
+                       .Infer(InferSameAsFirstInput)
+                       .Doc("y = not x (bool)")
+                       .Build());
   (void)r.Register(OpDef("MaskedFill")
                        .TypeVar("T", dtypes::kAll)
                        .TypeVar("TBool", {DataType::kBool})

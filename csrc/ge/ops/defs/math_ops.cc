@@ -16,7 +16,8 @@ Status MatMulDims(InferContext& ctx, bool t1, bool t2, int64_t* m, int64_t* n) {
   const int64_t ka = t1 ? a[a.size() - 2] : a.back();
   const int64_t kb = t2 ? b.back() : b[b.size() - 2];
   if (ka >= 0 && kb >= 0 && ka != kb)
-    return ctx.Error("inner dimensions differ: x1 {} x2 {} (transpose {} {})", ShapeToString(a), ShapeToString(b), t1, t2);
+    return ctx.Error("inner dimensions differ: x1 {} x2 {} (transpose {} {})", ShapeToString(a), ShapeToString(b), t1,
+                     t2);
   *m = t1 ? a.back() : a[a.size() - 2];
   *n = t2 ? b[b.size() - 2] : b.back();
   if (ctx.HasInput(2)) {
@@ -29,7 +30,8 @@ Status MatMulDims(InferContext& ctx, bool t1, bool t2, int64_t* m, int64_t* n) {
 
 Status InferMatMulV2(InferContext& ctx) {
   if (ctx.Input(0).rank() != 2 || ctx.Input(1).rank() != 2)
-    return ctx.Error("x1 and x2 must be 2-D, got {} and {}", ShapeToString(ctx.Input(0).shape), ShapeToString(ctx.Input(1).shape));
+    return ctx.Error("x1 and x2 must be 2-D, got {} and {}", ShapeToString(ctx.Input(0).shape),
+                     ShapeToString(ctx.Input(1).shape));
   int64_t m, n;
   GE_RETURN_IF_ERROR(MatMulDims(ctx, ctx.Attr<bool>("transpose_x1"), ctx.Attr<bool>("transpose_x2"), &m, &n));
   ctx.Output(0).SetShape({m, n});
@@ -39,7 +41,8 @@ Status InferMatMulV2(InferContext& ctx) {
 Status InferBatchMatMulV2(InferContext& ctx) {
   const Shape& a = ctx.Input(0).shape;
   const Shape& b = ctx.Input(1).shape;
-  if (a.size() < 2 || b.size() < 2) return ctx.Error("x1 and x2 must have rank >= 2, got {} and {}", ShapeToString(a), ShapeToString(b));
+  if (a.size() < 2 || b.size() < 2)
+    return ctx.Error("x1 and x2 must have rank >= 2, got {} and {}", ShapeToString(a), ShapeToString(b));
   int64_t m, n;
   GE_RETURN_IF_ERROR(MatMulDims(ctx, ctx.Attr<bool>("adj_x1"), ctx.Attr<bool>("adj_x2"), &m, &n));
   auto batch = BroadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
@@ -69,8 +72,10 @@ Status InferReduce(InferContext& ctx) {
   const bool keep = ctx.Attr<bool>("keep_dims");
   Shape out;
   for (int64_t i = 0; i < rank; ++i) {
-    if (!reduced.count(i)) out.push_back(in[i]);
-    else if (keep) out.push_back(1);
+    if (!reduced.count(i))
+      out.push_back(in[i]);
+    else if (keep)
+      out.push_back(1);
   }
   ctx.Output(0).SetShape(out);
   return {};
@@ -82,8 +87,7 @@ void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>
                     const std::vector<AttrDef>& extra_attrs) {
   OpDef def(type);
   for (const auto& attr : extra_attrs) def.Attr(attr.name, attr.type, attr.default_value);
-  (void)r.Register(def
-                       .TypeVar("T", allowed)
+  (void)r.Register(def.TypeVar("T", allowed)
                        .TypeVar("TIndex", dtypes::kIndex)
                        .Input("x", "T")
                        .Input("axes", "TIndex")
@@ -97,7 +101,8 @@ void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>
 namespace {
 
 // MatMulV2 and BatchMatMulV2 share inputs and differ in their transpose flags' names.
-void MatMul(OpRegistry& r, const char* type, const char* flag1, const char* flag2, InferShapeFn infer, const char* doc) {
+void MatMul(OpRegistry& r, const char* type, const char* flag1, const char* flag2, InferShapeFn infer,
+            const char* doc) {
   (void)r.Register(OpDef(type)
                        .TypeVar("T", dtypes::kNumeric)
                        .TypeVar("T8", {DataType::kInt8})

@@ -103,8 +103,8 @@ Status Apply(Graph& graph, Node* root) {
 }  // namespace
 
 void RegisterFusedAttentionRule(RewriteRuleRegistry& registry) {
-  (void)registry.Register(RewriteRule{"FusedAttention", {"BatchMatMulV2"},
-                                      [](const Node& root) { return Match(root).has_value(); }, Apply});
+  (void)registry.Register(RewriteRule{
+      "FusedAttention", {"BatchMatMulV2"}, [](const Node& root) { return Match(root).has_value(); }, Apply});
 }
 
 }  // namespace ge
