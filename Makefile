@@ -27,9 +27,10 @@ test-full: build
 	TORCHAIR_GE_FULL_SWEEP=1 $(PY) -m pytest -q tests/python
 	$(PY) tests/opinfo_sweep.py
 
-# ruff and the engine's layer rules (the build checks the layers too).
-lint:
-	@PY=$(PY) bash scripts/lint.sh
+# ruff, clang-format, the engine's layer rules (the build checks them too) and clang-tidy's
+# function-size check; builds first for clang-tidy's compile_commands.json.
+lint: build
+	@PY=$(PY) BUILD=$(BUILD) bash scripts/lint.sh
 
 test-cpp:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

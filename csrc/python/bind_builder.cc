@@ -25,6 +25,7 @@ es::OpInput ToOpInput(const py::handle& item) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): the binding table of the builder
 void BindBuilder(py::module_& m) {
   py::class_<es::EsTensor>(m, "EsTensor", "One output of a node being built.")
       .def_property_readonly("dtype", &es::EsTensor::dtype)
@@ -39,11 +40,12 @@ void BindBuilder(py::module_& m) {
   py::class_<PyGraph>(m, "Graph", "A built Ascend IR graph.")
       .def_property_readonly("name", [](PyGraph& g) { return g.get().name(); })
       .def_property_readonly("num_nodes", [](PyGraph& g) { return g.get().num_nodes(); })
-      .def("node_types", [](PyGraph& g) {
-        std::vector<std::string> types;
-        for (Node* n : Unwrap(g.get().TopologicalOrder())) types.push_back(n->type());
-        return types;
-      })
+      .def("node_types",
+           [](PyGraph& g) {
+             std::vector<std::string> types;
+             for (Node* n : Unwrap(g.get().TopologicalOrder())) types.push_back(n->type());
+             return types;
+           })
       .def("to_text", [](PyGraph& g) { return Unwrap(GraphToText(g.get())); })
       .def(
           "dump",
@@ -62,7 +64,8 @@ void BindBuilder(py::module_& m) {
       "Rebuilds a graph from a txt dump (untrusted input: every reference and value is checked).\n"
       "Constants the dump left out are an error, or zeros with zero_elided_constants=True.");
 
-  py::class_<es::GraphBuilder>(m, "GraphBuilder", "EagerStyle builder: ops are verified and inferred as they are added.")
+  py::class_<es::GraphBuilder>(m, "GraphBuilder",
+                               "EagerStyle builder: ops are verified and inferred as they are added.")
       .def(py::init<std::string>(), py::arg("name") = "graph")
       .def(
           "create_input",
@@ -106,10 +109,11 @@ void BindBuilder(py::module_& m) {
           },
           py::arg("start"), py::arg("fx_node"), py::arg("source") = "",
           "Tags nodes created since `start` with the FX node (and source line) they came from.")
-      .def("set_outputs", [](es::GraphBuilder& b, const std::vector<es::EsTensor>& outs) {
-        b.SetOutputs(outs);
-        ThrowIfError(b.status());
-      })
+      .def("set_outputs",
+           [](es::GraphBuilder& b, const std::vector<es::EsTensor>& outs) {
+             b.SetOutputs(outs);
+             ThrowIfError(b.status());
+           })
       .def("build", [](es::GraphBuilder& b) { return PyGraph{Unwrap(b.Build())}; });
 }
 

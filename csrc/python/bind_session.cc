@@ -29,23 +29,26 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
   py::list stages;
   for (const auto& st : s.stages)
     stages.append(py::dict(py::arg("name") = st.name, py::arg("ms") = st.milliseconds,
-                          py::arg("nodes_before") = st.nodes_before, py::arg("nodes") = st.nodes_after));
+                           py::arg("nodes_before") = st.nodes_before, py::arg("nodes_after") = st.nodes_after));
   py::list passes;
   for (const auto& p : s.passes)
     passes.append(py::dict(py::arg("stage") = p.stage, py::arg("name") = p.pass, py::arg("ms") = p.milliseconds,
-                           py::arg("nodes_before") = p.nodes_before, py::arg("nodes") = p.nodes_after,
+                           py::arg("nodes_before") = p.nodes_before, py::arg("nodes_after") = p.nodes_after,
                            py::arg("runs") = p.runs, py::arg("changed") = p.changed));
   const auto& af = s.autofuse;
   py::dict autofuse(py::arg("kernels") = af.kernels, py::arg("fused_nodes") = af.fused_nodes,
-                    py::arg("library_epilogues") = af.library_epilogues,
-                    py::arg("cache_hit") = af.cache_hit, py::arg("build_ms") = af.build_ms, py::arg("library") = af.library,
-                    py::arg("source") = af.source, py::arg("fallback") = af.fallback);
-  return py::dict(py::arg("is_static") = s.is_static, py::arg("autofuse") = autofuse, py::arg("passes") = passes, py::arg("const_memory_size") = s.const_memory_size,
+                    py::arg("library_epilogues") = af.library_epilogues, py::arg("cache_hit") = af.cache_hit,
+                    py::arg("build_ms") = af.build_ms, py::arg("library") = af.library, py::arg("source") = af.source,
+                    py::arg("fallback") = af.fallback);
+  return py::dict(py::arg("is_static") = s.is_static, py::arg("autofuse") = autofuse, py::arg("passes") = passes,
+                  py::arg("const_memory_size") = s.const_memory_size,
                   py::arg("feature_memory_size") = s.feature_memory_size,
-                  py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("arena_no_reuse") = s.arena_no_reuse, py::arg("view_values") = s.view_values, py::arg("inplace_values") = s.inplace_values, py::arg("workspace_bytes") = s.workspace_bytes, py::arg("stream_num") = s.stream_num,
+                  py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("arena_no_reuse") = s.arena_no_reuse,
+                  py::arg("view_values") = s.view_values, py::arg("inplace_values") = s.inplace_values,
+                  py::arg("workspace_bytes") = s.workspace_bytes, py::arg("stream_num") = s.stream_num,
                   py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),
-                  py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts, py::arg("fused_groups") = s.fused_groups,
-                  py::arg("stages") = stages);
+                  py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts,
+                  py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages);
 }
 
 std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std::vector<at::Tensor>& inputs) {
@@ -56,7 +59,8 @@ std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std:
     const at::Tensor& t = inputs[i];
     if (!t.defined()) throw GeError(fmt::format("graph {} input {} is an undefined tensor", graph_id, i));
     if (!t.device().is_cpu())
-      throw GeError(fmt::format("graph {} input {} is on {}, the CPU device needs CPU tensors", graph_id, i, t.device().str()));
+      throw GeError(
+          fmt::format("graph {} input {} is on {}, the CPU device needs CPU tensors", graph_id, i, t.device().str()));
     const at::Tensor& dense = t.is_contiguous() ? t : contiguous.emplace_back(t.contiguous());
     auto dtype = cpu::FromScalarType(dense.scalar_type());
     if (!dtype.ok()) throw GeError(fmt::format("graph {} input {}: {}", graph_id, i, dtype.status().message()));
@@ -113,7 +117,9 @@ py::dict ProfileToDict(GraphProfile p) {
 }  // namespace
 
 void BindSession(py::module_& m) {
-  m.def("ge_initialize", [](const Options& options) { ThrowIfError(GEInitialize(options)); }, py::arg("options") = Options{});
+  m.def(
+      "ge_initialize", [](const Options& options) { ThrowIfError(GEInitialize(options)); },
+      py::arg("options") = Options{});
   m.def("ge_finalize", [] { ThrowIfError(GEFinalize()); });
   m.def("ge_is_initialized", &GEIsInitialized);
 
@@ -135,8 +141,9 @@ void BindSession(py::module_& m) {
           },
           py::arg("graph_id"))
       .def("run_graph", &RunGraph, py::arg("graph_id"), py::arg("inputs"))
-      .def("take_profile", [](Session& s, uint32_t id) { return ProfileToDict(Unwrap(s.TakeProfile(id))); },
-           py::arg("graph_id"), "The profiled runs since the last call (graph compiled with profiling on).")
+      .def(
+          "take_profile", [](Session& s, uint32_t id) { return ProfileToDict(Unwrap(s.TakeProfile(id))); },
+          py::arg("graph_id"), "The profiled runs since the last call (graph compiled with profiling on).")
       .def("remove_graph", [](Session& s, uint32_t id) { ThrowIfError(s.RemoveGraph(id)); })
       .def("summary", [](Session& s, uint32_t id) { return SummaryToDict(Unwrap(s.GetCompiledGraphSummary(id))); })
       .def("graph_text", [](Session& s, uint32_t id) { return Unwrap(GraphToText(*Unwrap(s.GetGraph(id)))); })

@@ -151,18 +151,24 @@ TEST_F(SessionTest, TorchOpRunsThroughTheDispatcherOnTheFallbackEngine) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_DOUBLE_EQ(out[0].data_as<double>()[i], want[i]);
 }
 
-TEST_F(SessionTest, TorchOpWithABadSpecFailsAtLoadNamingTheArgument) {
+// Compiles a graph of one TorchOp running `op` with argument spec `args` over a float [2] input;
+// returns the compile's status.
+Status CompileOneTorchOp(const std::string& op, const std::vector<std::string>& args) {
   es::GraphBuilder b;
   auto x = b.CreateInput(0, DataType::kFloat, {2});
-  AttrMap attrs = {{"op", std::string("aten::cumsum")},
-                   {"args", std::vector<std::string>{"t:0", "i:zero", "none"}},
+  AttrMap attrs = {{"op", op},
+                   {"args", args},
                    {"output_dtypes", std::vector<int64_t>{static_cast<int64_t>(DataType::kFloat)}},
                    {"output_shapes", std::vector<int64_t>{2}},
                    {"output_ranks", std::vector<int64_t>{1}}};
-  b.SetOutputs({b.Op("TorchOp", {std::vector<es::EsTensor>{x}}, attrs, "bad", 1).at(0)});
+  b.SetOutputs({b.Op("TorchOp", {std::vector<es::EsTensor>{x}}, attrs, "torch_op", 1).at(0)});
   Session s;
-  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
-  Status st = s.CompileGraph(1);
+  GE_RETURN_IF_ERROR(s.AddGraph(1, std::move(b.Build()).value()));
+  return s.CompileGraph(1);
+}
+
+TEST_F(SessionTest, TorchOpWithABadSpecFailsAtLoadNamingTheArgument) {
+  const Status st = CompileOneTorchOp("aten::cumsum", {"t:0", "i:zero", "none"});
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("argument 'dim'"), std::string::npos) << st.message();
 }
@@ -171,17 +177,7 @@ TEST_F(SessionTest, TorchOpWithABadSpecFailsAtLoadNamingTheArgument) {
 // A graph that reaches the engine with one anyway (say, read from a dump) is refused at load.
 TEST_F(SessionTest, TorchOpRefusesTorchDistributedCollectives) {
   for (const char* op : {"_c10d_functional::all_reduce", "_c10d_functional::wait_tensor", "c10d::allreduce_"}) {
-    es::GraphBuilder b;
-    auto x = b.CreateInput(0, DataType::kFloat, {2});
-    AttrMap attrs = {{"op", std::string(op)},
-                     {"args", std::vector<std::string>{"t:0"}},
-                     {"output_dtypes", std::vector<int64_t>{static_cast<int64_t>(DataType::kFloat)}},
-                     {"output_shapes", std::vector<int64_t>{2}},
-                     {"output_ranks", std::vector<int64_t>{1}}};
-    b.SetOutputs({b.Op("TorchOp", {std::vector<es::EsTensor>{x}}, attrs, "collective", 1).at(0)});
-    Session s;
-    ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
-    Status st = s.CompileGraph(1);
+    const Status st = CompileOneTorchOp(op, {"t:0"});
     ASSERT_FALSE(st.ok()) << op;
     EXPECT_EQ(st.code(), StatusCode::kUnimplemented) << st.message();
     EXPECT_NE(st.message().find(std::string(op) + " is a torch.distributed collective"), std::string::npos)

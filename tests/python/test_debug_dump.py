@@ -61,7 +61,7 @@ def test_every_format_for_zoo_models(entry, tmp_path, monkeypatch):
     graph, args = compile_and_capture(entry, config, monkeypatch)
     stages = dumps_by_stage(tmp_path)
     assert set(stages) == {"original", "optimize_stage2", "final"}, stages
-    nodes = {st["name"]: st["nodes"] for st in graph.summary["stages"]}
+    nodes = {st["name"]: st["nodes_after"] for st in graph.summary["stages"]}
     nodes["original"] = graph.summary["stages"][0]["nodes_before"]
 
     for stage, files in stages.items():

@@ -43,8 +43,10 @@ Status InferArgReduce(InferContext& ctx) {
   if (!axis.ok()) return ctx.Error("dimension: {}", axis.status().message());
   Shape out = x;
   if (!out.empty()) {
-    if (ctx.Attr<bool>("keep_dims")) out[static_cast<size_t>(*axis)] = 1;
-    else out.erase(out.begin() + *axis);
+    if (ctx.Attr<bool>("keep_dims"))
+      out[static_cast<size_t>(*axis)] = 1;
+    else
+      out.erase(out.begin() + *axis);
   }
   ctx.Output(0).dtype = DataType::kInt64;
   ctx.Output(0).SetShape(out);
@@ -59,24 +61,52 @@ Status InferAxisAttr(InferContext& ctx, const char* attr) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): the registration table of these ops
 void RegisterMathExtraOps(OpRegistry& r) {
   using namespace dtypes;
   for (const auto& u : kUnary)
-    (void)r.Register(OpDef(u.type).TypeVar("T", u.float_only ? kFloat : kNumeric).Input("x", "T").Output("y", "T")
-                         .Infer(InferSameAsFirstInput).Doc(u.doc).Build());
-  (void)r.Register(OpDef("LeakyRelu").TypeVar("T", kFloat).Input("x", "T").Output("y", "T")
-                       .Attr("negative_slope", AttrType::kFloat, 0.0).Infer(InferSameAsFirstInput)
-                       .Doc("y = x > 0 ? x : negative_slope * x").Build());
-  (void)r.Register(OpDef("Swish").TypeVar("T", kFloat).Input("x", "T").Output("y", "T")
-                       .Attr("scale", AttrType::kFloat, 1.0).Infer(InferSameAsFirstInput)
-                       .Doc("y = x * sigmoid(scale * x); scale 1 is SiLU").Build());
-  (void)r.Register(OpDef("Elu").TypeVar("T", kFloat).Input("x", "T").Output("y", "T")
-                       .Attr("alpha", AttrType::kFloat, 1.0).Attr("scale", AttrType::kFloat, 1.0)
-                       .Attr("input_scale", AttrType::kFloat, 1.0).Infer(InferSameAsFirstInput)
-                       .Doc("y = scale * (x > 0 ? x : alpha * (exp(input_scale * x) - 1))").Build());
-  (void)r.Register(OpDef("Softplus").TypeVar("T", kFloat).Input("x", "T").Output("y", "T")
-                       .Attr("beta", AttrType::kFloat, 1.0).Attr("threshold", AttrType::kFloat, 20.0)
-                       .Infer(InferSameAsFirstInput).Doc("y = ln(1 + exp(beta * x)) / beta; linear above threshold").Build());
+    (void)r.Register(OpDef(u.type)
+                         .TypeVar("T", u.float_only ? kFloat : kNumeric)
+                         .Input("x", "T")
+                         .Output("y", "T")
+                         .Infer(InferSameAsFirstInput)
+                         .Doc(u.doc)
+                         .Build());
+  (void)r.Register(OpDef("LeakyRelu")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("negative_slope", AttrType::kFloat, 0.0)
+                       .Infer(InferSameAsFirstInput)
+                       .Doc("y = x > 0 ? x : negative_slope * x")
+                       .Build());
+  (void)r.Register(OpDef("Swish")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("scale", AttrType::kFloat, 1.0)
+                       .Infer(InferSameAsFirstInput)
+                       .Doc("y = x * sigmoid(scale * x); scale 1 is SiLU")
+                       .Build());
+  (void)r.Register(OpDef("Elu")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("alpha", AttrType::kFloat, 1.0)
+                       .Attr("scale", AttrType::kFloat, 1.0)
+                       .Attr("input_scale", AttrType::kFloat, 1.0)
+                       .Infer(InferSameAsFirstInput)
+                       .Doc("y = scale * (x > 0 ? x : alpha * (exp(input_scale * x) - 1))")
+                       .Build());
+  (void)r.Register(OpDef("Softplus")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("beta", AttrType::kFloat, 1.0)
+                       .Attr("threshold", AttrType::kFloat, 20.0)
+                       .Infer(InferSameAsFirstInput)
+                       .Doc("y = ln(1 + exp(beta * x)) / beta; linear above threshold")
+                       .Build());
   (void)r.Register(OpDef("ClipByValue")
                        .TypeVar("T", kNumeric)
                        .Input("x", "T")
@@ -96,17 +126,33 @@ void RegisterMathExtraOps(OpRegistry& r) {
                        .Build());
   for (const auto& [type, doc] : {std::pair{"FloorDiv", "y = floor(x1 / x2) (broadcasting)"},
                                   std::pair{"FloorMod", "y = x1 - floor(x1 / x2) * x2, the sign of x2 (broadcasting)"}})
-    (void)r.Register(OpDef(type).TypeVar("T", kNumeric).Input("x1", "T").Input("x2", "T").Output("y", "T")
-                         .Infer(InferBroadcast).Doc(doc).Build());
+    (void)r.Register(OpDef(type)
+                         .TypeVar("T", kNumeric)
+                         .Input("x1", "T")
+                         .Input("x2", "T")
+                         .Output("y", "T")
+                         .Infer(InferBroadcast)
+                         .Doc(doc)
+                         .Build());
   RegisterReduce(r, "ReduceMax", kNumeric, "max over `axes` (empty axes: all)");
   RegisterReduce(r, "ReduceMin", kNumeric, "min over `axes` (empty axes: all)");
   RegisterReduce(r, "ReduceProd", kNumeric, "product over one axis or all (empty axes)");
   for (const char* type : {"ArgMaxV2", "ArgMin"})
-    (void)r.Register(OpDef(type).TypeVar("T", kNumeric).TypeVar("TIndex", kIndex).TypeVar("TOut", {DataType::kInt64})
-                         .Input("x", "T").Input("dimension", "TIndex").Output("y", "TOut")
-                         .Attr("keep_dims", AttrType::kBool, false).Infer(InferArgReduce)
-                         .Doc("index of the extreme value along `dimension` (first one on ties)").Build());
-  (void)r.Register(OpDef("LogSoftmaxV2").TypeVar("T", kFloat).Input("logits", "T").Output("logsoftmax", "T")
+    (void)r.Register(OpDef(type)
+                         .TypeVar("T", kNumeric)
+                         .TypeVar("TIndex", kIndex)
+                         .TypeVar("TOut", {DataType::kInt64})
+                         .Input("x", "T")
+                         .Input("dimension", "TIndex")
+                         .Output("y", "TOut")
+                         .Attr("keep_dims", AttrType::kBool, false)
+                         .Infer(InferArgReduce)
+                         .Doc("index of the extreme value along `dimension` (first one on ties)")
+                         .Build());
+  (void)r.Register(OpDef("LogSoftmaxV2")
+                       .TypeVar("T", kFloat)
+                       .Input("logits", "T")
+                       .Output("logsoftmax", "T")
                        .Attr("axes", AttrType::kListInt, std::vector<int64_t>{-1})
                        .Infer([](InferContext& ctx) -> Status {
                          const auto axes = ctx.Attr<std::vector<int64_t>>("axes");
@@ -115,16 +161,22 @@ void RegisterMathExtraOps(OpRegistry& r) {
                          if (!axis.ok()) return ctx.Error("{}", axis.status().message());
                          return InferSameAsFirstInput(ctx);
                        })
-                       .Doc("log(softmax(logits)) along `axes`").Build());
-  (void)r.Register(OpDef("Cumsum").TypeVar("T", kNumeric).Input("x", "T").Output("y", "T")
-                       .Attr("axis", AttrType::kInt).Attr("exclusive", AttrType::kBool, false)
+                       .Doc("log(softmax(logits)) along `axes`")
+                       .Build());
+  (void)r.Register(OpDef("Cumsum")
+                       .TypeVar("T", kNumeric)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("axis", AttrType::kInt)
+                       .Attr("exclusive", AttrType::kBool, false)
                        .Attr("reverse", AttrType::kBool, false)
                        .Infer([](InferContext& ctx) -> Status {
                          if (ctx.Attr<bool>("exclusive") || ctx.Attr<bool>("reverse"))
                            return ctx.Error("exclusive and reverse scans are not supported");
                          return InferAxisAttr(ctx, "axis");
                        })
-                       .Doc("running sum along `axis`").Build());
+                       .Doc("running sum along `axis`")
+                       .Build());
 }
 
 }  // namespace ge

@@ -37,7 +37,8 @@ Status InferConv2D(InferContext& ctx) {
     return ctx.Error("bias must be [{}], got {}", w[0], ShapeToString(ctx.Input(2).shape));
   const int64_t h = WindowOutputSize(x[2], w[2], strides[2], pads[0], pads[1], dilations[2], false);
   const int64_t wd = WindowOutputSize(x[3], w[3], strides[3], pads[2], pads[3], dilations[3], false);
-  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && wd <= 0)) return ctx.Error("input {} is smaller than the kernel", ShapeToString(x));
+  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && wd <= 0))
+    return ctx.Error("input {} is smaller than the kernel", ShapeToString(x));
   ctx.Output(0).SetShape({x[0], w[0], h, wd});
   ctx.Output(0).format = ctx.Output(0).origin_format = Format::kNCHW;
   return {};
@@ -84,7 +85,8 @@ Status InferPool(InferContext& ctx) {
   const bool ceil_mode = ctx.Attr<bool>("ceil_mode");
   const int64_t h = WindowOutputSize(x[2], ksize[2], strides[2], pads[0], pads[1], 1, ceil_mode);
   const int64_t w = WindowOutputSize(x[3], ksize[3], strides[3], pads[2], pads[3], 1, ceil_mode);
-  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && w <= 0)) return ctx.Error("input {} is smaller than the window", ShapeToString(x));
+  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && w <= 0))
+    return ctx.Error("input {} is smaller than the window", ShapeToString(x));
   ctx.Output(0).SetShape({x[0], x[1], h, w});
   return {};
 }
@@ -123,7 +125,8 @@ Status InferLayerNorm(InferContext& ctx) {
   const Shape normalized(x.begin() + *axis, x.end());
   for (int i : {1, 2})
     if (ctx.HasInput(i) && ctx.Input(i).shape != normalized)
-      return ctx.Error("{} must be {}, got {}", i == 1 ? "gamma" : "beta", ShapeToString(normalized), ShapeToString(ctx.Input(i).shape));
+      return ctx.Error("{} must be {}, got {}", i == 1 ? "gamma" : "beta", ShapeToString(normalized),
+                       ShapeToString(ctx.Input(i).shape));
   Shape stats = x;
   for (size_t i = static_cast<size_t>(*axis); i < stats.size(); ++i) stats[i] = 1;
   ctx.Output(0).SetShape(x);
@@ -144,7 +147,8 @@ Status InferFusedAttention(InferContext& ctx) {
   const size_t r = q.size();
   for (size_t i = 0; i + 2 < r; ++i)
     if (q[i] != k[i] || q[i] != v[i])
-      return ctx.Error("leading dims differ: query {}, key {}, value {}", ShapeToString(q), ShapeToString(k), ShapeToString(v));
+      return ctx.Error("leading dims differ: query {}, key {}, value {}", ShapeToString(q), ShapeToString(k),
+                       ShapeToString(v));
   if (k[r - 1] != q[r - 1] || v[r - 2] != k[r - 2] || v[r - 1] != q[r - 1])
     return ctx.Error("key and value must be [..., S, {}] like the query's head size; got key {}, value {}", q[r - 1],
                      ShapeToString(k), ShapeToString(v));
@@ -162,6 +166,7 @@ Status InferFusedAttention(InferContext& ctx) {
   return {};
 }
 
+// NOLINTNEXTLINE(readability-function-size): the registration table of the NN ops
 void RegisterNnOps(OpRegistry& r) {
   using namespace dtypes;
   const IntList ones = {1, 1, 1, 1};
@@ -212,27 +217,29 @@ void RegisterNnOps(OpRegistry& r) {
                          const Shape& x = ctx.Input(0).shape;
                          const auto size = ctx.Attr<IntList>("output_size");
                          if (x.size() != 4 || size.size() != 2 || size[0] <= 0 || size[1] <= 0)
-                           return ctx.Error("needs 4-D x and a positive output_size [h, w]; got x {}", ShapeToString(x));
+                           return ctx.Error("needs 4-D x and a positive output_size [h, w]; got x {}",
+                                            ShapeToString(x));
                          ctx.Output(0).SetShape({x[0], x[1], size[0], size[1]});
                          return {};
                        })
                        .Doc("average pooling to a fixed output size (torch's adaptive bins)")
                        .Build());
-  (void)r.Register(OpDef("BatchNorm")
-                       .TypeVar("T", kFloat)
-                       .TypeVar("U", {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble})
-                       .Input("x", "T")
-                       .Input("scale", "U")
-                       .Input("offset", "U")
-                       .Input("mean", "U")
-                       .Input("variance", "U")
-                       .Output("y", "T")
-                       .Attr("epsilon", AttrType::kFloat, 1e-4)
-                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
-                       .Attr("is_training", AttrType::kBool, false)
-                       .Infer(InferBatchNorm)
-                       .Doc("inference batch norm over channel dim 1: (x - mean) / sqrt(variance + eps) * scale + offset")
-                       .Build());
+  (void)r.Register(
+      OpDef("BatchNorm")
+          .TypeVar("T", kFloat)
+          .TypeVar("U", {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble})
+          .Input("x", "T")
+          .Input("scale", "U")
+          .Input("offset", "U")
+          .Input("mean", "U")
+          .Input("variance", "U")
+          .Output("y", "T")
+          .Attr("epsilon", AttrType::kFloat, 1e-4)
+          .Attr("data_format", AttrType::kString, std::string("NCHW"))
+          .Attr("is_training", AttrType::kBool, false)
+          .Infer(InferBatchNorm)
+          .Doc("inference batch norm over channel dim 1: (x - mean) / sqrt(variance + eps) * scale + offset")
+          .Build());
   (void)r.Register(OpDef("FusedAttention")
                        .TypeVar("T", kFloat)
                        .Input("query", "T")
@@ -253,7 +260,8 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("axes", AttrType::kListInt, IntList{-1})
                        .Infer([](InferContext& ctx) -> Status {
                          const auto axes = ctx.Attr<IntList>("axes");
-                         if (axes.size() != 1) return ctx.Error("exactly one softmax axis is supported, got {}", axes.size());
+                         if (axes.size() != 1)
+                           return ctx.Error("exactly one softmax axis is supported, got {}", axes.size());
                          auto axis = NormalizeAxis(axes[0], ctx.Input(0).rank());
                          if (!axis.ok()) return ctx.Error("{}", axis.status().message());
                          return InferSameAsFirstInput(ctx);

@@ -25,9 +25,11 @@ Status InferGatherElements(InferContext& ctx) {
 Status InferScatterElements(InferContext& ctx) {
   GE_RETURN_IF_ERROR(CheckDim(ctx, "axis"));
   const auto reduction = ctx.Attr<std::string>("reduction");
-  if (reduction != "none" && reduction != "add") return ctx.Error("reduction must be 'none' or 'add', got '{}'", reduction);
+  if (reduction != "none" && reduction != "add")
+    return ctx.Error("reduction must be 'none' or 'add', got '{}'", reduction);
   if (ctx.Input(1).shape != ctx.Input(2).shape)
-    return ctx.Error("indices {} and updates {} must have one shape", ShapeToString(ctx.Input(1).shape), ShapeToString(ctx.Input(2).shape));
+    return ctx.Error("indices {} and updates {} must have one shape", ShapeToString(ctx.Input(1).shape),
+                     ShapeToString(ctx.Input(2).shape));
   return InferSameAsFirstInput(ctx);
 }
 
@@ -78,31 +80,69 @@ Status InferGroupNorm(InferContext& ctx) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): the registration table of these ops
 void RegisterSelectionOps(OpRegistry& r) {
   using namespace dtypes;
-  (void)r.Register(OpDef("GatherElements").TypeVar("T", kAll).TypeVar("TIndex", kIndex)
-                       .Input("x", "T").Input("index", "TIndex").Output("y", "T").Attr("dim", AttrType::kInt)
-                       .Infer(InferGatherElements).Doc("y[i][j] = x[index[i][j]][j] along `dim` (torch.gather)").Build());
-  (void)r.Register(OpDef("ScatterElements").TypeVar("T", kAll).TypeVar("TIndex", kIndex)
-                       .Input("data", "T").Input("indices", "TIndex").Input("updates", "T").Output("y", "T")
-                       .Attr("axis", AttrType::kInt).Attr("reduction", AttrType::kString, std::string("none"))
-                       .Infer(InferScatterElements).Doc("y = data with updates written (or added) at indices along axis").Build());
-  (void)r.Register(OpDef("TopKV2").TypeVar("T", kNumeric).TypeVar("TIndex", kIndex).TypeVar("TOut", {DataType::kInt64})
-                       .Input("x", "T").Input("k", "TIndex").Output("values", "T").Output("indices", "TOut")
-                       .Attr("dim", AttrType::kInt, int64_t{-1}).Attr("largest", AttrType::kBool, true)
-                       .Attr("sorted", AttrType::kBool, true).Infer(InferTopK)
-                       .Doc("the k largest (or smallest) values along dim and their int64 indices").Build());
-  (void)r.Register(OpDef("Sort").TypeVar("T", kNumeric).TypeVar("TOut", {DataType::kInt64})
-                       .Input("x", "T").Output("y1", "T").Output("y2", "TOut")
-                       .Attr("axis", AttrType::kInt, int64_t{-1}).Attr("descending", AttrType::kBool, false)
-                       .Attr("stable", AttrType::kBool, false).Infer(InferSort)
-                       .Doc("values sorted along axis and their int64 indices").Build());
+  (void)r.Register(OpDef("GatherElements")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("x", "T")
+                       .Input("index", "TIndex")
+                       .Output("y", "T")
+                       .Attr("dim", AttrType::kInt)
+                       .Infer(InferGatherElements)
+                       .Doc("y[i][j] = x[index[i][j]][j] along `dim` (torch.gather)")
+                       .Build());
+  (void)r.Register(OpDef("ScatterElements")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("data", "T")
+                       .Input("indices", "TIndex")
+                       .Input("updates", "T")
+                       .Output("y", "T")
+                       .Attr("axis", AttrType::kInt)
+                       .Attr("reduction", AttrType::kString, std::string("none"))
+                       .Infer(InferScatterElements)
+                       .Doc("y = data with updates written (or added) at indices along axis")
+                       .Build());
+  (void)r.Register(OpDef("TopKV2")
+                       .TypeVar("T", kNumeric)
+                       .TypeVar("TIndex", kIndex)
+                       .TypeVar("TOut", {DataType::kInt64})
+                       .Input("x", "T")
+                       .Input("k", "TIndex")
+                       .Output("values", "T")
+                       .Output("indices", "TOut")
+                       .Attr("dim", AttrType::kInt, int64_t{-1})
+                       .Attr("largest", AttrType::kBool, true)
+                       .Attr("sorted", AttrType::kBool, true)
+                       .Infer(InferTopK)
+                       .Doc("the k largest (or smallest) values along dim and their int64 indices")
+                       .Build());
+  (void)r.Register(OpDef("Sort")
+                       .TypeVar("T", kNumeric)
+                       .TypeVar("TOut", {DataType::kInt64})
+                       .Input("x", "T")
+                       .Output("y1", "T")
+                       .Output("y2", "TOut")
+                       .Attr("axis", AttrType::kInt, int64_t{-1})
+                       .Attr("descending", AttrType::kBool, false)
+                       .Attr("stable", AttrType::kBool, false)
+                       .Infer(InferSort)
+                       .Doc("values sorted along axis and their int64 indices")
+                       .Build());
   for (const auto& [type, doc] : {std::pair{"BitwiseAnd", "y = x1 & x2"}, std::pair{"BitwiseOr", "y = x1 | x2"},
                                   std::pair{"BitwiseXor", "y = x1 ^ x2"}}) {
     std::vector<DataType> ints = kInt;
     ints.push_back(DataType::kBool);
-    (void)r.Register(OpDef(type).TypeVar("T", ints).Input("x1", "T").Input("x2", "T").Output("y", "T")
-                         .Infer(InferBroadcast).Doc(doc).Build());
+    (void)r.Register(OpDef(type)
+                         .TypeVar("T", ints)
+                         .Input("x1", "T")
+                         .Input("x2", "T")
+                         .Output("y", "T")
+                         .Infer(InferBroadcast)
+                         .Doc(doc)
+                         .Build());
   }
   RegisterReduce(r, "ReduceAny", {DataType::kBool}, "logical or over `axes` (bool; empty axes: all)");
   RegisterReduce(r, "ReduceAll", {DataType::kBool}, "logical and over `axes` (bool; empty axes: all)");
@@ -110,10 +150,19 @@ void RegisterSelectionOps(OpRegistry& r) {
   const std::vector<AttrDef> correction = {{"correction", AttrType::kFloat, 1.0}};
   RegisterReduce(r, "ReduceVar", kFloat, "variance over `axes` (empty: all) with `correction`", correction);
   RegisterReduce(r, "ReduceStd", kFloat, "standard deviation over `axes` (empty: all) with `correction`", correction);
-  (void)r.Register(OpDef("GroupNorm").TypeVar("T", kFloat).Input("x", "T").OptionalInput("gamma", "T")
-                       .OptionalInput("beta", "T").Output("y", "T").Output("mean", "T").Output("rstd", "T")
-                       .Attr("num_groups", AttrType::kInt).Attr("eps", AttrType::kFloat, 1e-5).Infer(InferGroupNorm)
-                       .Doc("normalizes each of num_groups channel groups; mean and rstd are [N, num_groups]").Build());
+  (void)r.Register(OpDef("GroupNorm")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .OptionalInput("gamma", "T")
+                       .OptionalInput("beta", "T")
+                       .Output("y", "T")
+                       .Output("mean", "T")
+                       .Output("rstd", "T")
+                       .Attr("num_groups", AttrType::kInt)
+                       .Attr("eps", AttrType::kFloat, 1e-5)
+                       .Infer(InferGroupNorm)
+                       .Doc("normalizes each of num_groups channel groups; mean and rstd are [N, num_groups]")
+                       .Build());
 }
 
 }  // namespace ge

@@ -1,0 +1,250 @@
+// Optimizer passes that fold and rewrite (transposes into MatMul flags, bias and BatchNorm
+// folding, pattern rewrites, user rules) and the pass manager; same checks as passes_test.cc.
+#include "pass_test_util.h"
+
+namespace ge {
+namespace {
+
+using namespace pass_test;  // NOLINT(google-build-using-namespace): the shared test vocabulary
+
+TEST_F(PassTest, TransposeMatMulFoldUsesTheTransposeFlags) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+        auto w = b.CreateInput(1, DataType::kFloat, {16, 8});
+        b.SetOutputs({es::MatMulV2(x, es::Transpose(w, b.CreateVector({1, 0})))});
+      },
+      CreateTransposeMatMulFoldPass(), true);
+  EXPECT_EQ(Count(*g, "Transpose"), 0);
+  for (Node* n : g->nodes())
+    if (n->type() == "MatMulV2") {
+      EXPECT_TRUE(n->GetAttrOr<bool>("transpose_x2", false));
+    }
+}
+
+TEST_F(PassTest, TransposeMatMulFoldLooksThroughPerMatrixReshapes) {
+  // Attention scores: q @ k.transpose(-2, -1), with k expanded and reshaped to 3-D on the way.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
+        auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 4});
+        auto kt = es::Transpose(k, b.CreateVector({0, 1, 3, 2}));  // [2,3,4,5]
+        auto kb = es::Reshape(es::BroadcastTo(kt, b.CreateVector({2, 3, 4, 5})), b.CreateVector({6, 4, 5}));
+        b.SetOutputs({es::BatchMatMulV2(es::Reshape(q, b.CreateVector({6, 5, 4})), kb)});
+      },
+      CreateTransposeMatMulFoldPass(), true);
+  EXPECT_EQ(Count(*g, "Transpose"), 0);
+  for (Node* n : g->nodes())
+    if (n->type() == "BatchMatMulV2") {
+      EXPECT_TRUE(n->GetAttrOr<bool>("adj_x2", false));
+    }
+}
+
+TEST_F(PassTest, TransposeMatMulFoldLeavesLayoutTransposes) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto a = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
+        auto w = b.CreateInput(1, DataType::kFloat, {12, 7});
+        auto t = es::Transpose(a, b.CreateVector({0, 2, 1, 3}));  // heads -> sequence: real data movement
+        auto shared = es::Transpose(w, b.CreateVector({1, 0}));   // two users: the copy is needed anyway
+        auto ones = b.CreateConst(Tensor::FromVector(DataType::kFloat, {1, 7}, std::vector<float>(7, 1.0f)));
+        b.SetOutputs(
+            {es::MatMulV2(es::Reshape(t, b.CreateVector({10, 12})), w), es::MatMulV2(ones, shared), es::Neg(shared)});
+      },
+      CreateTransposeMatMulFoldPass(), false);
+  EXPECT_EQ(Count(*g, "Transpose"), 2);
+}
+
+TEST_F(PassTest, MatMulBiasFoldMovesTheBiasIntoTheProduct) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+        auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
+        auto bias = b.CreateInput(2, DataType::kFloat, {16});
+        b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), bias))});
+      },
+      CreateMatMulBiasFoldPass(), true);
+  EXPECT_EQ(Count(*g, "Add"), 0);
+}
+
+TEST_F(PassTest, MatMulBiasFoldLeavesFullMatrixAdds) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+        auto w = b.CreateInput(1, DataType::kFloat, {8, 16});
+        auto residual = b.CreateInput(2, DataType::kFloat, {4, 16});
+        b.SetOutputs({es::Relu(es::Add(es::MatMulV2(x, w), residual))});
+      },
+      CreateMatMulBiasFoldPass(), false);
+  EXPECT_EQ(Count(*g, "Add"), 1);
+}
+
+Tensor Ramp(Shape shape, float start, float step) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + step * static_cast<float>(i % 7);
+  return Tensor::FromVector(DataType::kFloat, std::move(shape), v);
+}
+
+TEST_F(PassTest, BatchNormFoldFoldsIntoConstantConvWeights) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
+        auto w = b.CreateConst(Ramp({4, 3, 3, 3}, -0.5f, 0.2f));
+        auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1}, b.CreateConst(Ramp({4}, 0.1f, 0.1f)));
+        auto bn = es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
+                                b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5);
+        b.SetOutputs({es::Relu(bn)});
+      },
+      CreateBatchNormFoldPass(), true);
+  EXPECT_EQ(Count(*g, "BatchNorm"), 0);
+  EXPECT_EQ(Count(*g, "Const"), 2);  // the folded weight and bias
+}
+
+TEST_F(PassTest, BatchNormFoldFoldsIntoMatMulAndNeedsConstantWeights) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {5, 8});
+        auto y = es::MatMulV2(x, b.CreateConst(Ramp({6, 8}, -0.3f, 0.1f)), {}, {}, false, true);
+        b.SetOutputs(
+            {es::BatchNorm(y, b.CreateConst(Ramp({6}, 0.5f, 0.3f)), b.CreateConst(Ramp({6}, -0.2f, 0.1f)),
+                           b.CreateConst(Ramp({6}, 0.05f, 0.1f)), b.CreateConst(Ramp({6}, 0.5f, 0.25f)), 1e-5)});
+      },
+      CreateBatchNormFoldPass(), true);
+  EXPECT_EQ(Count(*g, "BatchNorm"), 0);
+  auto h = RunPass(
+      [](es::GraphBuilder& b) {  // weights are a graph input: nothing to fold into
+        auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 6, 6});
+        auto w = b.CreateInput(1, DataType::kFloat, {4, 3, 3, 3});
+        auto conv = es::Conv2D(x, w, {1, 1, 1, 1}, {1, 1, 1, 1});
+        b.SetOutputs(
+            {es::BatchNorm(conv, b.CreateConst(Ramp({4}, 0.5f, 0.3f)), b.CreateConst(Ramp({4}, -0.2f, 0.1f)),
+                           b.CreateConst(Ramp({4}, 0.05f, 0.1f)), b.CreateConst(Ramp({4}, 0.5f, 0.25f)), 1e-5)});
+      },
+      CreateBatchNormFoldPass(), false);
+  EXPECT_EQ(Count(*h, "BatchNorm"), 1);
+}
+
+void Attention(es::GraphBuilder& b, bool with_mask, bool divide) {
+  auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 6, 8});
+  auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 8});
+  auto v = b.CreateInput(2, DataType::kFloat, {2, 3, 5, 8});
+  auto scores = es::BatchMatMulV2(q, k, {}, {}, false, true);
+  scores = divide ? es::RealDiv(scores, b.CreateScalar(2.0, DataType::kFloat))
+                  : es::Mul(scores, b.CreateScalar(0.35, DataType::kFloat));
+  if (with_mask) scores = es::Add(scores, b.CreateConst(Ramp({2, 1, 1, 5}, -1.0f, 0.4f)));
+  b.SetOutputs({es::Relu(es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v))});
+}
+
+TEST_F(PassTest, PatternRewriteFusesAttention) {
+  for (bool with_mask : {false, true}) {
+    for (bool divide : {false, true}) {
+      auto g = RunPass([&](es::GraphBuilder& b) { Attention(b, with_mask, divide); }, CreatePatternRewritePass(), true);
+      EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+      EXPECT_EQ(Count(*g, "SoftmaxV2") + Count(*g, "BatchMatMulV2"), 0);
+      for (Node* n : g->nodes())
+        if (n->type() == "FusedAttention") {
+          EXPECT_NEAR(n->GetAttrOr<double>("scale", 0), divide ? 0.5 : 0.35, 1e-7);
+        }
+    }
+  }
+}
+
+TEST_F(PassTest, PatternRewriteFusesAttentionOfOtherRanksWithALowRankMask) {
+  for (const Shape& lead : {Shape{6}, Shape{2, 3}}) {  // 3-D and 4-D inputs, a 2-D [L, S] mask
+    auto with = [&](int64_t a, int64_t b2) {
+      Shape s = lead;
+      s.push_back(a);
+      s.push_back(b2);
+      return s;
+    };
+    auto g = RunPass(
+        [&](es::GraphBuilder& b) {
+          auto q = b.CreateInput(0, DataType::kFloat, with(7, 8));
+          auto k = b.CreateInput(1, DataType::kFloat, with(5, 8));
+          auto v = b.CreateInput(2, DataType::kFloat, with(5, 8));
+          auto scores = es::Add(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateConst(Ramp({7, 5}, -2.0f, 0.5f)));
+          b.SetOutputs({es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v)});
+        },
+        CreatePatternRewritePass(), true);
+    EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+  }
+}
+
+TEST_F(PassTest, PatternRewriteLeavesAttentionWhoseScoresAreReadElsewhere) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto q = b.CreateInput(0, DataType::kFloat, {2, 6, 8});
+        auto k = b.CreateInput(1, DataType::kFloat, {2, 5, 8});
+        auto v = b.CreateInput(2, DataType::kFloat, {2, 5, 8});
+        auto probs = es::SoftmaxV2(es::BatchMatMulV2(q, k, {}, {}, false, true), {-1});
+        b.SetOutputs({es::BatchMatMulV2(probs, v), es::Neg(probs)});  // the probabilities are an output too
+      },
+      CreatePatternRewritePass(), false);
+  EXPECT_EQ(Count(*g, "FusedAttention"), 0);
+}
+
+TEST_F(PassTest, UserRewriteRulesRegisterAndRun) {
+  // A user rule: Neg(Neg(x)) -> x, registered at run time like a plugin library would.
+  static bool registered = false;
+  if (!registered) {
+    RewriteRule rule{
+        "TestDoubleNegation",
+        {"Neg"},
+        [](const Node& n) { return n.input(0).node->type() == "Neg" && CanBypass(&n, n.input(0).node->input(0)); },
+        [](Graph& graph, Node* n) { return Bypass(graph, n, n->input(0).node->input(0)); }};
+    ASSERT_TRUE(RewriteRuleRegistry::Global().Register(rule).ok());
+    EXPECT_FALSE(RewriteRuleRegistry::Global().Register(rule).ok());  // names are unique
+    registered = true;
+  }
+  EXPECT_FALSE(RewriteRuleRegistry::Global().Register(RewriteRule{"Incomplete", {}, nullptr, nullptr}).ok());
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {3});
+        b.SetOutputs({es::Exp(es::Neg(es::Neg(x)))});
+      },
+      CreatePatternRewritePass(), true);
+  EXPECT_EQ(Count(*g, "Neg"), 0);
+}
+
+TEST_F(PassTest, ManagerRecordsStatsAndHonoursLevelsAndSwitches) {
+  auto build = [](es::GraphBuilder& b) {
+    auto x = b.CreateInput(0, DataType::kFloat, {4, 8});
+    auto w = b.CreateInput(1, DataType::kFloat, {16, 8});
+    b.SetOutputs({es::MatMulV2(es::Identity(x), es::Transpose(w, b.CreateVector({1, 0})))});
+  };
+  auto compile = [&](const Options& options) {
+    Session s(options);
+    EXPECT_TRUE(s.AddGraph(1, Make(build)).ok());
+    Status st = s.CompileGraph(1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return *s.GetCompiledGraphSummary(1);
+  };
+  auto fired = [](const CompiledGraphSummary& s, const std::string& name) {
+    for (const PassStat& p : s.passes)
+      if (p.pass == name) return p.changed;
+    return false;
+  };
+  auto o3 = compile({{"ge.oo.verifyEachPass", "true"}});
+  EXPECT_TRUE(fired(o3, "TransposeMatMulFold"));
+  EXPECT_TRUE(fired(o3, "NoOpElimination"));
+  for (const PassStat& p : o3.passes) EXPECT_GE(p.milliseconds, 0);
+  EXPECT_EQ(o3.task_num, 1);  // just the product
+  auto o1 = compile({{"ge.oo.level", "O1"}});
+  EXPECT_FALSE(fired(o1, "TransposeMatMulFold"));  // an O3 pass
+  EXPECT_TRUE(fired(o1, "NoOpElimination"));
+  auto off = compile({{"ge.optimizationSwitch", "NoOpElimination:off;TransposeMatMulFold:off"}});
+  EXPECT_EQ(off.task_num, 2);  // Transpose + MatMulV2; the Identity is a zero-copy view (memory stage)
+
+  Session bad(Options{{"ge.optimizationSwitch", "NoSuchPass:off"}});
+  ASSERT_TRUE(bad.AddGraph(1, Make(build)).ok());
+  Status st = bad.CompileGraph(1);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("unknown pass 'NoSuchPass'"), std::string::npos) << st.message();
+  Session bad_level(Options{{"ge.oo.level", "O2"}});
+  EXPECT_FALSE(bad_level.AddGraph(1, Make(build)).ok());
+}
+
+}  // namespace
+}  // namespace ge
