@@ -22,7 +22,7 @@ GlobalState& Global() {
 
 Status GEInitialize(const Options& options) {
   GE_RETURN_IF_ERROR(ValidateOptions(options).WithContext("GEInitialize"));
-  const std::string device = GetOption(options, option::kDevice, "cpu");
+  GE_ASSIGN_OR_RETURN(const std::string device, OptionValue(options, option::kDevice));
   GE_RETURN_IF_ERROR(DeviceRegistry::Get(device).status());
   std::lock_guard<std::mutex> lock(Global().mu);
   Global().initialized = true;
@@ -82,7 +82,8 @@ Status Session::CompileGraph(uint32_t graph_id) {
   }
   for (const auto& [k, v] : entry->options) merged[k] = v;
   GE_ASSIGN_OR_RETURN(merged, WithEnvironment(std::move(merged)));
-  GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(GetOption(merged, option::kDevice, "cpu")));
+  GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(merged, option::kDevice));
+  GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(device_name));
   GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));
   GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));
 

@@ -1,5 +1,8 @@
 // torchair_ge._C: the engine seen from Python. Conversions only; no logic lives here.
+#include <pybind11/stl.h>
+
 #include "devices/cpu/cpu_device.h"
+#include "devices/cpu/kernels/boxed_call.h"
 #include "ge/base/logging.h"
 #include "ge/passes/pass_manager.h"
 #include "ge/serialize/file_io.h"
@@ -23,6 +26,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("safe_file_name", &ge::SafeFileName, pybind11::arg("name"),
         "The file name the engine gives a node's dumps (unsafe characters replaced by '_').");
   m.def("optimizer_passes", &ge::OptimizerPassNames, "Names of the graph optimizer's passes, in pipeline order.");
+  m.def("collective_namespaces", &ge::cpu::CollectiveNamespaces,
+        "torch.distributed's operator namespaces, which the engine refuses to run (their work is asynchronous).");
   m.def("log_level", [] {
     static const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF", "EVENT"};
     return std::string(kNames[static_cast<int>(ge::CurrentLogLevel())]);

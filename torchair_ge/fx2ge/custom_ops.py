@@ -15,14 +15,13 @@ import torch
 from torch._higher_order_ops.auto_functionalize import auto_functionalized, auto_functionalized_v2
 
 from torchair_ge import _C
-from torchair_ge.fx2ge.fallback import CannotFallBack, argument_values, output_metas
+from torchair_ge.fx2ge.fallback import COLLECTIVE_NAMESPACES, CannotFallBack, argument_values, output_metas
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge.ge.graph import current_builder
 
 # Namespaces of torch's own operators: those go through converters or the host-fallback engine.
-_TORCH_NAMESPACES = {"aten", "prims", "debugprims", "higher_order", "_c10d_functional", "c10d_functional",
-                     "_c10d_functional_autograd", "_dtensor", "quantized", "mkldnn", "mkl", "onednn", "_quantized",
-                     "rngprims", "inductor", "_inductor_test"}
+_TORCH_NAMESPACES = COLLECTIVE_NAMESPACES | {"aten", "prims", "debugprims", "higher_order", "quantized", "mkldnn", "mkl",
+                                             "onednn", "_quantized", "rngprims", "inductor", "_inductor_test"}
 
 FUNCTIONALIZED = (auto_functionalized, auto_functionalized_v2)
 

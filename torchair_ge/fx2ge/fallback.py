@@ -16,14 +16,13 @@ class CannotFallBack(Exception):
     """Why an op cannot run on the host-fallback engine."""
 
 
-# torch.distributed's operator namespaces. A collective returns before its work is done: its
-# output is valid only after the matching wait_tensor, which resolves the work by the output
-# tensor's identity. The host-fallback engine copies each op's results into planned memory as
-# soon as the op returns, so the copy would hold unreduced data and the wait would find nothing
-# to wait for: wrong numbers without an error. Until collectives are IR ops of their own, the
-# engine refuses them.
-COLLECTIVE_NAMESPACES = frozenset({"_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "c10d",
-                                   "_dtensor"})
+# torch.distributed's operator namespaces (the engine's list, which its fallback kernels check
+# too). A collective returns before its work is done: its output is valid only after the
+# matching wait_tensor, which resolves the work by the output tensor's identity. The
+# host-fallback engine copies each op's results into planned memory as soon as the op returns,
+# so the copy would hold unreduced data and the wait would find nothing to wait for: wrong
+# numbers without an error. Until collectives are IR ops of their own, the engine refuses them.
+COLLECTIVE_NAMESPACES = frozenset(_C.collective_namespaces())
 
 COLLECTIVE_HINT = ("torch.distributed collectives inside a compiled graph are not supported yet (the engine "
                    "cannot wait for their asynchronous work and would return wrong numbers); call the "

@@ -14,17 +14,6 @@
 namespace ge::autofuse {
 namespace {
 
-// A positive integer option (validated by ValidateOptions), or `fallback` when absent.
-Status PositiveIntOption(const Options& options, const char* key, int* out) {
-  const std::string text = GetOption(options, key);
-  if (text.empty()) return {};
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  GE_CHECK(*end == '\0' && value > 0, "option {}='{}' must be a positive integer", key, text);
-  *out = static_cast<int>(value);
-  return {};
-}
-
 struct LoweredGroup {
   FusionGroup group;
   KernelIR ir;
@@ -263,14 +252,14 @@ Expected<Node*> ReplaceGroup(Graph& graph, const LoweredGroup& lowered, const Fu
 
 Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   AutofuseOptions out;
-  GE_ASSIGN_OR_RETURN(bool autofuse, GetBoolOption(options, option::kAutofuse, true));
-  GE_ASSIGN_OR_RETURN(bool static_compile, GetBoolOption(options, option::kStaticKernelCompile, true));
+  GE_ASSIGN_OR_RETURN(bool autofuse, BoolOption(options, option::kAutofuse));
+  GE_ASSIGN_OR_RETURN(bool static_compile, BoolOption(options, option::kStaticKernelCompile));
   out.enabled = autofuse && static_compile;
-  out.compiler.compiler = GetOption(options, option::kKernelCompiler);
-  out.compiler.cache_dir = GetOption(options, option::kKernelCacheDir);
-  GE_RETURN_IF_ERROR(PositiveIntOption(options, option::kKernelCacheMaxEntries, &out.compiler.max_entries));
-  GE_RETURN_IF_ERROR(PositiveIntOption(options, option::kKernelCompileTimeout, &out.compiler.timeout_seconds));
-  GE_ASSIGN_OR_RETURN(out.compiler.fast_math, GetBoolOption(options, option::kKernelFastMath, false));
+  GE_ASSIGN_OR_RETURN(out.compiler.compiler, OptionValue(options, option::kKernelCompiler));
+  GE_ASSIGN_OR_RETURN(out.compiler.cache_dir, OptionValue(options, option::kKernelCacheDir));
+  GE_ASSIGN_OR_RETURN(out.compiler.max_entries, PositiveIntOption(options, option::kKernelCacheMaxEntries));
+  GE_ASSIGN_OR_RETURN(out.compiler.timeout_seconds, PositiveIntOption(options, option::kKernelCompileTimeout));
+  GE_ASSIGN_OR_RETURN(out.compiler.fast_math, BoolOption(options, option::kKernelFastMath));
   return out;
 }
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 
 namespace ge::autofuse {
 
@@ -138,32 +137,104 @@ std::string StoreValue(DataType t, const std::string& v) {
   }
 }
 
-std::string UnaryExpr(KFn f, const std::string& x) {
-  const std::string fn(KFnName(f));
-  static const std::map<std::string, std::string> kStd = {
-      {"tanh", "ge_tanh"},     {"exp", "ge_exp"},          {"log", "std::log"},     {"sqrt", "std::sqrt"},
-      {"abs", "std::fabs"},    {"sin", "std::sin"},        {"cos", "std::cos"},     {"erf", "ge_erf"},
-      {"expm1", "std::expm1"}, {"log1p", "std::log1p"},    {"floor", "std::floor"}, {"ceil", "std::ceil"},
-      {"trunc", "std::trunc"}, {"round", "std::nearbyint"}};
-  if (auto it = kStd.find(fn); it != kStd.end()) return fmt::format("{}({})", it->second, x);
-  if (fn == "neg") return fmt::format("(-{})", x);
-  if (fn == "not") return fmt::format("(!{})", x);
-  if (fn == "rsqrt") return fmt::format("(1.f / std::sqrt({}))", x);
-  if (fn == "reciprocal") return fmt::format("(1.f / {})", x);
-  if (fn == "hardswish") return fmt::format("({0} * ge_hardsigmoid({0}))", x);
-  if (fn == "round_f16") return fmt::format("ge_f16_to_f32(ge_f32_to_f16({}))", x);
-  if (fn == "round_bf16") return fmt::format("ge_bf16_to_f32(ge_f32_to_bf16({}))", x);
-  return fmt::format("ge_{}({})", fn, x);  // relu, sigmoid, hardsigmoid, gelu_tanh
+// Every function has one spelling here; a switch without default makes the compiler name any
+// KFn that lacks one (-Wswitch).
+std::string UnaryExpr(KFn fn, const std::string& x) {
+  const auto call = [&x](const char* f) { return fmt::format("{}({})", f, x); };
+  switch (fn) {
+    case KFn::kTanh: return call("ge_tanh");
+    case KFn::kExp: return call("ge_exp");
+    case KFn::kLog: return call("std::log");
+    case KFn::kSqrt: return call("std::sqrt");
+    case KFn::kAbs: return call("std::fabs");
+    case KFn::kSin: return call("std::sin");
+    case KFn::kCos: return call("std::cos");
+    case KFn::kErf: return call("ge_erf");
+    case KFn::kExpm1: return call("std::expm1");
+    case KFn::kLog1p: return call("std::log1p");
+    case KFn::kFloor: return call("std::floor");
+    case KFn::kCeil: return call("std::ceil");
+    case KFn::kTrunc: return call("std::trunc");
+    case KFn::kRound: return call("std::nearbyint");
+    case KFn::kRelu: return call("ge_relu");
+    case KFn::kSigmoid: return call("ge_sigmoid");
+    case KFn::kHardSigmoid: return call("ge_hardsigmoid");
+    case KFn::kGeluTanh: return call("ge_gelu_tanh");
+    case KFn::kNeg: return fmt::format("(-{})", x);
+    case KFn::kNot: return fmt::format("(!{})", x);
+    case KFn::kRsqrt: return fmt::format("(1.f / std::sqrt({}))", x);
+    case KFn::kReciprocal: return fmt::format("(1.f / {})", x);
+    case KFn::kHardSwish: return fmt::format("({0} * ge_hardsigmoid({0}))", x);
+    case KFn::kRoundF16: return fmt::format("ge_f16_to_f32(ge_f32_to_f16({}))", x);
+    case KFn::kRoundBF16: return fmt::format("ge_bf16_to_f32(ge_f32_to_bf16({}))", x);
+    case KFn::kNone:
+    case KFn::kAdd:
+    case KFn::kSub:
+    case KFn::kMul:
+    case KFn::kDiv:
+    case KFn::kMax:
+    case KFn::kMin:
+    case KFn::kPow:
+    case KFn::kLt:
+    case KFn::kLe:
+    case KFn::kGt:
+    case KFn::kGe:
+    case KFn::kEq:
+    case KFn::kNe:
+    case KFn::kAnd:
+    case KFn::kOr:
+    case KFn::kSum: break;
+  }
+  return fmt::format("/* not unary: {} */", KFnName(fn));  // KernelIR::Verify rejects it first
 }
 
-std::string BinaryExpr(KFn f, const std::string& a, const std::string& b) {
-  const std::string fn(KFnName(f));
-  static const std::map<std::string, std::string> kInfix = {{"add", "+"}, {"sub", "-"}, {"mul", "*"},  {"div", "/"},
-                                                            {"lt", "<"},  {"le", "<="}, {"gt", ">"},   {"ge", ">="},
-                                                            {"eq", "=="}, {"ne", "!="}, {"and", "&&"}, {"or", "||"}};
-  if (auto it = kInfix.find(fn); it != kInfix.end()) return fmt::format("({} {} {})", a, it->second, b);
-  if (fn == "pow") return fmt::format("std::pow({}, {})", a, b);
-  return fmt::format("ge_{}({}, {})", fn, a, b);  // max, min
+std::string BinaryExpr(KFn fn, const std::string& a, const std::string& b) {
+  const auto infix = [&](const char* op) { return fmt::format("({} {} {})", a, op, b); };
+  switch (fn) {
+    case KFn::kAdd: return infix("+");
+    case KFn::kSub: return infix("-");
+    case KFn::kMul: return infix("*");
+    case KFn::kDiv: return infix("/");
+    case KFn::kLt: return infix("<");
+    case KFn::kLe: return infix("<=");
+    case KFn::kGt: return infix(">");
+    case KFn::kGe: return infix(">=");
+    case KFn::kEq: return infix("==");
+    case KFn::kNe: return infix("!=");
+    case KFn::kAnd: return infix("&&");
+    case KFn::kOr: return infix("||");
+    case KFn::kPow: return fmt::format("std::pow({}, {})", a, b);
+    case KFn::kMax: return fmt::format("ge_max({}, {})", a, b);
+    case KFn::kMin: return fmt::format("ge_min({}, {})", a, b);
+    case KFn::kNone:
+    case KFn::kNeg:
+    case KFn::kNot:
+    case KFn::kRelu:
+    case KFn::kSigmoid:
+    case KFn::kTanh:
+    case KFn::kExp:
+    case KFn::kLog:
+    case KFn::kSqrt:
+    case KFn::kRsqrt:
+    case KFn::kAbs:
+    case KFn::kReciprocal:
+    case KFn::kSin:
+    case KFn::kCos:
+    case KFn::kErf:
+    case KFn::kExpm1:
+    case KFn::kLog1p:
+    case KFn::kFloor:
+    case KFn::kCeil:
+    case KFn::kTrunc:
+    case KFn::kRound:
+    case KFn::kHardSigmoid:
+    case KFn::kHardSwish:
+    case KFn::kGeluTanh:
+    case KFn::kRoundF16:
+    case KFn::kRoundBF16:
+    case KFn::kSum: break;
+  }
+  return fmt::format("/* not binary: {} */", KFnName(fn));
 }
 
 std::string Combine(KFn fn, const std::string& acc, const std::string& v) {

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "ge/base/logging.h"
+#include "ge/base/options.h"
 #include "ge/serialize/file_io.h"
 
 extern char** environ;
@@ -213,11 +214,8 @@ std::vector<std::string> CompileFlags(const KernelCompilerOptions& options) {
   return flags;
 }
 
-// Options completed by WithEnvironment always name the directory; a caller that builds
-// KernelCompilerOptions by hand without one gets a private directory under /tmp.
 std::string KernelCacheDir(const KernelCompilerOptions& options) {
-  if (!options.cache_dir.empty()) return options.cache_dir;
-  return fmt::format("/tmp/torchair_ge_cache_{}", ::getuid());
+  return options.cache_dir.empty() ? DefaultKernelCacheDir() : options.cache_dir;
 }
 
 Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,

@@ -12,11 +12,16 @@ std::string Joined(const std::vector<std::string>& items) {
   return out;
 }
 
-bool IsPositiveInt(const std::string& text) {
-  if (text.empty() || text.size() > 9) return false;
-  for (char c : text)
-    if (c < '0' || c > '9') return false;
-  return std::stoi(text) > 0;
+Expected<bool> ParseBool(const std::string& key, const std::string& text) {
+  if (text == "1" || text == "true" || text == "on") return true;
+  if (text == "0" || text == "false" || text == "off") return false;
+  return InvalidArgument("option {}='{}' must be true or false (1/0)", key, text);
+}
+
+Expected<int> ParsePositiveInt(const std::string& key, const std::string& text) {
+  const bool digits = !text.empty() && text.size() <= 9 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoi(text) <= 0) return InvalidArgument("option {}='{}' must be a positive integer", key, text);
+  return std::stoi(text);
 }
 
 // AUTOFUSE_FLAGS as GE spells it: "--enable_autofuse=true|false" among other flags of GE's
@@ -85,7 +90,7 @@ const std::vector<OptionDef>& EngineOptionTable() {
        "",
        {},
        "TORCHAIR_GE_CACHE_DIR",
-       "generated-kernel cache (default $XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge)"},
+       "generated-kernel cache (empty: DefaultKernelCacheDir)"},
       {option::kKernelCacheMaxEntries,
        T::kPositiveInt,
        "1000",
@@ -109,6 +114,23 @@ const OptionDef* FindOptionDef(const std::string& key) {
   return nullptr;
 }
 
+Expected<std::string> OptionValue(const Options& options, const char* key) {
+  const OptionDef* def = FindOptionDef(key);
+  if (def == nullptr) return Internal("the engine reads option '{}', which EngineOptionTable does not declare", key);
+  auto it = options.find(key);
+  return it == options.end() || it->second.empty() ? std::string(def->default_value) : it->second;
+}
+
+Expected<bool> BoolOption(const Options& options, const char* key) {
+  GE_ASSIGN_OR_RETURN(std::string text, OptionValue(options, key));
+  return ParseBool(key, text);
+}
+
+Expected<int> PositiveIntOption(const Options& options, const char* key) {
+  GE_ASSIGN_OR_RETURN(std::string text, OptionValue(options, key));
+  return ParsePositiveInt(key, text);
+}
+
 Status ValidateOptions(const Options& options) {
   for (const auto& [key, value] : options) {
     const OptionDef* def = FindOptionDef(key);
@@ -118,13 +140,15 @@ Status ValidateOptions(const Options& options) {
       return InvalidArgument("unknown engine option '{}'; known options: {}", key, Joined(known));
     }
     switch (def->type) {
-      case OptionType::kBool: GE_RETURN_IF_ERROR(GetBoolOption(options, key, false).status()); break;
+      case OptionType::kBool:
+        if (!value.empty()) GE_RETURN_IF_ERROR(ParseBool(key, value).status());
+        break;
       case OptionType::kPositiveInt:
-        GE_CHECK(IsPositiveInt(value), "option {}='{}' must be a positive integer", key, value);
+        if (!value.empty()) GE_RETURN_IF_ERROR(ParsePositiveInt(key, value).status());
         break;
       case OptionType::kChoice: {
         const auto& choices = def->choices;
-        GE_CHECK(std::find(choices.begin(), choices.end(), value) != choices.end(),
+        GE_CHECK(value.empty() || std::find(choices.begin(), choices.end(), value) != choices.end(),
                  "option {}='{}' is not supported (allowed: {})", key, value, Joined(choices));
         break;
       }
@@ -152,15 +176,14 @@ Expected<Options> WithEnvironment(Options options) {
     Status st = ValidateOptions({{def.key, value}});
     if (!st.ok()) return st.WithContext(fmt::format("${}", def.environment));
   }
-  // The kernel cache's default location, from the user's standard directories.
-  if (!options.count(option::kKernelCacheDir)) {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    options[option::kKernelCacheDir] =
-        xdg != nullptr && *xdg ? std::string(xdg) + "/torchair_ge"
-                               : std::string(home != nullptr && *home ? home : "/tmp") + "/.cache/torchair_ge";
-  }
   return options;
+}
+
+std::string DefaultKernelCacheDir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg) return std::string(xdg) + "/torchair_ge";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && *home ? home : "/tmp") + "/.cache/torchair_ge";
 }
 
 }  // namespace ge

@@ -11,20 +11,6 @@ namespace ge {
 
 using Options = std::map<std::string, std::string>;
 
-inline std::string GetOption(const Options& options, const std::string& key, const std::string& fallback = "") {
-  auto it = options.find(key);
-  return it == options.end() ? fallback : it->second;
-}
-
-// A true/false option: "1"/"true"/"on" or "0"/"false"/"off"; absent or empty gives `fallback`.
-inline Expected<bool> GetBoolOption(const Options& options, const std::string& key, bool fallback) {
-  const std::string v = GetOption(options, key);
-  if (v.empty()) return fallback;
-  if (v == "1" || v == "true" || v == "on") return true;
-  if (v == "0" || v == "false" || v == "off") return false;
-  return InvalidArgument("option {}='{}' must be true or false (1/0)", key, v);
-}
-
 // Option keys understood by the engine. Each is declared once, with its type and default, in
 // EngineOptionTable() (options.cc), which ValidateOptions and the docs test read.
 namespace option {
@@ -67,6 +53,13 @@ struct OptionDef {
 const std::vector<OptionDef>& EngineOptionTable();
 const OptionDef* FindOptionDef(const std::string& key);
 
+// Readers: the caller's value of a declared option, else its declared default -- so no reader
+// repeats a default. (An undeclared key is a bug of the engine: Internal.)
+Expected<std::string> OptionValue(const Options& options, const char* key);
+// "1"/"true"/"on" or "0"/"false"/"off".
+Expected<bool> BoolOption(const Options& options, const char* key);
+Expected<int> PositiveIntOption(const Options& options, const char* key);
+
 // An unknown key is an error naming the known ones; a value of the wrong type or outside its
 // choices is an error naming the key and what it takes.
 Status ValidateOptions(const Options& options);
@@ -75,5 +68,9 @@ Status ValidateOptions(const Options& options);
 // its variable's value (TORCHAIR_GE_CACHE_DIR, AUTOFUSE_FLAGS, ...). The one place the engine
 // reads environment variables that configure it; the result is validated like any options.
 Expected<Options> WithEnvironment(Options options);
+
+// $XDG_CACHE_HOME/torchair_ge, else ~/.cache/torchair_ge: where generated kernels are cached
+// when ge.kernelCacheDir and $TORCHAIR_GE_CACHE_DIR say nothing.
+std::string DefaultKernelCacheDir();
 
 }  // namespace ge

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <set>
-#include <unordered_set>
+#include <iterator>
 
 #include "ge/base/logging.h"
 #include "ge/compiler/memory_plan.h"
@@ -52,19 +52,21 @@ Status DumpStage(const Graph& graph, const CompileOptions& options, const std::s
 Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uint32_t graph_id) {
   CompileOptions out;
   out.graph_id = graph_id;
-  const std::string formats = GetOption(options, option::kGraphDumpType);
+  GE_ASSIGN_OR_RETURN(const std::string formats, OptionValue(options, option::kGraphDumpType));
   if (!formats.empty()) {
     auto parsed = ParseDumpFormats(formats);
     if (!parsed.ok()) return parsed.status().WithContext(fmt::format("option {}", option::kGraphDumpType));
     out.dump_formats = std::move(parsed).value();
   }
-  out.dump_path = GetOption(options, option::kGraphDumpPath, ".");
-  GE_ASSIGN_OR_RETURN(out.dump_level, ParseDumpLevel(GetOption(options, option::kGraphDumpLevel)));
+  GE_ASSIGN_OR_RETURN(out.dump_path, OptionValue(options, option::kGraphDumpPath));
+  GE_ASSIGN_OR_RETURN(const std::string level, OptionValue(options, option::kGraphDumpLevel));
+  GE_ASSIGN_OR_RETURN(out.dump_level, ParseDumpLevel(level));
   GE_ASSIGN_OR_RETURN(out.optimizer, OptimizerOptions::FromOptions(options));
-  auto strategy = ParseTopoStrategy(GetOption(options, option::kTopoSortingMode));
+  GE_ASSIGN_OR_RETURN(const std::string order, OptionValue(options, option::kTopoSortingMode));
+  auto strategy = ParseTopoStrategy(order);
   if (!strategy.ok()) return strategy.status().WithContext(fmt::format("option {}", option::kTopoSortingMode));
   out.topo_strategy = *strategy;
-  GE_ASSIGN_OR_RETURN(bool no_reuse, GetBoolOption(options, option::kDisableReuseMemory, false));
+  GE_ASSIGN_OR_RETURN(bool no_reuse, BoolOption(options, option::kDisableReuseMemory));
   out.memory_reuse = !no_reuse;
   GE_ASSIGN_OR_RETURN(out.autofuse, autofuse::AutofuseOptions::FromOptions(options));
   return out;
@@ -81,8 +83,7 @@ struct CompileState {
   DeviceGraphEvaluator evaluator;  // constant folding runs the back end below on the device
   std::vector<Node*> schedule = {};
   MemoryPlan memory = {};
-  std::unordered_set<const Node*> views = {};  // kept past the tasks stage for the engine counts
-  autofuse::AutofuseResult fused = {};         // the kernel library and every FusedKernel node's definition
+  autofuse::AutofuseResult fused = {};  // the kernel library and every FusedKernel node's definition
   size_t stage_number = 0;
   int pass_number = 0;
 };
@@ -115,29 +116,40 @@ Status RunPartitionStage(CompileState& s) {
   return PartitionGraph(s.graph, s.device.kernel_factory(), s.device.name());
 }
 
-// MemoryAware plans every order and keeps the smallest arena (the first listed on ties).
+// MemoryAware plans every order and keeps the smallest arena (the first listed on ties); the
+// planner is pure, so the winning plan is kept as it is.
 Status RunMemoryStage(CompileState& s) {
   const MemoryPlanOptions options{s.options.memory_reuse, &s.device.kernel_factory(), &s.fused.kernels};
-  TopoStrategy chosen = s.options.topo_strategy;
-  if (chosen == TopoStrategy::kMemoryAware) {
-    int64_t best = -1;
-    for (TopoStrategy strategy : kPlainStrategies) {
-      GE_ASSIGN_OR_RETURN(auto order, ScheduleNodes(s.graph, strategy));
-      GE_ASSIGN_OR_RETURN(MemoryPlan trial, PlanMemory(s.graph, order, options));
-      if (best < 0 || trial.arena_size < best) {
-        best = trial.arena_size;
-        chosen = strategy;
-      }
+  const bool search = s.options.topo_strategy == TopoStrategy::kMemoryAware;
+  const std::vector<TopoStrategy> candidates =
+      search ? std::vector<TopoStrategy>(std::begin(kPlainStrategies), std::end(kPlainStrategies))
+             : std::vector<TopoStrategy>{s.options.topo_strategy};
+  bool have_plan = false;
+  for (TopoStrategy strategy : candidates) {
+    GE_ASSIGN_OR_RETURN(std::vector<Node*> order, ScheduleNodes(s.graph, strategy));
+    GE_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(s.graph, order, options));
+    if (!have_plan || plan.arena_size < s.memory.arena_size) {
+      s.schedule = std::move(order);
+      s.memory = std::move(plan);
+      have_plan = true;
     }
   }
-  GE_ASSIGN_OR_RETURN(s.schedule, ScheduleNodes(s.graph, chosen));
-  GE_ASSIGN_OR_RETURN(s.memory, PlanMemory(s.graph, s.schedule, options));
   AnnotateMemory(s.graph, s.schedule, s.memory);
-  s.views = s.memory.views;
   return {};
 }
 
+void CountEngines(const Graph& graph, const MemoryPlan& memory, CompiledGraph& result) {
+  std::set<int64_t> groups;
+  for (Node* node : graph.nodes()) {
+    // A zero-copy view runs on no engine: counted apart, so "native" counts kernels.
+    ++result.engine_counts[memory.IsView(node) ? std::string("view") : node->GetAttrOr<std::string>(kAttrEngine, "?")];
+    if (node->HasAttr(kAttrFusedGroup)) groups.insert(node->GetAttrOr<int64_t>(kAttrFusedGroup, -1));
+  }
+  result.fused_groups = static_cast<int>(groups.size());
+}
+
 Status RunTaskStage(CompileState& s) {
+  CountEngines(s.graph, s.memory, s.result);
   GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.memory), s.fused));
   return {};
 }
@@ -189,23 +201,12 @@ Status RunStages(const std::vector<CompileStage>& stages, CompileState& s) {
   return {};
 }
 
-void CountEngines(const Graph& graph, const std::unordered_set<const Node*>& views, CompiledGraph& result) {
-  std::set<int64_t> groups;
-  for (Node* node : graph.nodes()) {
-    // A zero-copy view runs on no engine: counted apart, so "native" counts kernels.
-    ++result.engine_counts[views.count(node) ? std::string("view") : node->GetAttrOr<std::string>(kAttrEngine, "?")];
-    if (node->HasAttr(kAttrFusedGroup)) groups.insert(node->GetAttrOr<int64_t>(kAttrFusedGroup, -1));
-  }
-  result.fused_groups = static_cast<int>(groups.size());
-}
-
 }  // namespace
 
 Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const CompileOptions& options) {
   CompiledGraph result;
   CompileState state{graph, device, options, result, DeviceGraphEvaluator(device)};
   GE_RETURN_IF_ERROR(RunStages(AllStages(), state));
-  CountEngines(graph, state.views, result);
   return result;
 }
 

@@ -19,19 +19,19 @@ bool Enabled(const PassEntry& entry, const OptimizerOptions& options) {
 
 Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options) {
   OptimizerOptions out;
-  const std::string level = GetOption(options, option::kOoLevel, "O3");
+  GE_ASSIGN_OR_RETURN(const std::string level, OptionValue(options, option::kOoLevel));
   if (level == "O1")
     out.level = OptLevel::kO1;
   else if (level == "O3")
     out.level = OptLevel::kO3;
   else
     return InvalidArgument("option {}='{}' is not supported (allowed: O1, O3)", option::kOoLevel, level);
-  GE_ASSIGN_OR_RETURN(out.constant_folding, GetBoolOption(options, option::kOoConstantFolding, true));
-  GE_ASSIGN_OR_RETURN(out.dead_code_elimination, GetBoolOption(options, option::kOoDeadCodeElimination, true));
-  GE_ASSIGN_OR_RETURN(out.verify_each_pass, GetBoolOption(options, option::kOoVerifyEachPass, false));
+  GE_ASSIGN_OR_RETURN(out.constant_folding, BoolOption(options, option::kOoConstantFolding));
+  GE_ASSIGN_OR_RETURN(out.dead_code_elimination, BoolOption(options, option::kOoDeadCodeElimination));
+  GE_ASSIGN_OR_RETURN(out.verify_each_pass, BoolOption(options, option::kOoVerifyEachPass));
 
   // "Name:off;Name:on" -- every name must be a pass of the pipeline.
-  const std::string spec = GetOption(options, option::kOptimizationSwitch);
+  GE_ASSIGN_OR_RETURN(const std::string spec, OptionValue(options, option::kOptimizationSwitch));
   const std::vector<std::string> known = OptimizerPassNames();
   size_t start = 0;
   while (start < spec.size()) {

@@ -1,6 +1,7 @@
 // What auto-fusion hands a device for one generated kernel: a typed contract, read by the memory
 // stage (workspaces, strided inputs), the task builder and the device's FusedKernel kernel. The
-// FusedKernel node's attributes repeat it for dumps only; nothing reads them back.
+// FusedKernel node's attributes repeat it for dumps (and InferShape checks its output descs); no
+// stage reads the kernel's description back from them.
 #pragma once
 
 #include <memory>

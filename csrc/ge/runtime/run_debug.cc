@@ -10,10 +10,10 @@ namespace ge {
 Expected<RunDebugOptions> RunDebugOptions::FromOptions(const Options& options, uint32_t graph_id) {
   RunDebugOptions out;
   out.graph_id = graph_id;
-  GE_ASSIGN_OR_RETURN(out.profiling, GetBoolOption(options, option::kProfilingEnable, false));
-  GE_ASSIGN_OR_RETURN(out.data_dump, GetBoolOption(options, option::kDataDumpEnable, false));
-  out.dump_path = GetOption(options, option::kDataDumpPath, ".");
-  out.dump_filter = GetOption(options, option::kDataDumpFilter);
+  GE_ASSIGN_OR_RETURN(out.profiling, BoolOption(options, option::kProfilingEnable));
+  GE_ASSIGN_OR_RETURN(out.data_dump, BoolOption(options, option::kDataDumpEnable));
+  GE_ASSIGN_OR_RETURN(out.dump_path, OptionValue(options, option::kDataDumpPath));
+  GE_ASSIGN_OR_RETURN(out.dump_filter, OptionValue(options, option::kDataDumpFilter));
   return out;
 }
 

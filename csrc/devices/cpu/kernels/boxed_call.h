@@ -6,6 +6,7 @@
 #include <ATen/core/stack.h>
 
 #include <optional>
+#include <set>
 
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@ namespace ge::cpu {
 // The operator "ns::name" or "ns::name.overload" ("default" is the unnamed overload), if torch
 // has it registered.
 std::optional<c10::OperatorHandle> FindOperator(const std::string& qualified_name);
+
+// torch.distributed's operator namespaces (c10d, functional collectives, DTensor's). The one
+// list: the Python frontend reads it too (torchair_ge._C.collective_namespaces).
+const std::set<std::string>& CollectiveNamespaces();
 
 // Unimplemented for torch.distributed's operators (c10d, functional collectives, DTensor's):
 // their work finishes after they return and is found again by the output tensor's identity,

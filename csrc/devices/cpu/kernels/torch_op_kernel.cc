@@ -143,11 +143,15 @@ std::optional<c10::OperatorHandle> FindOperator(const std::string& qualified_nam
   return c10::Dispatcher::singleton().findSchema({name, overload == "default" ? "" : overload});
 }
 
+const std::set<std::string>& CollectiveNamespaces() {
+  static const std::set<std::string> namespaces = {"_c10d_functional", "c10d_functional", "_c10d_functional_autograd",
+                                                   "c10d", "_dtensor"};
+  return namespaces;
+}
+
 Status RefuseCollective(const std::string& qualified_name) {
-  static const std::set<std::string> kCollectiveNamespaces = {"_c10d_functional", "c10d_functional",
-                                                              "_c10d_functional_autograd", "c10d", "_dtensor"};
   const std::string ns = qualified_name.substr(0, qualified_name.find("::"));
-  if (!kCollectiveNamespaces.count(ns)) return Status();
+  if (!CollectiveNamespaces().count(ns)) return Status();
   return Unimplemented(
       "{} is a torch.distributed collective: collectives inside a compiled graph are not supported yet "
       "(their work completes asynchronously and the engine cannot wait for it)",

@@ -42,16 +42,18 @@ void RegisterFallbackOps(OpRegistry& r) {
                             "schema argument in order: t:<input>, tl:<inputs>, otl:<inputs or -1>, none, i:, f:, b:, "
                             "s:, is:, fs:, bs:, dt:<DataType>, dev:, layout:, mf:")
                        .Build());
-  (void)r.Register(OpaqueOp("FusedKernel")
-                       .Attr("kernel", AttrType::kString)
-                       .Attr("kernel_ir", AttrType::kString, std::string())
-                       .Attr("fused_ops", AttrType::kListString, std::vector<std::string>{})
-                       .Infer(InferFusedKernel)
-                       .Doc("a group of elementwise/reduction nodes made one generated C++ kernel by auto-fusion: "
-                            "`kernel` is its symbol in the graph's kernel library, `kernel_ir` its loop-level IR, "
-                            "`fused_ops` the nodes it replaced (type:name). These and the producer_* attrs are for "
-                            "dumps: the device receives the typed FusedKernelDef (ge/runtime/fused_kernel_def.h)")
-                       .Build());
+  (void)r.Register(
+      OpaqueOp("FusedKernel")
+          .Attr("kernel", AttrType::kString)
+          .Attr("kernel_ir", AttrType::kString, std::string())
+          .Attr("fused_ops", AttrType::kListString, std::vector<std::string>{})
+          .Infer(InferFusedKernel)
+          .Doc("a group of elementwise/reduction nodes made one generated C++ kernel by auto-fusion: "
+               "`kernel` is its symbol in the graph's kernel library, `kernel_ir` its loop-level IR, "
+               "`fused_ops` the nodes it replaced (type:name). The device receives the typed FusedKernelDef "
+               "(ge/runtime/fused_kernel_def.h); these attrs (and the producer_* ones) describe it in "
+               "dumps, and the output_* ones let InferShape check the node")
+          .Build());
 }
 
 }  // namespace ge
