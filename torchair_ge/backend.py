@@ -14,10 +14,12 @@ import torch
 from torch._dynamo.backends.common import aot_autograd
 
 from torchair_ge.concrete_graph import ConcreteGraph
+from torchair_ge.dynamic_graph import DynamicGraph
 from torchair_ge.configs.compiler_config import CompilerConfig
 from torchair_ge.decompositions import default_decompositions
 from torchair_ge.engine import default_session, next_graph_id
 from torchair_ge.fx2ge.interpreter import convert_fx_graph
+from torchair_ge.fx2ge.symbolic import SymbolicSignature, graph_is_symbolic
 from torchair_ge.patterns import apply_replacements
 
 logger = logging.getLogger("torchair_ge")
@@ -57,12 +59,27 @@ class GeCompiler:
             logger.warning("debug.run_eagerly: the FX graph runs in eager PyTorch, not in the engine")
             return make_boxed_func(gm.forward)
         start = time.perf_counter()
-        graph_id = next_graph_id()
         fx_patterns = apply_replacements(gm, example_inputs)
         frozen = self._frozen_inputs(gm, inference)
-        converted = convert_fx_graph(gm, name=f"graph_{graph_id}", frozen=frozen)
+        if not graph_is_symbolic(gm):
+            compiled, report = self._compile_instance(gm, frozen, None, start)
+        else:
+            signature = SymbolicSignature(gm)
+            compiled = DynamicGraph(signature, functools.partial(self._compile_instance, gm, frozen),
+                                    self.config.inference_config.max_shape_instances)
+            report = compiled.first_instance(signature.hints, start)
+        report["fx_patterns"] = fx_patterns
+        self.reports.append(report)
+        self._write_statistics(gm, compiled, report)
+        return compiled
+
+    def _compile_instance(self, gm, frozen, bindings, start=None):
+        """One engine graph of `gm` (for the sizes in `bindings` when it is symbolic): the callable and its report."""
+        start = start or time.perf_counter()
+        graph_id = next_graph_id()
+        converted = convert_fx_graph(gm, name=f"graph_{graph_id}", frozen=frozen, bindings=bindings)
         convert_ms = (time.perf_counter() - start) * 1e3
-        ir_ops = collections.Counter(converted.graph.node_types())
+        ir_ops = collections.Counter(converted.graph.node_types())  # before the session takes the graph
         session = default_session()
         session.add_graph(graph_id, converted.graph, self.config.ge_options())
         session.compile_graph(graph_id)
@@ -71,33 +88,10 @@ class GeCompiler:
         if self.captured is not None:
             compiled.recorded_inputs = []
             self.captured.append((gm, converted, compiled))
-        summary = compiled.summary
-        report = {
-            "graph_id": graph_id,
-            "fx_nodes": converted.fx_nodes,
-            "ir_nodes_before": summary["stages"][0]["nodes_before"],
-            "ir_nodes_after": summary["stages"][-1]["nodes_after"],
-            "passes_fired": {p["name"]: p["nodes_before"] - p["nodes_after"] for p in summary["passes"] if p["changed"]},
-            "tasks": summary["task_num"],
-            "autofuse": summary["autofuse"],
-            "arena_bytes": summary["feature_memory_size"],
-            "arena_lower_bound": summary["arena_lower_bound"],
-            "arena_no_reuse": summary["arena_no_reuse"],
-            "view_values": summary["view_values"],
-            "inplace_values": summary["inplace_values"],
-            "workspace_bytes": summary["workspace_bytes"],
-            "const_bytes": summary["const_memory_size"],
-            "native_nodes": summary["engines"].get("native", 0),
-            "fallback_nodes": summary["engines"].get("host_fallback", 0),
-            "fallback_ops": dict(converted.fallback_ops),
-            "ir_ops": dict(ir_ops),
-            "mutated_inputs": list(converted.mutated_inputs),
-            "frozen_inputs": len(frozen),
-            "fx_patterns": fx_patterns,
-            "convert_ms": convert_ms,
-            "compile_ms": (time.perf_counter() - start) * 1e3,
-        }
-        self.reports.append(report)
+        return compiled, _report(graph_id, converted, ir_ops, compiled.summary, frozen, convert_ms, start)
+
+    def _write_statistics(self, gm, compiled, report):
+        graph_id, summary = report["graph_id"], compiled.summary
         stat_mode = self.config.ge_config.export_compile_stat
         if stat_mode == "2":
             path = write_compile_stat(report, summary, self.config.ge_config.compile_stat_path)
@@ -105,18 +99,46 @@ class GeCompiler:
         elif stat_mode == "1":
             _write_at_exit(report, summary, self.config.ge_config.compile_stat_path)
         if self.config.debug.fx_summary.type == "csv":
-            write_fx_summary(gm, converted, os.path.join(self.config.debug.fx_summary.path,
-                                                          f"fx_summary_graph_{graph_id}.csv"))
-        logger.info("compiled graph %d: %d FX nodes -> %d tasks, arena %d bytes, %.1f ms", graph_id,
-                    report["fx_nodes"], report["tasks"], report["arena_bytes"], report["compile_ms"])
-        if converted.fallback_ops:
+            write_fx_summary(gm, report, os.path.join(self.config.debug.fx_summary.path,
+                                                      f"fx_summary_graph_{graph_id}.csv"))
+        logger.info("compiled graph %d: %d FX nodes -> %d tasks, arena %d bytes, %.1f ms%s", graph_id,
+                    report["fx_nodes"], report["tasks"], report["arena_bytes"], report["compile_ms"],
+                    f"; symbolic: {report['symbolic']}" if report.get("symbolic") else "")
+        if report["fallback_ops"]:
             logger.info("graph %d: %d of %d kernel nodes run on the host-fallback engine: %s", graph_id,
                         report["fallback_nodes"], report["tasks"],
-                        ", ".join(f"{op} x{n}" for op, n in sorted(converted.fallback_ops.items())))
-        return compiled
+                        ", ".join(f"{op} x{n}" for op, n in sorted(report["fallback_ops"].items())))
 
 
-def write_fx_summary(gm, converted, path):
+def _report(graph_id, converted, ir_ops, summary, frozen, convert_ms, start):
+    """What one compiled engine graph became (backend.compiler.reports, compile statistics)."""
+    return {
+        "graph_id": graph_id,
+        "fx_nodes": converted.fx_nodes,
+        "ir_nodes_before": summary["stages"][0]["nodes_before"],
+        "ir_nodes_after": summary["stages"][-1]["nodes_after"],
+        "passes_fired": {p["name"]: p["nodes_before"] - p["nodes_after"] for p in summary["passes"] if p["changed"]},
+        "tasks": summary["task_num"],
+        "autofuse": summary["autofuse"],
+        "arena_bytes": summary["feature_memory_size"],
+        "arena_lower_bound": summary["arena_lower_bound"],
+        "arena_no_reuse": summary["arena_no_reuse"],
+        "view_values": summary["view_values"],
+        "inplace_values": summary["inplace_values"],
+        "workspace_bytes": summary["workspace_bytes"],
+        "const_bytes": summary["const_memory_size"],
+        "native_nodes": summary["engines"].get("native", 0),
+        "fallback_nodes": summary["engines"].get("host_fallback", 0),
+        "fallback_ops": dict(converted.fallback_ops),
+        "ir_ops": dict(ir_ops),
+        "mutated_inputs": list(converted.mutated_inputs),
+        "frozen_inputs": len(frozen),
+        "convert_ms": convert_ms,
+        "compile_ms": (time.perf_counter() - start) * 1e3,
+    }
+
+
+def write_fx_summary(gm, report, path):
     """One row per ATen op of the FX graph: how it runs (native / host_fallback) and how often."""
     counts = collections.Counter()
     for node in gm.graph.nodes:
@@ -127,7 +149,7 @@ def write_fx_summary(gm, converted, path):
         writer = csv.writer(f)
         writer.writerow(["op", "engine", "count", "fallback_count"])
         for op, count in sorted(counts.items()):
-            fallback = converted.fallback_ops.get(op, 0)
+            fallback = report["fallback_ops"].get(op, 0)
             engine = "host_fallback" if fallback == count else "native" if not fallback else "mixed"
             writer.writerow([op, engine, count, fallback])
 

@@ -59,12 +59,6 @@ def test_ops_that_cannot_fall_back_are_named_with_reason_and_source_line():
     assert info.value.inner_exception.missing_ops == ["aten.view_as_complex.default"]
 
 
-def test_dynamic_shapes_are_refused_with_a_hint():
-    compiled = torch.compile(lambda x: x * 2, backend=torchair_ge.get_npu_backend(), dynamic=True)
-    with pytest.raises(Exception, match=r"dynamic=False"):
-        compiled(torch.randn(4))
-
-
 def test_reading_an_unproduced_output_moves_the_node_to_the_fallback_engine():
     def uses_indices(x):
         values, indices = torch.nn.functional.max_pool2d(x, 2, return_indices=True)

@@ -112,6 +112,12 @@ class ExperimentalConfig(OptionGroup):
                                             "so it has no effect yet")
 
 
+class InferenceConfig(OptionGroup):
+    max_shape_instances = IntRange(16, 1, 4096, "graphs with symbolic sizes: how many engine instances (one per set "
+                                   "of sizes) stay compiled; the least recently used is dropped beyond it",
+                                   env="TORCHAIR_GE_MAX_SHAPE_INSTANCES")
+
+
 class CompilerConfig(OptionGroup):
     """Options of `get_npu_backend` / `get_compiler`.
 
@@ -125,6 +131,7 @@ class CompilerConfig(OptionGroup):
     profiling = ProfilingConfig
     ge_config = GeConfig
     experimental_config = ExperimentalConfig
+    inference_config = InferenceConfig
 
     def ge_options(self):
         """The engine options (GE keys) this configuration implies."""

@@ -12,7 +12,8 @@ class UnsupportedOpError(ConversionError):
 
 
 class DynamicShapeError(ConversionError):
-    """The graph has symbolic shapes, which the engine does not support yet."""
+    """A symbolic size the backend cannot handle (a data-dependent size), or a call whose inputs
+    do not fit the sizes the graph was compiled for."""
 
 
 class NotProduced:

@@ -17,6 +17,7 @@ from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProd
 from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
 from torchair_ge.fx2ge.inplace import plan_inplace_updates
 from torchair_ge.fx2ge.registry import lookup_converter, unproduced_outputs
+from torchair_ge.fx2ge.symbolic import SYM_TYPES, concrete_meta, evaluate
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge import ge as ge_ops
 from torchair_ge.ge.graph import graph_context
@@ -73,13 +74,14 @@ def _describe(node):
     return f"node '{node.name}' ({node.target}) from {_where(node)}"
 
 
-def _static_shape(node, val):
+def _static_shape(node, val, bindings=None):
     shape = []
     for d in val.shape:
+        if not isinstance(d, int) and bindings is not None:
+            d = evaluate(d, bindings)
         if not isinstance(d, int):
             raise DynamicShapeError(
-                f"{_describe(node)} has symbolic shape {tuple(val.shape)}: dynamic shapes are not supported "
-                "yet; compile with torch.compile(..., dynamic=False)")
+                f"{_describe(node)} has symbolic shape {tuple(val.shape)} where sizes must be known")
         shape.append(d)
     return shape
 
@@ -96,9 +98,16 @@ def _check_against_meta(node, value, meta):
             f"{meta.dtype}{expected_shape}")
 
 
+# Ops that only state facts about sizes: checked on the host for the sizes of the instance.
+_SIZE_ASSERTIONS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_constrain_range_for_size.default,
+                    torch.ops.aten.sym_constrain_range.default}
+
+
 class FxToGe:
-    def __init__(self, gm, name, frozen=None):
+    def __init__(self, gm, name, frozen=None, bindings=None):
         self.gm = gm
+        # Symbol -> value when `gm` has symbolic sizes: the graph is built for these sizes.
+        self.bindings = bindings
         self.builder = _C.GraphBuilder(name)
         self.env = {}
         self.frozen = frozen or {}  # FX input number -> real tensor that becomes a Const
@@ -114,6 +123,8 @@ class FxToGe:
         for node in self.gm.graph.nodes:
             if node.op != "call_function" or node.target is operator.getitem or lookup_converter(node.target):
                 continue
+            if self._host_scalar(node) or node.target in _SIZE_ASSERTIONS:
+                continue  # size arithmetic: evaluated on the host
             if is_custom_op(node.target) or node.target in FUNCTIONALIZED:
                 continue  # derived IR ops; what they cannot take is reported at conversion
             reason = fallback_blocker(node.target, node.meta.get("val"))
@@ -149,7 +160,8 @@ class FxToGe:
         mutated = sorted({self.fx_inputs[n.args[0]] for n in self.gm.graph.nodes
                           if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"})
         fx_values = {node.name: _ir_values(value) for node, value in self.env.items() if node.op == "call_function"}
-        positions = [self.fx_inputs[p] for p in self.placeholders] if self.frozen else None
+        positions = [self.fx_inputs[p] for p in self.placeholders]
+        positions = None if positions == list(range(len(self.fx_inputs))) else positions
         return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes),
                               self.fallback_ops, mutated, input_positions=positions, fx_values=fx_values)
 
@@ -158,13 +170,14 @@ class FxToGe:
         if frozen is not None:  # zero-copy: the graph holds the parameter's own memory
             return self.builder.create_const(frozen.detach(), node.name)
         val = node.meta.get("val")
+        if isinstance(val, SYM_TYPES) and self.bindings is not None:
+            return evaluate(val, self.bindings)  # a size: the instance is built for its value
         if not isinstance(val, torch.Tensor):
-            raise DynamicShapeError(
-                f"graph input {_describe(node)} is {type(val).__name__}, not a tensor: symbolic sizes are not "
-                "supported yet; compile with torch.compile(..., dynamic=False)")
+            raise DynamicShapeError(f"graph input {_describe(node)} is {type(val).__name__}, not a tensor")
         index = len(self.placeholders)
         self.placeholders.append(node)
-        return self.builder.create_input(index, torch_to_ge(val.dtype), _static_shape(node, val), node.name)
+        shape = _static_shape(node, val, self.bindings)
+        return self.builder.create_input(index, torch_to_ge(val.dtype), shape, node.name)
 
     def _get_attr(self, node):
         value = self.gm
@@ -182,6 +195,10 @@ class FxToGe:
                 raise ConversionError(f"{_describe(node)} reads output {index} ({value.what}), which torchair_ge "
                                       "does not compute for this op")
             return value
+        if self._host_scalar(node):
+            return evaluate(node.meta["val"], self.bindings)
+        if node.target in _SIZE_ASSERTIONS:
+            return self._check_size_assertion(node)
         if node in self.absorbed_copies:  # the in-place update already wrote the input
             return self.env[node.args[1]]
         if node.target in FUNCTIONALIZED:
@@ -196,6 +213,8 @@ class FxToGe:
         args = map_aggregate(node.args, self._lookup)
         kwargs = map_aggregate(node.kwargs, self._lookup)
         meta = node.meta.get("val")
+        if self.bindings is not None:
+            meta = concrete_meta(meta, self.bindings)
         try:
             # A converter returns NotImplemented for cases it leaves to the host-fallback engine.
             result = NotImplemented if converter is None else converter(*args, **kwargs, meta_outputs=meta)
@@ -216,6 +235,19 @@ class FxToGe:
         else:
             _check_against_meta(node, result, meta)
         return result
+
+    def _host_scalar(self, node):
+        """True for a node computing a size (sym_size, SymInt arithmetic, comparisons): its value
+        for this instance's sizes is a Python number, not an IR value."""
+        return self.bindings is not None and isinstance(node.meta.get("val"), SYM_TYPES)
+
+    def _check_size_assertion(self, node):
+        if node.target is torch.ops.aten._assert_scalar.default:
+            condition = self._lookup(node.args[0])
+            if not condition:
+                message = node.args[1] if len(node.args) > 1 else "size assertion"
+                raise DynamicShapeError(f"{_describe(node)}: {message} does not hold for these sizes")
+        return None
 
     def _custom_op(self, node, args, kwargs, meta):
         """The IR op derived from a custom operator's schema, or NotImplemented when the schema has
@@ -250,6 +282,8 @@ class FxToGe:
         return tuple(fx_outputs)
 
     def _lookup(self, arg):
+        if isinstance(arg, SYM_TYPES) and self.bindings is not None:
+            return evaluate(arg, self.bindings)
         return self.env[arg] if isinstance(arg, torch.fx.Node) else arg
 
     def _outputs(self, node):
@@ -258,6 +292,8 @@ class FxToGe:
         for item in results if isinstance(results, (tuple, list)) else (results,):
             if isinstance(item, torch.fx.Node) and item.op == "placeholder":
                 specs.append(OutputSpec("input", self.fx_inputs[item]))
+            elif isinstance(item, torch.fx.Node) and isinstance(self.env[item], (int, float, bool)):
+                specs.append(OutputSpec("value", value=self.env[item]))  # a size of this instance
             elif isinstance(item, torch.fx.Node):
                 value = self.env[item]
                 if isinstance(value, NotProduced):
@@ -274,7 +310,8 @@ def _ir_values(value):
     return [(v.node_name, v.index) if isinstance(v, _C.EsTensor) else None for v in items]
 
 
-def convert_fx_graph(gm, name="graph", frozen=None):
+def convert_fx_graph(gm, name="graph", frozen=None, bindings=None):
     """Builds the IR graph of `gm`; returns a ConvertedGraph. `frozen` maps FX input numbers to
-    real tensors that become constants of the graph instead of inputs."""
-    return FxToGe(gm, name, frozen).run()
+    real tensors that become constants of the graph instead of inputs. `bindings` (symbol ->
+    value) builds a graph with symbolic sizes for those sizes."""
+    return FxToGe(gm, name, frozen, bindings).run()

@@ -1,0 +1,190 @@
+"""Symbolic sizes: default torch.compile (automatic dynamic), dynamic=True, mark_dynamic, SymInt
+arithmetic in converters' arguments, a growing KV cache, and call-time input checks."""
+import pytest
+import torch
+import torch._dynamo
+from torch.fx.experimental.proxy_tensor import make_fx
+
+import torchair_ge
+from torchair_ge.fx2ge.errors import DynamicShapeError
+
+from bench.models import ZOO, bert, llama, mlp, recsys, resnet, tiny_chain
+
+
+def _compile(fn, dynamic=None, config=None):
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    return torch.compile(fn, backend=backend, dynamic=dynamic, fullgraph=True), backend.compiler.reports
+
+
+def _native(reports):
+    fallbacks = {op: n for r in reports for op, n in r["fallback_ops"].items()}
+    assert not fallbacks, f"ops ran on the host-fallback engine: {fallbacks}"
+
+
+def test_default_compile_runs_a_second_batch_size():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).eval()
+    compiled, reports = _compile(m)
+    with torch.no_grad():
+        for batch in (2, 3, 7, 64, 3, 5):
+            x = torch.randn(batch, 16)
+            torch.testing.assert_close(compiled(x), m(x))
+    assert len(reports) == 2  # static for the first size, then one symbolic graph for the rest
+    assert "symbolic" not in reports[0]
+    assert list(reports[1]["symbolic"].values()) == ["arg3_1.size(0) in [2, int_oo]"]
+    assert [i["sizes"].split("=")[1] for i in reports[1]["shape_instances"]] == ["3", "7", "64", "5"]
+    _native(reports)
+
+
+def _size_arithmetic(x, y):
+    b, n = x.shape
+    h = x.view(b * 2, n // 2).relu()  # view with SymInt arithmetic
+    z = torch.zeros(b, n // 2 + 1).narrow(1, 0, n // 2)  # new sizes from symbols; narrow to a symbol
+    pos = torch.arange(n, dtype=torch.float32).expand(b, n)  # arange over a symbol, expand to symbols
+    tail = x[:, n // 4:]  # slice from a symbolic start
+    padded = torch.nn.functional.pad(y, (0, n - y.shape[1]))  # pad by a difference of symbols
+    scale = torch.full((b, 1), float(n))  # full with a symbolic size and a SymFloat value
+    return (h.view(b, n) + pos * scale + padded, z, tail.sum(-1, keepdim=True) * max(b, 2), x.new_ones(b, n // 2))
+
+
+def test_size_arithmetic_in_converter_arguments():
+    compiled, reports = _compile(_size_arithmetic, dynamic=True)
+    with torch.no_grad():
+        for b, n in ((2, 8), (3, 12), (5, 20), (4, 16)):
+            x, y = torch.randn(b, n), torch.randn(b, n - 3)
+            for got, want in zip(compiled(x, y), _size_arithmetic(x, y)):
+                torch.testing.assert_close(got, want)
+    assert len(reports) == 1 and len(reports[0]["shape_instances"]) == 4
+    _native(reports)
+
+
+def test_a_symint_output_is_returned():
+    compiled, reports = _compile(lambda x: (x * 2, x.shape[0] * 3), dynamic=True)
+    for n in (2, 5):
+        out, size = compiled(torch.ones(n))
+        assert size == 3 * n and torch.equal(out, torch.full((n,), 2.0))
+    assert len(reports) == 1
+
+
+def test_mark_dynamic_maybe_mark_dynamic_and_mark_static():
+    def f(x):
+        return (x.softmax(-1) * x.shape[1]).sum(0)
+
+    compiled, reports = _compile(f)
+    x = torch.randn(3, 6)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch._dynamo.maybe_mark_dynamic(x, 1)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), f(x))
+        for shape in ((4, 6), (5, 9), (2, 3)):
+            y = torch.randn(*shape)
+            torch.testing.assert_close(compiled(y), f(y))
+    assert len(reports) <= 2 and "symbolic" in reports[0]
+
+    static, static_reports = _compile(f, dynamic=True)
+    z = torch.randn(3, 6)
+    torch._dynamo.mark_static(z, 1)
+    with torch.no_grad():
+        torch.testing.assert_close(static(z), f(z))
+    assert list(static_reports[0]["symbolic"]) and all(".size(0)" in v for v in static_reports[0]["symbolic"].values())
+
+
+class _GrowingCacheAttention(torch.nn.Module):
+    """One decode step with a cache that grows by concatenation, as transformers' DynamicCache."""
+
+    def __init__(self, hidden=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+
+    def forward(self, x, k_cache, v_cache):
+        b, t, h = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
+        k = torch.cat([k_cache, k], dim=2)
+        v = torch.cat([v_cache, v], dim=2)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        return self.out(y.transpose(1, 2).reshape(b, t, h)), k, v
+
+
+def test_decode_loop_with_a_growing_kv_cache():
+    torch.manual_seed(0)
+    model = _GrowingCacheAttention().eval()
+    compiled, reports = _compile(model)
+    k = v = torch.randn(1, 4, 5, 8)
+    ek, ev = k, v
+    with torch.no_grad():
+        for _ in range(32):
+            x = torch.randn(1, 1, 32)
+            out, k, v = compiled(x, k, v)
+            want, ek, ev = model(x, ek, ev)
+            torch.testing.assert_close(out, want)
+            torch.testing.assert_close(k, ek)
+    assert k.shape[2] == 37
+    assert len(reports) <= 3
+    _native(reports)
+
+
+def _zoo_shapes():
+    return {
+        "mlp": lambda n: mlp.build(batch=n, width=64),
+        "resnet": lambda n: resnet.build(batch=n, size=32),
+        "bert": lambda n: bert.build(batch=n, seq=8 * n),
+        "llama_block": lambda n: llama.build(seq=4 * n, hidden=64),
+        "widedeep": lambda n: recsys.build_widedeep(batch=4 * n),
+        "mmoe": lambda n: recsys.build_mmoe(batch=4 * n),
+        "tiny_chain": lambda n: tiny_chain.build(ops=20, size=4 * n),
+    }
+
+
+@pytest.mark.parametrize("name", list(_zoo_shapes()))
+def test_zoo_model_under_default_compile_with_four_sizes(name):
+    build = _zoo_shapes()[name]
+    model, _ = build(2)
+    compiled, reports = _compile(model)
+    with torch.no_grad():
+        for n in (2, 3, 5, 4):
+            _, inputs = build(n)
+            torch.testing.assert_close(compiled(*inputs), model(*inputs), rtol=2e-4, atol=2e-4)
+    assert len(reports) <= 2, [r.get("symbolic") for r in reports]
+    assert "symbolic" in reports[-1]
+
+
+def test_gpt_decode_zoo_entry_has_no_symbolic_size():
+    """Its cache is static (updated in place at a position tensor): no size changes between steps."""
+    assert "static KV cache" in ZOO["gpt_decode"].description
+
+
+def _make_symbolic(fn, *inputs):
+    return make_fx(fn, tracing_mode="symbolic")(*inputs)
+
+
+def test_call_time_checks_name_the_input_and_dim():
+    gm = _make_symbolic(lambda x, y: x + y, torch.randn(3, 4), torch.randn(3, 4))
+    compiled = torchair_ge.get_compiler()(gm, [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"])
+    torch.testing.assert_close(compiled([torch.ones(5, 4), torch.ones(5, 4)])[0], torch.full((5, 4), 2.0))
+    with pytest.raises(DynamicShapeError, match=r"input y_1 has shape \[6, 4\], the graph expects"):
+        compiled([torch.ones(5, 4), torch.ones(6, 4)])
+    with pytest.raises(DynamicShapeError, match=r"input x_1 is int, expected a tensor"):
+        compiled([3, torch.ones(6, 4)])
+
+
+def test_data_dependent_sizes_are_refused_clearly():
+    torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    try:
+        compiled, _ = _compile(lambda x: torch.nonzero(x) * 2, dynamic=False)
+        with pytest.raises(Exception, match=r"data-dependent size"):
+            compiled(torch.tensor([0.0, 1.0, 2.0]))
+    finally:
+        torch._dynamo.config.capture_dynamic_output_shape_ops = False
+
+
+def test_instances_beyond_the_limit_are_dropped_least_recently_used_first():
+    config = torchair_ge.CompilerConfig()
+    config.inference_config.max_shape_instances = 2
+    compiled, reports = _compile(lambda x: x.exp() + 1, dynamic=True, config=config)
+    for n in (2, 3, 4, 2, 3):
+        torch.testing.assert_close(compiled(torch.ones(n)), torch.full((n,), 1.0).exp() + 1)
+    # 2 (compiled), 3, 4 (drops 2), 2 again (drops 3), 3 again
+    sizes = [int(i["sizes"].split("=")[1]) for i in reports[0]["shape_instances"]]
+    assert sizes == [2, 3, 4, 2, 3]

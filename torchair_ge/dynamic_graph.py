@@ -1,0 +1,73 @@
+"""A compiled graph with symbolic sizes: one engine instance per set of symbol values.
+
+Dynamo compiles a graph with symbolic sizes once (`dynamic=True`, or automatic dynamic after
+a second size). Each call binds the symbols from its arguments (SymbolicSignature.bind, which
+also checks the inputs against the graph's size expressions) and runs the engine graph built
+for those sizes, converting and compiling it on the first call with them. The most recently
+used `max_instances` stay compiled; generated kernels of an evicted or repeated instance come
+back from the kernel cache."""
+import collections
+import threading
+import time
+
+from torchair_ge.fx2ge.symbolic import _spell
+
+
+class DynamicGraph:
+    """Callable with AOT autograd's boxed convention, like ConcreteGraph."""
+
+    _boxed_call = True
+
+    def __init__(self, signature, compile_instance, max_instances):
+        self.signature = signature
+        self._compile_instance = compile_instance  # (bindings, start) -> (ConcreteGraph, report)
+        self._max_instances = max_instances
+        self._instances = collections.OrderedDict()  # key -> ConcreteGraph, least recently used first
+        self._lock = threading.Lock()
+        self.report = None
+        self.summary = None
+
+    def first_instance(self, bindings, start):
+        """Compiles the instance for Dynamo's example sizes (so errors surface at compile time);
+        returns the graph's report, which later instances keep up to date."""
+        compiled, report = self._compile_instance(bindings, start)
+        self._instances[self.signature.key(bindings)] = compiled
+        self.summary = compiled.summary
+        report["symbolic"] = self.signature.describe()
+        report["shape_instances"] = [{"sizes": _spell(bindings), "graph_id": report["graph_id"],
+                                      "compile_ms": report["compile_ms"]}]
+        self.report = report
+        return report
+
+    @property
+    def instances(self):
+        return len(self._instances)
+
+    def __call__(self, args):
+        bindings = self.signature.bind(args)
+        return self._instance(bindings)(args)
+
+    def _instance(self, bindings):
+        key = self.signature.key(bindings)
+        with self._lock:
+            compiled = self._instances.get(key)
+            if compiled is not None:
+                self._instances.move_to_end(key)
+                return compiled
+            start = time.perf_counter()
+            compiled, report = self._compile_instance(bindings, start)
+            self._instances[key] = compiled
+            while len(self._instances) > self._max_instances:
+                self._instances.popitem(last=False)
+            self.report["shape_instances"].append({"sizes": _spell(bindings), "graph_id": report["graph_id"],
+                                                   "compile_ms": report["compile_ms"]})
+            return compiled
+
+    def graph_text(self):
+        """The most recently used instance's compiled graph as ge_ir text."""
+        with self._lock:
+            return next(reversed(self._instances.values())).graph_text()
+
+    @property
+    def graph_id(self):
+        return self.report["graph_id"]

@@ -1,0 +1,218 @@
+"""Symbolic sizes of an FX graph (Dynamo's dynamic shapes) and their values in one call.
+
+Dynamo hands the backend graphs whose sizes are sympy expressions over symbols (`s0`, `s1`):
+SymInt graph inputs, FakeTensors with symbolic dims, `sym_size` and SymInt arithmetic nodes.
+`SymbolicSignature` says where each symbol's value is read from the call's arguments, binds
+them, checks every input against the graph's expressions (a clear error for a genuinely wrong
+input), and evaluates any meta value (SymInt, FakeTensor shape/stride) under a binding, so one
+symbolic graph can be instantiated for the sizes of a call."""
+import functools
+from dataclasses import dataclass
+
+import sympy
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+from torchair_ge.fx2ge.errors import DynamicShapeError
+
+SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def is_symbolic(value):
+    """True for a SymInt/SymFloat/SymBool, or a tensor with a symbolic size or stride."""
+    if isinstance(value, SYM_TYPES):
+        return True
+    if isinstance(value, torch.Tensor):
+        return any(isinstance(d, torch.SymInt) for d in (*value.shape, *value.stride(), value.storage_offset()))
+    return False
+
+
+def graph_is_symbolic(gm):
+    """True when an input or any node has a symbolic size (data-dependent sizes appear only inside)."""
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        if any(is_symbolic(v) for v in (val if isinstance(val, (tuple, list)) else (val,))):
+            return True
+    return False
+
+
+def _expr(value):
+    return value.node.expr if isinstance(value, SYM_TYPES) else sympy.Integer(value)
+
+
+@dataclass(frozen=True)
+class SymbolSource:
+    """Where one symbol's value comes from in a call: `args[input]` itself (dim None: a SymInt
+    input) or `args[input].size(dim)`."""
+    symbol: sympy.Symbol
+    input: int
+    dim: int = None
+
+    def read(self, args):
+        value = args[self.input]
+        return int(value) if self.dim is None else value.shape[self.dim]
+
+    def describe(self, names):
+        return names[self.input] if self.dim is None else f"{names[self.input]}.size({self.dim})"
+
+
+class SymbolicSignature:
+    """The symbols of a graph's inputs: where each is read, its range, and the expected shape of
+    every tensor input as expressions."""
+
+    def __init__(self, gm):
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        self.names = [n.name for n in placeholders]
+        self.vals = [n.meta.get("val") for n in placeholders]
+        self._check_backed(gm)
+        sources = {}  # a tensor's size first (what the report names), else the SymInt input itself
+        for i, val in enumerate(self.vals):
+            if isinstance(val, torch.Tensor):
+                for d, size in enumerate(val.shape):
+                    if isinstance(size, torch.SymInt) and isinstance(size.node.expr, sympy.Symbol):
+                        sources.setdefault(size.node.expr, SymbolSource(size.node.expr, i, d))
+        for i, val in enumerate(self.vals):
+            if isinstance(val, torch.SymInt) and isinstance(val.node.expr, sympy.Symbol):
+                sources.setdefault(val.node.expr, SymbolSource(val.node.expr, i))
+        needed = set()
+        for val in self.vals:
+            if is_symbolic(val):
+                needed |= _free_symbols(val)
+        unread = needed - set(sources)
+        if unread:
+            raise DynamicShapeError(
+                f"symbols {sorted(map(str, unread))} of the graph's inputs are not a size of any input, so their "
+                "values cannot be read at call time; compile with torch.compile(..., dynamic=False)")
+        self.sources = sorted(sources.values(), key=lambda s: str(s.symbol))
+        shape_env = _shape_env(self.vals)
+        self.ranges = {s.symbol: shape_env.var_to_range.get(s.symbol) for s in self.sources} if shape_env else {}
+        hints = shape_env.backed_var_to_val if shape_env else {}
+        self.hints = {s.symbol: int(hints[s.symbol]) for s in self.sources if s.symbol in hints}
+
+    def _check_backed(self, gm):
+        for node in gm.graph.nodes:
+            val = node.meta.get("val")
+            values = val if isinstance(val, (tuple, list)) else (val,)
+            unbacked = set().union(*(free_unbacked_symbols(v) for v in values if is_symbolic(v)))
+            if unbacked:
+                raise DynamicShapeError(
+                    f"node '{node.name}' ({node.target}) has a data-dependent size ({', '.join(map(str, unbacked))}): "
+                    "sizes that depend on tensor values (nonzero, masked_select, .item()) are not supported yet; "
+                    "move that code out of the compiled region with @torch.compiler.disable")
+
+    @property
+    def symbols(self):
+        return [s.symbol for s in self.sources]
+
+    def describe(self):
+        """{"s0": "x.size(0) in [2, inf]"}: what the compile report says is symbolic."""
+        out = {}
+        for s in self.sources:
+            r = self.ranges.get(s.symbol)
+            out[str(s.symbol)] = s.describe(self.names) + (f" in [{r.lower}, {r.upper}]" if r is not None else "")
+        return out
+
+    def bind(self, args):
+        """Symbol -> value for this call's arguments; raises DynamicShapeError naming the input
+        and dim when an input does not fit the graph's expressions or a symbol leaves its range."""
+        if len(args) != len(self.vals):
+            raise DynamicShapeError(f"{len(args)} inputs given, the graph takes {len(self.vals)}")
+        bindings = {}
+        for s in self.sources:
+            arg = args[s.input]
+            if s.dim is None and not isinstance(arg, int):
+                raise DynamicShapeError(f"input {self.names[s.input]} is {type(arg).__name__}, expected an int")
+            if s.dim is not None and not isinstance(arg, torch.Tensor):
+                raise DynamicShapeError(f"input {self.names[s.input]} is {type(arg).__name__}, expected a tensor")
+            if s.dim is not None and arg.dim() <= s.dim:
+                raise DynamicShapeError(f"input {self.names[s.input]} has {arg.dim()} dims, the graph reads "
+                                        f"size({s.dim}) for {s.symbol}")
+            bindings[s.symbol] = s.read(args)
+        self._check_ranges(bindings)
+        self._check_shapes(args, bindings)
+        return bindings
+
+    def key(self, bindings):
+        return tuple(bindings[s.symbol] for s in self.sources)
+
+    def _check_ranges(self, bindings):
+        for symbol, value in bindings.items():
+            r = self.ranges.get(symbol)
+            if r is not None and not (r.lower <= value <= r.upper):
+                source = next(s for s in self.sources if s.symbol == symbol)
+                raise DynamicShapeError(f"{source.describe(self.names)} = {value} is outside the range "
+                                        f"[{r.lower}, {r.upper}] the graph was compiled for ({symbol})")
+
+    def _check_shapes(self, args, bindings):
+        for name, val, arg in zip(self.names, self.vals, args):
+            if not isinstance(val, torch.Tensor):
+                continue
+            if not isinstance(arg, torch.Tensor):
+                raise DynamicShapeError(f"input {name} is {type(arg).__name__}, expected a tensor")
+            expected = [evaluate(d, bindings) for d in val.shape]
+            if list(arg.shape) != expected:
+                raise DynamicShapeError(f"input {name} has shape {list(arg.shape)}, the graph expects "
+                                        f"{list(val.shape)} = {expected} for {_spell(bindings)}")
+
+
+def _shape_env(vals):
+    for val in vals:
+        if isinstance(val, SYM_TYPES):
+            return val.node.shape_env
+        if isinstance(val, torch.Tensor):
+            for d in (*val.shape, *val.stride()):
+                if isinstance(d, torch.SymInt):
+                    return d.node.shape_env
+    return None
+
+
+def _free_symbols(val):
+    if isinstance(val, SYM_TYPES):
+        return set(val.node.expr.free_symbols)
+    out = set()
+    for d in (*val.shape, *val.stride(), val.storage_offset()):
+        if isinstance(d, torch.SymInt):
+            out |= d.node.expr.free_symbols
+    return out
+
+
+def _spell(bindings):
+    return ", ".join(f"{k}={v}" for k, v in sorted(bindings.items(), key=lambda kv: str(kv[0])))
+
+
+def evaluate(value, bindings):
+    """A SymInt/SymFloat/SymBool's value under `bindings` (plain numbers pass through)."""
+    if isinstance(value, torch.SymBool):
+        return bool(value.node.expr.xreplace(bindings))
+    if isinstance(value, torch.SymFloat):
+        return float(value.node.expr.xreplace(bindings))
+    if isinstance(value, torch.SymInt):
+        result = sympy.sympify(value.node.expr.xreplace(bindings))
+        if not result.is_number:
+            raise DynamicShapeError(f"size {value.node.expr} still has free symbols {sorted(map(str, result.free_symbols))} "
+                                    f"for {_spell(bindings)}")
+        return int(result)
+    return value
+
+
+@functools.cache
+def _concrete_mode():
+    """A FakeTensorMode without a ShapeEnv: every size it sees is a number."""
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def concrete_meta(value, bindings):
+    """A meta value with every symbolic size replaced by its value: FakeTensors become FakeTensors
+    (same device and dtype) with the concrete shape and strides; tuples and lists are mapped
+    element-wise."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(concrete_meta(v, bindings) for v in value)
+    if isinstance(value, SYM_TYPES):
+        return evaluate(value, bindings)
+    if isinstance(value, torch.Tensor) and is_symbolic(value):
+        shape = [evaluate(d, bindings) for d in value.shape]
+        stride = [evaluate(d, bindings) for d in value.stride()]
+        with _concrete_mode():
+            return torch.empty_strided(shape, stride, dtype=value.dtype, device=value.device)
+    return value
