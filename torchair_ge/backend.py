@@ -81,7 +81,10 @@ class GeCompiler:
         convert_ms = (time.perf_counter() - start) * 1e3
         ir_ops = collections.Counter(converted.graph.node_types())  # before the session takes the graph
         session = default_session()
-        session.add_graph(graph_id, converted.graph, self.config.ge_options())
+        options = self.config.ge_options()
+        if bindings is not None:  # instances of one symbolic graph share one generated-kernel library
+            options["ge.kernelRunTimeSizes"] = "1"
+        session.add_graph(graph_id, converted.graph, options)
         session.compile_graph(graph_id)
         profiling_path = self.config.profiling.path if self.config.profiling.enable else None
         compiled = ConcreteGraph(session, graph_id, converted, profiling_path, frozen)

@@ -80,7 +80,7 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
     CompiledGraphSummary summary;
   };
 
-  Result Run(const Build& build, const Inputs& in, DataType dtype, bool fuse) {
+  Result Run(const Build& build, const Inputs& in, DataType dtype, bool fuse, bool run_time_sizes = false) {
     es::GraphBuilder b("case");
     std::vector<es::EsTensor> graph_inputs;
     for (size_t i = 0; i < in.shapes.size(); ++i) {
@@ -97,7 +97,8 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
       storage.push_back(RandomBytes(d->output_desc(0), rng));
       inputs.emplace_back(d->output_desc(0), storage.back().data(), nullptr);
     }
-    Session s(Options{{option::kAutofuse, fuse ? "true" : "false"}});
+    Session s(Options{{option::kAutofuse, fuse ? "true" : "false"},
+                      {option::kKernelRunTimeSizes, run_time_sizes ? "true" : "false"}});
     EXPECT_TRUE(s.AddGraph(1, std::move(graph).value()).ok());
     Status st = s.CompileGraph(1);
     EXPECT_TRUE(st.ok()) << st.ToString();
@@ -110,10 +111,16 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
     return r;
   }
 
-  // Fused vs unfused: same numbers within the dtype's tolerance, fewer kernels.
+  // Fused (kernels with literal sizes, and with sizes read at run time) vs unfused: same
+  // numbers within the dtype's tolerance, fewer kernels.
   void Check(const std::string& name, const Build& build, const Inputs& in, int max_fused_kernels = 1) {
+    const Result plain = Run(build, in, GetParam(), false);
+    CheckFused(name, Run(build, in, GetParam(), true), plain, max_fused_kernels);
+    CheckFused(name + " (run-time sizes)", Run(build, in, GetParam(), true, true), plain, max_fused_kernels);
+  }
+
+  void CheckFused(const std::string& name, const Result& fused, const Result& plain, int max_fused_kernels) {
     const DataType dtype = GetParam();
-    const Result fused = Run(build, in, dtype, true), plain = Run(build, in, dtype, false);
     ASSERT_TRUE(fused.summary.autofuse.fallback.empty()) << name << ": " << fused.summary.autofuse.fallback;
     EXPECT_GE(fused.summary.autofuse.kernels, 1) << name;
     EXPECT_LE(fused.summary.autofuse.kernels, max_fused_kernels) << name;
@@ -351,4 +358,48 @@ TEST(AutofuseGroupingTest, SiblingGroupsLinkedThroughAnOutsideOpAreNotMerged) {
 }
 
 }  // namespace
+// Instances of a graph with symbolic sizes: generated with run-time sizes, graphs that differ
+// only in their sizes get the same kernel text, so the second one loads the first one's library.
+TEST(AutofuseRunTimeSizesTest, GraphsThatDifferOnlyInSizesShareOneLibrary) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  auto build = [](const Shape& shape) {
+    es::GraphBuilder b("sizes");
+    auto x = b.CreateInput(0, DataType::kFloat, shape);
+    auto e = es::Exp(x - es::ReduceMax(x, b.CreateVector({-1}), true));
+    b.SetOutputs({e / es::ReduceSum(e, b.CreateVector({-1}), true) + es::Sigmoid(x)});
+    return b.Build();
+  };
+  std::vector<std::string> libraries;
+  for (const Shape& shape : {Shape{3, 24}, Shape{7, 40}}) {
+    std::vector<float> data(static_cast<size_t>(NumElements(shape)));
+    for (size_t i = 0; i < data.size(); ++i) data[i] = 0.05f * static_cast<float>(i % 23) - 0.4f;
+    std::vector<std::vector<float>> results;
+    for (const char* fuse : {"true", "false"}) {
+      Session s(Options{{option::kAutofuse, fuse}, {option::kKernelRunTimeSizes, "true"}});
+      auto graph = build(shape);
+      ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+      ASSERT_TRUE(s.AddGraph(1, std::move(graph).value()).ok());
+      Status st = s.CompileGraph(1);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      std::vector<Tensor> out;
+      ASSERT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, shape), data.data(), nullptr)}, &out).ok());
+      results.emplace_back(out[0].data_as<float>(), out[0].data_as<float>() + data.size());
+      if (std::string(fuse) == "true") {
+        auto summary = s.GetCompiledGraphSummary(1);
+        ASSERT_TRUE(summary.ok());
+        const autofuse::AutofuseStats stats = summary->autofuse;
+        ASSERT_TRUE(stats.fallback.empty()) << stats.fallback;
+        EXPECT_EQ(stats.kernels, 1);
+        libraries.push_back(stats.library);
+        EXPECT_TRUE(libraries.size() == 1 || stats.cache_hit);
+      }
+    }
+    for (size_t i = 0; i < data.size(); ++i)
+      ASSERT_NEAR(results[0][i], results[1][i], 2e-5 * (1 + std::fabs(results[1][i]))) << ShapeToString(shape) << i;
+  }
+  ASSERT_EQ(libraries.size(), 2u);
+  EXPECT_EQ(libraries[0], libraries[1]);
+}
+
 }  // namespace ge

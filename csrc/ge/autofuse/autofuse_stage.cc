@@ -153,9 +153,10 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name,
 }
 
 // The typed description of a lowered group's kernel, which the device receives.
-FusedKernelDef DefineKernel(const LoweredGroup& lowered) {
+FusedKernelDef DefineKernel(const LoweredGroup& lowered, std::vector<int64_t> sizes) {
   FusedKernelDef def;
   def.symbol = lowered.ir.name;
+  def.sizes = std::move(sizes);
   def.kernel_ir = lowered.ir.ToString();
   for (const auto& p : lowered.producers) {
     FusedProducerDef producer{p.node->type(),       p.node->name(), {},
@@ -260,6 +261,8 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   GE_ASSIGN_OR_RETURN(out.compiler.max_entries, PositiveIntOption(options, option::kKernelCacheMaxEntries));
   GE_ASSIGN_OR_RETURN(out.compiler.timeout_seconds, PositiveIntOption(options, option::kKernelCompileTimeout));
   GE_ASSIGN_OR_RETURN(out.compiler.fast_math, BoolOption(options, option::kKernelFastMath));
+  GE_ASSIGN_OR_RETURN(bool run_time_sizes, BoolOption(options, option::kKernelRunTimeSizes));
+  out.sizes = run_time_sizes ? SizeMode::kRunTime : SizeMode::kLiteral;
   return out;
 }
 
@@ -285,7 +288,8 @@ Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& option
   std::vector<KernelIR> kernels;
   for (const LoweredGroup& l : lowered) kernels.push_back(l.ir);
   KernelBuildInfo build;
-  auto library = BuildKernelLibrary(GenerateCpp(kernels), options.compiler, &build);
+  GeneratedKernels generated = GenerateCpp(kernels, options.sizes);
+  auto library = BuildKernelLibrary(generated.source, options.compiler, &build);
   stats->source = build.source;
   if (!library.ok()) {
     stats->fallback = library.status().message();
@@ -300,7 +304,7 @@ Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& option
   result.library = std::move(library).value();
   Replaced replaced;
   for (size_t i = 0; i < lowered.size(); ++i) {
-    auto def = std::make_shared<const FusedKernelDef>(DefineKernel(lowered[i]));
+    auto def = std::make_shared<const FusedKernelDef>(DefineKernel(lowered[i], std::move(generated.sizes[i])));
     GE_ASSIGN_OR_RETURN(Node * fused, ReplaceGroup(graph, lowered[i], *def, static_cast<int64_t>(i), &replaced));
     result.kernels[fused] = std::move(def);
     ++stats->kernels;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "ge/autofuse/cpp_codegen.h"
 #include "ge/autofuse/grouping.h"
 #include "ge/autofuse/kernel_compiler.h"
 #include "ge/base/options.h"
@@ -20,6 +21,7 @@ struct AutofuseOptions {
   bool enabled = true;  // ge.autofuse, and AUTOFUSE_FLAGS="--enable_autofuse=false" as in GE
   GroupingOptions grouping;
   KernelCompilerOptions compiler;
+  SizeMode sizes = SizeMode::kLiteral;  // ge.kernelRunTimeSizes: kRunTime
   static Expected<AutofuseOptions> FromOptions(const Options& options);
 };
 

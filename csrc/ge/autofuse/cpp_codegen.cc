@@ -24,7 +24,8 @@ struct InputPlan {
 
 class KernelWriter {
  public:
-  explicit KernelWriter(const KernelIR& k) : k_(k), rank_(static_cast<int>(k.shape.size())) {
+  KernelWriter(const KernelIR& k, SizeMode mode)
+      : k_(k), rank_(static_cast<int>(k.shape.size())), run_time_sizes_(mode == SizeMode::kRunTime) {
     for (const KBuffer& in : k.inputs) plans_.push_back(Plan(in));
     // Without reductions a single row (all axes inner) is cut into chunks so that it runs in parallel.
     bool reduces = false;
@@ -32,17 +33,13 @@ class KernelWriter {
     chunked_ = k.inner_from == 0 && !reduces;
   }
 
+  // The kernel's text; sizes() then holds the values its run-time sizes read, in order.
   std::string Write() {
-    const int64_t rows = k_.rows(), row = k_.row_size();
-    const int64_t chunk = kChunk;
-    const int64_t items = chunked_ ? (row + chunk - 1) / chunk : rows;
-    // Below ~32K element-ops per thread, waking another thread costs more than it saves.
-    const int64_t work = 32768;
-    const int64_t grain =
-        chunked_ ? std::max<int64_t>(1, work / chunk) : std::max<int64_t>(1, work / std::max<int64_t>(row, 1));
+    const std::string row = Size("row", k_.row_size());
     out_ += fmt::format("// {}\nstatic void {}_body(int64_t item_begin, int64_t item_end, void* ctx) {{\n", Summary(),
                         k_.name);
-    out_ += "  void* const* bufs = static_cast<void* const*>(ctx);\n";
+    out_ += "  const GeKernelCall* call = static_cast<const GeKernelCall*>(ctx);\n";
+    out_ += "  void* const* bufs = call->buffers;\n  const int64_t* __restrict S = call->sizes;\n  (void)S;\n";
     for (size_t i = 0; i < k_.inputs.size(); ++i)
       out_ += fmt::format("  const {0}* __restrict in{1} = static_cast<const {0}*>(bufs[{1}]);\n",
                           StorageCType(k_.inputs[i].desc.dtype), i);
@@ -51,7 +48,7 @@ class KernelWriter {
                           StorageCType(k_.outputs[o].desc.dtype), o, k_.inputs.size() + o);
     out_ += "  for (int64_t r = item_begin; r < item_end; ++r) {\n";
     if (chunked_) {
-      out_ += fmt::format("    const int64_t lo = r * {0}, hi = lo + {0} < {1} ? lo + {0} : {1};\n", chunk, row);
+      out_ += fmt::format("    const int64_t lo = r * {0}, hi = lo + {0} < {1} ? lo + {0} : {1};\n", kChunk, row);
       out_ += "    const int64_t obase = 0;\n";
     } else {
       out_ += fmt::format("    const int64_t lo = 0, hi = {};\n    const int64_t obase = r * {};\n", row, row);
@@ -76,17 +73,56 @@ class KernelWriter {
                           StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
     }
     out_ += "  }\n}\n\n";
-    out_ += fmt::format(
-        "extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const GeKernelRuntime* runtime) {{\n",
-        k_.name);
-    out_ += fmt::format(
-        "  runtime->parallel_for({}, {}, &{}_body, const_cast<void*>(static_cast<const void*>(buffers)));\n}}\n\n",
-        items, grain, k_.name);
+    WriteEntry(row);
     return out_;
   }
 
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+
  private:
+  // The exported function: how many work items, how many per thread, then the body over them.
+  void WriteEntry(const std::string& row) {
+    out_ += fmt::format(
+        "extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const int64_t* sizes, "
+        "const GeKernelRuntime* runtime) {{\n  const int64_t* S = sizes;\n  (void)S;\n",
+        k_.name);
+    // Below ~32K element-ops per thread, waking another thread costs more than it saves.
+    const int64_t work = 32768;
+    if (chunked_) {
+      out_ += fmt::format("  const int64_t items = ({} + {}) / {}, grain = {};\n", row, kChunk - 1, kChunk,
+                          std::max<int64_t>(1, work / kChunk));
+    } else {
+      out_ += fmt::format("  const int64_t row = {}, items = {};\n", row, Size("rows", k_.rows()));
+      out_ += fmt::format("  const int64_t grain = row < 1 ? {0} : ({0} / row < 1 ? 1 : {0} / row);\n", work);
+    }
+    out_ += "  const GeKernelCall call{buffers, sizes};\n";
+    out_ += fmt::format("  runtime->parallel_for(items, grain, &{}_body, const_cast<GeKernelCall*>(&call));\n}}\n\n",
+                        k_.name);
+  }
+
+  // A size (extent, stride, offset) named by what it is (`key`, from the kernel's structure
+  // only, so one key always names one value): a literal, or with run-time sizes its entry of S.
+  std::string Size(const std::string& key, int64_t value) const {
+    if (!run_time_sizes_) return fmt::format("int64_t{{{}}}", value);
+    auto [it, added] = size_index_.emplace(key, sizes_.size());
+    if (added) sizes_.push_back(value);
+    return fmt::format("S[{}]", it->second);
+  }
+  std::string Dim(int d) const { return Size(fmt::format("dim{}", d), k_.shape[static_cast<size_t>(d)]); }
+  // The number of iteration points below axis d (the stride of axis d in the iteration space).
+  std::string Below(int d) const {
+    int64_t below = 1;
+    for (int e = d + 1; e < rank_; ++e) below *= k_.shape[static_cast<size_t>(e)];
+    return Size(fmt::format("below{}", d), below);
+  }
+  std::string Stride(size_t input, int d) const {
+    return Size(fmt::format("in{}.stride{}", input, d), plans_[input].strides[static_cast<size_t>(d)]);
+  }
+
   std::string Summary() const {
+    if (run_time_sizes_)  // the text must not depend on the sizes: instances share it
+      return fmt::format("{}: rank {}, inner from axis {}, {} ops, sizes at run time", k_.name, rank_, k_.inner_from,
+                         k_.ops.size());
     return fmt::format("{}: shape {}, {} rows x {}, {} ops", k_.name, ShapeToString(k_.shape), k_.rows(), k_.row_size(),
                        k_.ops.size());
   }
@@ -118,18 +154,17 @@ class KernelWriter {
     }
     out_ += "    int64_t rest = r;\n";
     for (int d = k_.inner_from - 1; d >= 0; --d) {
-      const int64_t dim = k_.shape[static_cast<size_t>(d)];
       if (d == 0)
         out_ += fmt::format("    const int64_t o{} = rest;\n", d);
       else
-        out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, dim);
+        out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, Dim(d));
     }
     out_ += "    (void)rest;\n";
     for (size_t i = 0; i < plans_.size(); ++i) {
       std::string expr = "0";
       for (int d = 0; d < k_.inner_from; ++d)
         if (plans_[i].strides[static_cast<size_t>(d)] != 0)
-          expr += fmt::format(" + o{} * {}", d, plans_[i].strides[static_cast<size_t>(d)]);
+          expr += fmt::format(" + o{} * {}", d, Stride(i, d));
       out_ += fmt::format("    const int64_t base{} = {};\n", i, expr);
     }
   }
@@ -139,13 +174,9 @@ class KernelWriter {
     if (p.access == Access::kBroadcast) return fmt::format("base{}", input);
     if (p.access == Access::kContiguous) return fmt::format("base{} + {}", input, i);
     std::string expr = fmt::format("base{}", input);
-    int64_t inner_stride = 1;
-    for (int d = rank_ - 1; d >= k_.inner_from; --d) {
-      const int64_t dim = k_.shape[static_cast<size_t>(d)];
-      const int64_t st = p.strides[static_cast<size_t>(d)];
-      if (st != 0) expr += fmt::format(" + (({} / {}) % {}) * {}", i, inner_stride, dim, st);
-      inner_stride *= dim;
-    }
+    for (int d = rank_ - 1; d >= k_.inner_from; --d)
+      if (p.strides[static_cast<size_t>(d)] != 0)
+        expr += fmt::format(" + (({} / {}) % {}) * {}", i, Below(d), Dim(d), Stride(input, d));
     return expr;
   }
 
@@ -187,9 +218,7 @@ class KernelWriter {
     if (!chunked_ && d < k_.inner_from) return fmt::format("o{}", d);
     if (!chunked_ && d == rank_ - 1 && k_.inner_from == rank_ - 1)
       return fmt::format("({})", index);  // the row is this axis
-    int64_t below = 1;
-    for (int e = d + 1; e < rank_; ++e) below *= k_.shape[static_cast<size_t>(e)];
-    return fmt::format("((({}) / {}) % {})", index, below, k_.shape[static_cast<size_t>(d)]);
+    return fmt::format("((({}) / {}) % {})", index, Below(d), Dim(d));
   }
 
   // A concat element: the part whose range along the axis holds the coordinate, read at the
@@ -198,19 +227,28 @@ class KernelWriter {
     const std::string at = Coordinate(op.axis, index);
     std::string expr;
     for (size_t k = op.buffers.size(); k-- > 0;) {
-      const KBuffer& part = k_.inputs[static_cast<size_t>(op.buffers[k])];
-      const Shape& s = part.desc.shape;
+      const int b = op.buffers[k];
+      const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
       std::string address = "0";
-      int64_t stride = 1;
       for (int d = rank_ - 1; d >= 0; --d) {
-        const std::string c = d == op.axis ? fmt::format("({} - {})", at, op.offsets[k]) : Coordinate(d, index);
-        if (s[static_cast<size_t>(d)] != 1) address += fmt::format(" + {} * {}", c, stride);
-        stride *= s[static_cast<size_t>(d)];
+        const std::string c = d == op.axis ? fmt::format("({} - {})", at, PartStart(b, op.offsets[k])) : Coordinate(d, index);
+        if (s[static_cast<size_t>(d)] != 1) address += fmt::format(" + {} * {}", c, PartStride(b, d));
       }
-      const std::string load = LoadExpr(part.desc.dtype, fmt::format("in{}", op.buffers[k]), address);
-      expr = expr.empty() ? load : fmt::format("({} < {} ? {} : {})", at, op.offsets[k + 1], load, expr);
+      const std::string load = LoadExpr(k_.inputs[static_cast<size_t>(b)].desc.dtype, fmt::format("in{}", b), address);
+      expr = expr.empty() ? load
+                          : fmt::format("({} < {} ? {} : {})", at, PartEnd(b, op.offsets[k + 1]), load, expr);
     }
     return expr;
+  }
+
+  // Where concat part `b` starts and ends along the concat axis, and its dense stride of axis d.
+  std::string PartStart(int b, int64_t offset) const { return Size(fmt::format("in{}.start", b), offset); }
+  std::string PartEnd(int b, int64_t offset) const { return Size(fmt::format("in{}.end", b), offset); }
+  std::string PartStride(int b, int d) const {
+    const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
+    int64_t stride = 1;
+    for (size_t e = static_cast<size_t>(d) + 1; e < s.size(); ++e) stride *= s[e];
+    return Size(fmt::format("in{}.dense{}", b, d), stride);
   }
 
   // A concat along the row's own axis: each part is one contiguous run of the row.
@@ -220,19 +258,17 @@ class KernelWriter {
   std::string RowConcatFill(const KOp& op, const std::string& slot, int b, const std::string& indent) const {
     std::string out;
     for (size_t k = 0; k < op.buffers.size(); ++k) {
-      const KBuffer& part = k_.inputs[static_cast<size_t>(op.buffers[k])];
-      const Shape& s = part.desc.shape;
-      const int64_t width = s.back(), start = op.offsets[k];
+      const int part = op.buffers[k];
+      const Shape& s = k_.inputs[static_cast<size_t>(part)].desc.shape;
+      const std::string start = PartStart(part, op.offsets[k]), end = PartEnd(part, op.offsets[k + 1]);
       std::string base = "0";
-      int64_t stride = width;
-      for (int d = rank_ - 2; d >= 0; --d) {
-        if (s[static_cast<size_t>(d)] != 1) base += fmt::format(" + o{} * {}", d, stride);
-        stride *= s[static_cast<size_t>(d)];
-      }
+      for (int d = rank_ - 2; d >= 0; --d)
+        if (s[static_cast<size_t>(d)] != 1) base += fmt::format(" + o{} * {}", d, PartStride(part, d));
       out += fmt::format(
           "{0}for (int64_t q = i < {1} ? {1} : i, q_end = i + {2} < {3} ? i + {2} : {3}; q < q_end; ++q) {4}[q - i] = {5};\n",
-          indent, start, b, start + width, slot,
-          LoadExpr(part.desc.dtype, fmt::format("in{}", op.buffers[k]), fmt::format("{} + (q - {})", base, start)));
+          indent, start, b, end, slot,
+          LoadExpr(k_.inputs[static_cast<size_t>(part)].desc.dtype, fmt::format("in{}", part),
+                   fmt::format("{} + (q - {})", base, start)));
     }
     return out;
   }
@@ -270,7 +306,8 @@ class KernelWriter {
   // input) are kept in a per-row stack array by the first loop instead of being recomputed,
   // when the row is short enough.
   void PlanCaches(const std::vector<std::vector<int>>& loop_roots) {
-    if (chunked_ || loop_roots.size() < 2 || k_.row_size() > 4096) return;
+    // (with run-time sizes a row's length is unknown here, so its values are recomputed instead)
+    if (run_time_sizes_ || chunked_ || loop_roots.size() < 2 || k_.row_size() > 4096) return;
     // Walk each loop's operands back; the first values met that an earlier loop computes are
     // the ones worth keeping (what they were computed from is then not needed again).
     std::set<int> computed_before;
@@ -319,6 +356,7 @@ class KernelWriter {
   // independent (a long chain of ops is not latency-bound). Slots are reused once their value
   // is dead. A scalar loop handles the tail.
   int BlockSize() const {
+    if (run_time_sizes_) return 256;  // the text must not depend on the sizes
     const int64_t span = chunked_ ? kChunk : k_.row_size();
     int b = 256;
     while (b > 16 && b > span) b /= 2;
@@ -460,6 +498,9 @@ class KernelWriter {
 
   const KernelIR& k_;
   int rank_;
+  bool run_time_sizes_;
+  mutable std::vector<int64_t> sizes_;              // run-time sizes: the values S holds
+  mutable std::map<std::string, size_t> size_index_;  // which entry of S each named size is
   std::vector<InputPlan> plans_;
   bool chunked_ = false;
   std::set<int> emitted_row_;
@@ -469,12 +510,18 @@ class KernelWriter {
 
 }  // namespace
 
-std::string GenerateCpp(const std::vector<KernelIR>& kernels) {
-  std::string out = "// Generated by torchair_ge auto-fusion: one function per fused group.\n";
-  out += kScalarPrelude;
-  out += kFusedKernelAbiSource;
-  out += "\n\n";
-  for (const KernelIR& k : kernels) out += KernelWriter(k).Write();
+GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode) {
+  GeneratedKernels out;
+  out.source = "// Generated by torchair_ge auto-fusion: one function per fused group.\n";
+  out.source += kScalarPrelude;
+  out.source += kFusedKernelAbiSource;
+  // What a kernel's body gets from its entry through parallel_for.
+  out.source += "\nstruct GeKernelCall { void* const* buffers; const int64_t* sizes; };\n\n";
+  for (const KernelIR& k : kernels) {
+    KernelWriter writer(k, mode);
+    out.source += writer.Write();
+    out.sizes.push_back(writer.sizes());
+  }
   return out;
 }
 

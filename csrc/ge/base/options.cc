@@ -104,6 +104,12 @@ const std::vector<OptionDef>& EngineOptionTable() {
        "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT",
        "seconds the C++ compiler may take per graph"},
       {option::kKernelFastMath, T::kBool, "false", {}, nullptr, "-ffast-math for generated kernels"},
+      {option::kKernelRunTimeSizes,
+       T::kBool,
+       "false",
+       {},
+       nullptr,
+       "generated kernels read extents and strides at run time (instances of a graph with symbolic sizes)"},
   };
   return table;
 }

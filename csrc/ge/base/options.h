@@ -36,6 +36,9 @@ inline constexpr const char* kKernelCacheDir = "ge.kernelCacheDir";
 inline constexpr const char* kKernelCacheMaxEntries = "ge.kernelCacheMaxEntries";
 inline constexpr const char* kKernelCompileTimeout = "ge.kernelCompileTimeout";
 inline constexpr const char* kKernelFastMath = "ge.kernelFastMath";
+// Set by the frontend for the instances of a graph with symbolic sizes: generated kernels read
+// their sizes at run time, so every instance shares one kernel library.
+inline constexpr const char* kKernelRunTimeSizes = "ge.kernelRunTimeSizes";
 }  // namespace option
 
 enum class OptionType { kText, kBool, kChoice, kPositiveInt };

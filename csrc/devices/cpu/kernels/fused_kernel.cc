@@ -23,8 +23,8 @@ constexpr GeKernelRuntime kRuntime{&ParallelFor};
 
 class FusedKernelTask final : public Kernel {
  public:
-  FusedKernelTask(GeFusedKernelFn fn, std::vector<at::Tensor> buffers)
-      : fn_(fn), tensors_(std::move(buffers)), pointers_(tensors_.size()) {}
+  FusedKernelTask(GeFusedKernelFn fn, std::vector<int64_t> sizes, std::vector<at::Tensor> buffers)
+      : fn_(fn), sizes_(std::move(sizes)), tensors_(std::move(buffers)), pointers_(tensors_.size()) {}
 
   // A producer's TaskDef lives here: its kernel refers to it.
   Status AddProducer(TaskDef task, const std::vector<at::Tensor>& inputs, std::vector<bool> constant_inputs,
@@ -40,12 +40,13 @@ class FusedKernelTask final : public Kernel {
     for (auto& producer : producers_) GE_RETURN_IF_ERROR(producer->Launch());
     // Inputs and outputs may be rebound between runs: read the addresses now.
     for (size_t i = 0; i < tensors_.size(); ++i) pointers_[i] = tensors_[i].data_ptr();
-    fn_(pointers_.data(), &kRuntime);
+    fn_(pointers_.data(), sizes_.data(), &kRuntime);
     return {};
   }
 
  private:
   GeFusedKernelFn fn_;
+  std::vector<int64_t> sizes_;       // extents and strides, for a kernel generated for run-time sizes
   std::vector<at::Tensor> tensors_;  // the kernel's buffers: its inputs, then its outputs
   std::vector<void*> pointers_;
   std::vector<std::unique_ptr<TaskDef>> producer_tasks_;
@@ -97,7 +98,7 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
   GE_CHECK(a.workspaces.size() == def.producers.size(), "FusedKernel '{}': {} producers but {} workspaces", a.task.name,
            def.producers.size(), a.workspaces.size());
   GE_ASSIGN_OR_RETURN(std::vector<at::Tensor> buffers, KernelBuffers(a, def));
-  auto task = std::make_unique<FusedKernelTask>(fn, std::move(buffers));
+  auto task = std::make_unique<FusedKernelTask>(fn, def.sizes, std::move(buffers));
   size_t first = 0;
   for (size_t k = 0; k < def.producers.size(); ++k) {
     const FusedProducerDef& producer = def.producers[k];
