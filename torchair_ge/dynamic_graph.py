@@ -10,7 +10,7 @@ import collections
 import threading
 import time
 
-from torchair_ge.fx2ge.symbolic import _spell
+from torchair_ge.fx2ge.symbolic import spell_bindings
 
 
 class DynamicGraph:
@@ -31,10 +31,10 @@ class DynamicGraph:
         """Compiles the instance for Dynamo's example sizes (so errors surface at compile time);
         returns the graph's report, which later instances keep up to date."""
         compiled, report = self._compile_instance(bindings, start)
-        self._instances[self.signature.key(bindings)] = compiled
+        self._instances[tuple(bindings[s] for s in self.signature.symbols)] = compiled
         self.summary = compiled.summary
         report["symbolic"] = self.signature.describe()
-        report["shape_instances"] = [{"sizes": _spell(bindings), "graph_id": report["graph_id"],
+        report["shape_instances"] = [{"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                       "compile_ms": report["compile_ms"]}]
         self.report = report
         return report
@@ -44,22 +44,21 @@ class DynamicGraph:
         return len(self._instances)
 
     def __call__(self, args):
-        bindings = self.signature.bind(args)
-        return self._instance(bindings)(args)
+        return self._instance(self.signature.key(args))(args)
 
-    def _instance(self, bindings):
-        key = self.signature.key(bindings)
+    def _instance(self, key):
         with self._lock:
             compiled = self._instances.get(key)
             if compiled is not None:
                 self._instances.move_to_end(key)
                 return compiled
             start = time.perf_counter()
+            bindings = self.signature.bindings(key)
             compiled, report = self._compile_instance(bindings, start)
             self._instances[key] = compiled
             while len(self._instances) > self._max_instances:
                 self._instances.popitem(last=False)
-            self.report["shape_instances"].append({"sizes": _spell(bindings), "graph_id": report["graph_id"],
+            self.report["shape_instances"].append({"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                                    "compile_ms": report["compile_ms"]})
             return compiled
 

@@ -17,7 +17,7 @@ from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProd
 from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
 from torchair_ge.fx2ge.inplace import plan_inplace_updates
 from torchair_ge.fx2ge.registry import lookup_converter, unproduced_outputs
-from torchair_ge.fx2ge.symbolic import SYM_TYPES, concrete_meta, evaluate
+from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge import ge as ge_ops
 from torchair_ge.ge.graph import graph_context
@@ -74,11 +74,11 @@ def _describe(node):
     return f"node '{node.name}' ({node.target}) from {_where(node)}"
 
 
-def _static_shape(node, val, bindings=None):
+def _static_shape(node, val, sizes=None):
     shape = []
     for d in val.shape:
-        if not isinstance(d, int) and bindings is not None:
-            d = evaluate(d, bindings)
+        if not isinstance(d, int) and sizes is not None:
+            d = sizes(d)
         if not isinstance(d, int):
             raise DynamicShapeError(
                 f"{_describe(node)} has symbolic shape {tuple(val.shape)} where sizes must be known")
@@ -106,8 +106,8 @@ _SIZE_ASSERTIONS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_co
 class FxToGe:
     def __init__(self, gm, name, frozen=None, bindings=None):
         self.gm = gm
-        # Symbol -> value when `gm` has symbolic sizes: the graph is built for these sizes.
-        self.bindings = bindings
+        # When `gm` has symbolic sizes, the graph is built for the sizes of `bindings` (symbol -> value).
+        self.sizes = SizeEvaluator(bindings) if bindings is not None else None
         self.builder = _C.GraphBuilder(name)
         self.env = {}
         self.frozen = frozen or {}  # FX input number -> real tensor that becomes a Const
@@ -170,13 +170,13 @@ class FxToGe:
         if frozen is not None:  # zero-copy: the graph holds the parameter's own memory
             return self.builder.create_const(frozen.detach(), node.name)
         val = node.meta.get("val")
-        if isinstance(val, SYM_TYPES) and self.bindings is not None:
-            return evaluate(val, self.bindings)  # a size: the instance is built for its value
+        if isinstance(val, SYM_TYPES) and self.sizes is not None:
+            return self.sizes(val)  # a size: the instance is built for its value
         if not isinstance(val, torch.Tensor):
             raise DynamicShapeError(f"graph input {_describe(node)} is {type(val).__name__}, not a tensor")
         index = len(self.placeholders)
         self.placeholders.append(node)
-        shape = _static_shape(node, val, self.bindings)
+        shape = _static_shape(node, val, self.sizes)
         return self.builder.create_input(index, torch_to_ge(val.dtype), shape, node.name)
 
     def _get_attr(self, node):
@@ -196,7 +196,7 @@ class FxToGe:
                                       "does not compute for this op")
             return value
         if self._host_scalar(node):
-            return evaluate(node.meta["val"], self.bindings)
+            return self.sizes(node.meta["val"])
         if node.target in _SIZE_ASSERTIONS:
             return self._check_size_assertion(node)
         if node in self.absorbed_copies:  # the in-place update already wrote the input
@@ -213,8 +213,8 @@ class FxToGe:
         args = map_aggregate(node.args, self._lookup)
         kwargs = map_aggregate(node.kwargs, self._lookup)
         meta = node.meta.get("val")
-        if self.bindings is not None:
-            meta = concrete_meta(meta, self.bindings)
+        if self.sizes is not None:
+            meta = self.sizes.meta(meta)
         try:
             # A converter returns NotImplemented for cases it leaves to the host-fallback engine.
             result = NotImplemented if converter is None else converter(*args, **kwargs, meta_outputs=meta)
@@ -239,7 +239,7 @@ class FxToGe:
     def _host_scalar(self, node):
         """True for a node computing a size (sym_size, SymInt arithmetic, comparisons): its value
         for this instance's sizes is a Python number, not an IR value."""
-        return self.bindings is not None and isinstance(node.meta.get("val"), SYM_TYPES)
+        return self.sizes is not None and isinstance(node.meta.get("val"), SYM_TYPES)
 
     def _check_size_assertion(self, node):
         if node.target is torch.ops.aten._assert_scalar.default:
@@ -282,8 +282,8 @@ class FxToGe:
         return tuple(fx_outputs)
 
     def _lookup(self, arg):
-        if isinstance(arg, SYM_TYPES) and self.bindings is not None:
-            return evaluate(arg, self.bindings)
+        if isinstance(arg, SYM_TYPES) and self.sizes is not None:
+            return self.sizes(arg)
         return self.env[arg] if isinstance(arg, torch.fx.Node) else arg
 
     def _outputs(self, node):

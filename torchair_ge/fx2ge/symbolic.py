@@ -6,12 +6,10 @@ SymInt graph inputs, FakeTensors with symbolic dims, `sym_size` and SymInt arith
 them, checks every input against the graph's expressions (a clear error for a genuinely wrong
 input), and evaluates any meta value (SymInt, FakeTensor shape/stride) under a binding, so one
 symbolic graph can be instantiated for the sizes of a call."""
-import functools
 from dataclasses import dataclass
 
 import sympy
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from torchair_ge.fx2ge.errors import DynamicShapeError
@@ -89,6 +87,7 @@ class SymbolicSignature:
         self.ranges = {s.symbol: shape_env.var_to_range.get(s.symbol) for s in self.sources} if shape_env else {}
         hints = shape_env.backed_var_to_val if shape_env else {}
         self.hints = {s.symbol: int(hints[s.symbol]) for s in self.sources if s.symbol in hints}
+        self._templates = self._shape_templates()
 
     def _check_backed(self, gm):
         for node in gm.graph.nodes:
@@ -113,47 +112,80 @@ class SymbolicSignature:
             out[str(s.symbol)] = s.describe(self.names) + (f" in [{r.lower}, {r.upper}]" if r is not None else "")
         return out
 
-    def bind(self, args):
-        """Symbol -> value for this call's arguments; raises DynamicShapeError naming the input
-        and dim when an input does not fit the graph's expressions or a symbol leaves its range."""
+    def key(self, args):
+        """This call's symbol values, in `symbols` order, after checking every input against the
+        graph's size expressions (DynamicShapeError names the input and what differs). The fast
+        path of every call: reads sizes and compares them, no sympy."""
         if len(args) != len(self.vals):
             raise DynamicShapeError(f"{len(args)} inputs given, the graph takes {len(self.vals)}")
-        bindings = {}
-        for s in self.sources:
-            arg = args[s.input]
-            if s.dim is None and not isinstance(arg, int):
-                raise DynamicShapeError(f"input {self.names[s.input]} is {type(arg).__name__}, expected an int")
-            if s.dim is not None and not isinstance(arg, torch.Tensor):
-                raise DynamicShapeError(f"input {self.names[s.input]} is {type(arg).__name__}, expected a tensor")
-            if s.dim is not None and arg.dim() <= s.dim:
-                raise DynamicShapeError(f"input {self.names[s.input]} has {arg.dim()} dims, the graph reads "
-                                        f"size({s.dim}) for {s.symbol}")
-            bindings[s.symbol] = s.read(args)
-        self._check_ranges(bindings)
-        self._check_shapes(args, bindings)
+        key = tuple(self._read(s, args) for s in self.sources)
+        for i, template in self._templates:
+            arg = args[i]
+            if not isinstance(arg, torch.Tensor):
+                raise DynamicShapeError(f"input {self.names[i]} is {type(arg).__name__}, expected a tensor")
+            expected = tuple(key[d] if isinstance(d, SymbolAt) else d if isinstance(d, int) else d(key) for d in template)
+            if tuple(arg.shape) != expected:
+                raise DynamicShapeError(f"input {self.names[i]} has shape {list(arg.shape)}, the graph expects "
+                                        f"{list(self.vals[i].shape)} = {list(expected)} for "
+                                        f"{spell_bindings(dict(zip(self.symbols, key)))}")
+        return key
+
+    def bindings(self, key):
+        """Symbol -> value for a key from `key()`; raises DynamicShapeError when a value is
+        outside the range Dynamo compiled the graph for."""
+        bindings = dict(zip(self.symbols, key))
+        for s, value in zip(self.sources, key):
+            r = self.ranges.get(s.symbol)
+            if r is not None and not (r.lower <= value <= r.upper):
+                raise DynamicShapeError(f"{s.describe(self.names)} = {value} is outside the range "
+                                        f"[{r.lower}, {r.upper}] the graph was compiled for ({s.symbol})")
         return bindings
 
-    def key(self, bindings):
-        return tuple(bindings[s.symbol] for s in self.sources)
+    def bind(self, args):
+        return self.bindings(self.key(args))
 
-    def _check_ranges(self, bindings):
-        for symbol, value in bindings.items():
-            r = self.ranges.get(symbol)
-            if r is not None and not (r.lower <= value <= r.upper):
-                source = next(s for s in self.sources if s.symbol == symbol)
-                raise DynamicShapeError(f"{source.describe(self.names)} = {value} is outside the range "
-                                        f"[{r.lower}, {r.upper}] the graph was compiled for ({symbol})")
+    def _read(self, source, args):
+        arg = args[source.input]
+        if source.dim is None:
+            if not isinstance(arg, int):
+                raise DynamicShapeError(f"input {self.names[source.input]} is {type(arg).__name__}, expected an int")
+            return arg
+        if not isinstance(arg, torch.Tensor):
+            raise DynamicShapeError(f"input {self.names[source.input]} is {type(arg).__name__}, expected a tensor")
+        if arg.dim() <= source.dim:
+            raise DynamicShapeError(f"input {self.names[source.input]} has {arg.dim()} dims, the graph reads "
+                                    f"size({source.dim}) for {source.symbol}")
+        return arg.shape[source.dim]
 
-    def _check_shapes(self, args, bindings):
-        for name, val, arg in zip(self.names, self.vals, args):
+    def _shape_templates(self):
+        """Per tensor input, its expected shape: ints, SymbolAt(position in the key) for a plain
+        symbol, or a function of the key for an expression."""
+        position = {s.symbol: k for k, s in enumerate(self.sources)}
+        templates = []
+        for i, val in enumerate(self.vals):
             if not isinstance(val, torch.Tensor):
                 continue
-            if not isinstance(arg, torch.Tensor):
-                raise DynamicShapeError(f"input {name} is {type(arg).__name__}, expected a tensor")
-            expected = [evaluate(d, bindings) for d in val.shape]
-            if list(arg.shape) != expected:
-                raise DynamicShapeError(f"input {name} has shape {list(arg.shape)}, the graph expects "
-                                        f"{list(val.shape)} = {expected} for {_spell(bindings)}")
+            template = []
+            for d in val.shape:
+                expr = _expr(d)
+                if expr.is_number:
+                    template.append(int(expr))
+                elif expr in position:
+                    template.append(SymbolAt(position[expr]))
+                else:
+                    template.append(_key_function(expr, self.symbols))
+            templates.append((i, tuple(template)))
+        return templates
+
+
+class SymbolAt(int):
+    """A dim equal to the symbol at this position of the key."""
+
+
+def _key_function(expr, symbols):
+    def evaluate(key):
+        return int(sympy.sympify(expr.xreplace(dict(zip(symbols, key)))))
+    return evaluate
 
 
 def _shape_env(vals):
@@ -177,42 +209,48 @@ def _free_symbols(val):
     return out
 
 
-def _spell(bindings):
+def spell_bindings(bindings):
     return ", ".join(f"{k}={v}" for k, v in sorted(bindings.items(), key=lambda kv: str(kv[0])))
 
 
-def evaluate(value, bindings):
-    """A SymInt/SymFloat/SymBool's value under `bindings` (plain numbers pass through)."""
+class SizeEvaluator:
+    """Values of symbolic sizes under one binding (symbol -> int), each expression evaluated once."""
+
+    def __init__(self, bindings):
+        self.bindings = bindings
+        self._memo = {}
+
+    def __call__(self, value):
+        """A SymInt/SymFloat/SymBool's value (plain numbers pass through)."""
+        if not isinstance(value, SYM_TYPES):
+            return value
+        expr = value.node.expr
+        result = self._memo.get(expr)
+        if result is None:
+            result = self._memo[expr] = _evaluate(value, expr, self.bindings)
+        return result
+
+    def meta(self, value):
+        """A meta value with every symbolic size replaced by its value: FakeTensors become
+        meta-device tensors with the concrete shape, strides and dtype (a tenth of a FakeTensor's
+        cost; converters read sizes and dtypes from metas, devices from their arguments); tuples
+        and lists are mapped element-wise."""
+        if isinstance(value, (tuple, list)):
+            return type(value)(self.meta(v) for v in value)
+        if isinstance(value, SYM_TYPES):
+            return self(value)
+        if isinstance(value, torch.Tensor) and is_symbolic(value):
+            shape = [self(d) for d in value.shape]
+            stride = [self(d) for d in value.stride()]
+            return torch.empty_strided(shape, stride, dtype=value.dtype, device="meta")
+        return value
+
+
+def _evaluate(value, expr, bindings):
+    result = sympy.sympify(expr.xreplace(bindings))
     if isinstance(value, torch.SymBool):
-        return bool(value.node.expr.xreplace(bindings))
-    if isinstance(value, torch.SymFloat):
-        return float(value.node.expr.xreplace(bindings))
-    if isinstance(value, torch.SymInt):
-        result = sympy.sympify(value.node.expr.xreplace(bindings))
-        if not result.is_number:
-            raise DynamicShapeError(f"size {value.node.expr} still has free symbols {sorted(map(str, result.free_symbols))} "
-                                    f"for {_spell(bindings)}")
-        return int(result)
-    return value
-
-
-@functools.cache
-def _concrete_mode():
-    """A FakeTensorMode without a ShapeEnv: every size it sees is a number."""
-    return FakeTensorMode(allow_non_fake_inputs=True)
-
-
-def concrete_meta(value, bindings):
-    """A meta value with every symbolic size replaced by its value: FakeTensors become FakeTensors
-    (same device and dtype) with the concrete shape and strides; tuples and lists are mapped
-    element-wise."""
-    if isinstance(value, (tuple, list)):
-        return type(value)(concrete_meta(v, bindings) for v in value)
-    if isinstance(value, SYM_TYPES):
-        return evaluate(value, bindings)
-    if isinstance(value, torch.Tensor) and is_symbolic(value):
-        shape = [evaluate(d, bindings) for d in value.shape]
-        stride = [evaluate(d, bindings) for d in value.stride()]
-        with _concrete_mode():
-            return torch.empty_strided(shape, stride, dtype=value.dtype, device=value.device)
-    return value
+        return bool(result)
+    if not result.is_number:
+        raise DynamicShapeError(f"size {expr} still has free symbols {sorted(map(str, result.free_symbols))} "
+                                f"for {spell_bindings(bindings)}")
+    return float(result) if isinstance(value, torch.SymFloat) else int(result)

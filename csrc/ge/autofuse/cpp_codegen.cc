@@ -236,14 +236,19 @@ class KernelWriter {
       }
       const std::string load = LoadExpr(k_.inputs[static_cast<size_t>(b)].desc.dtype, fmt::format("in{}", b), address);
       expr = expr.empty() ? load
-                          : fmt::format("({} < {} ? {} : {})", at, PartEnd(b, op.offsets[k + 1]), load, expr);
+                          : fmt::format("({} < {} ? {} : {})", at, PartEnd(op, k), load, expr);
     }
     return expr;
   }
 
   // Where concat part `b` starts and ends along the concat axis, and its dense stride of axis d.
   std::string PartStart(int b, int64_t offset) const { return Size(fmt::format("in{}.start", b), offset); }
-  std::string PartEnd(int b, int64_t offset) const { return Size(fmt::format("in{}.end", b), offset); }
+  // (offsets holds one start per part: a part ends at its start plus its extent along the axis)
+  std::string PartEnd(const KOp& op, size_t k) const {
+    const int b = op.buffers[k];
+    const int64_t extent = k_.inputs[static_cast<size_t>(b)].desc.shape[static_cast<size_t>(op.axis)];
+    return Size(fmt::format("in{}.end", b), op.offsets[k] + extent);
+  }
   std::string PartStride(int b, int d) const {
     const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
     int64_t stride = 1;
@@ -260,7 +265,7 @@ class KernelWriter {
     for (size_t k = 0; k < op.buffers.size(); ++k) {
       const int part = op.buffers[k];
       const Shape& s = k_.inputs[static_cast<size_t>(part)].desc.shape;
-      const std::string start = PartStart(part, op.offsets[k]), end = PartEnd(part, op.offsets[k + 1]);
+      const std::string start = PartStart(part, op.offsets[k]), end = PartEnd(op, k);
       std::string base = "0";
       for (int d = rank_ - 2; d >= 0; --d)
         if (s[static_cast<size_t>(d)] != 1) base += fmt::format(" + o{} * {}", d, PartStride(part, d));

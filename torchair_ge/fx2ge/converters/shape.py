@@ -71,7 +71,7 @@ def convert_copy_(self, src, non_blocking=False, *, meta_outputs=None):
 @register_fx_node_ge_converter(aten._to_copy.default)
 def convert_to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
                     memory_format=None, meta_outputs=None):
-    if meta_outputs.device.type != "cpu":
-        raise NotImplementedError(f"copies to device {meta_outputs.device} are not supported by the CPU device")
+    if device is not None and torch.device(device).type != "cpu":
+        raise NotImplementedError(f"copies to device {device} are not supported by the CPU device")
     out = to_dtype(self, meta_outputs.dtype)
     return ge.Identity(out) if out is self else out
