@@ -71,6 +71,9 @@ def markdown(results):
     lines += optimizer_section(results)
     lines += autofuse_section(results)
     lines += memory_section(results)
+    if results.get("dynamic"):
+        from bench import dynamic
+        lines += dynamic.markdown(results["dynamic"])
     overhead = results.get("overhead")
     if overhead:
         lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",

@@ -65,7 +65,7 @@ def run_model(entry, systems, quick, log):
     return result
 
 
-def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print):
+def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True):
     threads = threads or os.cpu_count()
     torch.set_num_threads(threads)
     # Cold compiles: Inductor starts from an empty on-disk cache.
@@ -93,4 +93,9 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
         log("host overhead per task ...")
         results["overhead"] = host_overhead(lengths=(16, 64) if quick else (16, 64, 256, 1024),
                                             repeats=20 if quick else 200)
+    if dynamic_shapes:
+        from bench import dynamic
+        log("dynamic shapes ...")
+        names = [s.name for s in chosen]
+        results["dynamic"] = dynamic.run(entries, quick, log, [s for s in dynamic.SYSTEMS if s in names])
     return results

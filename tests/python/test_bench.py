@@ -6,12 +6,13 @@ import pytest
 import torch
 
 from bench import models as zoo
-from bench import report, runner
+from bench import dynamic, report, runner
 from bench.systems import TorchairGe
 
 
 def test_quick_run_is_correct_and_writes_reports(tmp_path):
-    results = runner.run(quick=True, systems=["eager", "inductor", "torchair_ge"], log=lambda *_: None)
+    results = runner.run(quick=True, systems=["eager", "inductor", "torchair_ge"], log=lambda *_: None,
+                         dynamic_shapes=False)
     assert [m["name"] for m in results["models"]] == runner.QUICK_MODELS
     for model in results["models"]:
         for row in model["systems"]:
@@ -49,3 +50,16 @@ def test_full_runs_refresh_the_table_in_the_performance_doc(tmp_path):
     text = doc.read_text()
     assert "old table" not in text and "| m | eager | ok | 2 | 3 |" in text
     assert text.startswith("intro\n") and text.endswith("<!-- bench:end -->\nafter\n")
+
+
+@pytest.mark.parametrize("name", list(dynamic.WORKLOADS))
+def test_dynamic_workloads_match_eager_with_few_compiles(name):
+    workload = dynamic.run_workload(name, quick=True, log=lambda *_: None, systems=("eager", "torchair_ge"))
+    eager, ours = workload["systems"]
+    assert ours["max_abs_err"] <= 1e-3, ours
+    # automatic dynamic: a static graph for the first shape, one symbolic graph for the rest (the
+    # decoder's prefill and decode steps are two graphs, and its 0-length first cache a third)
+    assert ours["graphs"] <= (3 if name == "gpt_prefill_decode" else 2), ours
+    assert ours["engine_instances"] >= 2
+    lines = dynamic.markdown({"workloads": [workload], "static_vs_dynamic": []})
+    assert any(line.startswith(f"| {name} | torchair_ge |") for line in lines)
