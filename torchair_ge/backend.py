@@ -20,6 +20,7 @@ from torchair_ge.decompositions import default_decompositions
 from torchair_ge.engine import default_session, next_graph_id
 from torchair_ge.fx2ge.interpreter import convert_fx_graph
 from torchair_ge.fx2ge.symbolic import SymbolicSignature, graph_is_symbolic
+from torchair_ge.inference import gear_combinations, gear_symbols
 from torchair_ge.patterns import apply_replacements
 
 logger = logging.getLogger("torchair_ge")
@@ -34,6 +35,7 @@ class GeCompiler:
         self.reports = []
         self.captured = None  # a list to collect (gm, converted, compiled graph) per graph: accuracy compare
         self.real_inputs = None  # Dynamo's real example inputs of the graph being compiled (set by the backend)
+        self.gears = {}  # symbol -> gears (inference.set_dim_gears) of the graph being compiled (set by the backend)
 
     def _frozen_inputs(self, gm, inference):
         """FX input number -> real tensor for the parameters and buffers that become constants
@@ -65,8 +67,12 @@ class GeCompiler:
             compiled, report = self._compile_instance(gm, frozen, None, start)
         else:
             signature = SymbolicSignature(gm)
+            gears = None
+            if any(s in self.gears for s in signature.symbols):
+                gears = gear_combinations(signature.symbols, self.gears,
+                                          self.config.inference_config.dynamic_gears_merge_policy)
             compiled = DynamicGraph(signature, functools.partial(self._compile_instance, gm, frozen),
-                                    self.config.inference_config.max_shape_instances)
+                                    self.config.inference_config.max_shape_instances, gears)
             report = compiled.first_instance(signature.hints, start)
         report["fx_patterns"] = fx_patterns
         self.reports.append(report)
@@ -228,10 +234,12 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
 
     def backend(gm, example_inputs):
         compiler.real_inputs = example_inputs  # Dynamo's real tensors: what frozen_parameter freezes
+        compiler.gears = gear_symbols(gm, example_inputs)
         try:
             return aot_backend(gm, example_inputs)
         finally:
             compiler.real_inputs = None
+            compiler.gears = {}
 
     backend.compiler = compiler  # backend.compiler.reports: what each compiled graph became
     return backend

@@ -10,6 +10,7 @@ import collections
 import threading
 import time
 
+from torchair_ge.fx2ge.errors import DynamicShapeError
 from torchair_ge.fx2ge.symbolic import spell_bindings
 
 
@@ -18,8 +19,11 @@ class DynamicGraph:
 
     _boxed_call = True
 
-    def __init__(self, signature, compile_instance, max_instances):
+    def __init__(self, signature, compile_instance, max_instances, gears=None):
         self.signature = signature
+        # inference.set_dim_gears: the allowed keys (None for a symbol without gears), each
+        # fully geared one compiled up front and kept (they do not count against max_instances).
+        self.gears = gears
         self._compile_instance = compile_instance  # (bindings, start) -> (ConcreteGraph, report)
         self._max_instances = max_instances
         self._instances = collections.OrderedDict()  # key -> ConcreteGraph, least recently used first
@@ -37,6 +41,13 @@ class DynamicGraph:
         report["shape_instances"] = [{"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                       "compile_ms": report["compile_ms"]}]
         self.report = report
+        if self.gears:
+            report["gears"] = [spell_bindings({s: v for s, v in zip(self.signature.symbols, g) if v is not None})
+                               for g in self.gears]
+            self._max_instances += len(self.gears)
+            for key in self.gears:
+                if None not in key:
+                    self._instance(key)
         return report
 
     @property
@@ -44,7 +55,11 @@ class DynamicGraph:
         return len(self._instances)
 
     def __call__(self, args):
-        return self._instance(self.signature.key(args))(args)
+        key = self.signature.key(args)
+        if self.gears and not any(_fits(key, g) for g in self.gears):
+            raise DynamicShapeError(f"sizes {spell_bindings(dict(zip(self.signature.symbols, key)))} are not one of the "
+                                    f"gears set with set_dim_gears: {self.report['gears']}")
+        return self._instance(key)(args)
 
     def _instance(self, key):
         with self._lock:
@@ -70,3 +85,8 @@ class DynamicGraph:
     @property
     def graph_id(self):
         return self.report["graph_id"]
+
+
+def _fits(key, gear):
+    return all(g is None or k == g for k, g in zip(key, gear))
+

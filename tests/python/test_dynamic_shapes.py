@@ -188,3 +188,52 @@ def test_instances_beyond_the_limit_are_dropped_least_recently_used_first():
     # 2 (compiled), 3, 4 (drops 2), 2 again (drops 3), 3 again
     sizes = [int(i["sizes"].split("=")[1]) for i in reports[0]["shape_instances"]]
     assert sizes == [2, 3, 4, 2, 3]
+
+
+def _geared(policy):
+    config = torchair_ge.CompilerConfig()
+    config.inference_config.dynamic_gears_merge_policy = policy
+    fn = lambda x: (x.softmax(-1) * x.shape[0]).sum(1)  # noqa: E731
+    compiled, reports = _compile(fn, config=config)
+    x = torch.randn(2, 16)
+    torchair_ge.inference.set_dim_gears(x, {0: [2, 4, 8], 1: [16, 32, 64]})
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), fn(x))
+    return fn, compiled, reports
+
+
+def test_dim_gears_zip_compile_every_combination_up_front():
+    fn, compiled, reports = _geared("zip")
+    (report,) = reports
+    assert len(report["shape_instances"]) == 3 and len(report["gears"]) == 3
+    with torch.no_grad():
+        for shape in ((8, 64), (4, 32), (2, 16)):
+            y = torch.randn(*shape)
+            torch.testing.assert_close(compiled(y), fn(y))
+        assert len(report["shape_instances"]) == 3  # nothing compiled at call time
+        with pytest.raises(Exception, match=r"not one of the gears set with set_dim_gears"):
+            compiled(torch.randn(4, 16))  # in range, but zip pairs 4 with 32
+        z = torch.randn(16, 64)  # outside [2, 8]: Dynamo's guard fails, a new graph
+        torch.testing.assert_close(compiled(z), fn(z))
+    assert len(reports) == 2
+
+
+def test_dim_gears_product_and_limits():
+    fn, compiled, reports = _geared("product")
+    assert len(reports[0]["shape_instances"]) == 9
+    y = torch.randn(4, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(y), fn(y))
+    x = torch.randn(4, 16)
+    with pytest.raises(ValueError, match="at least 2 sizes"):
+        torchair_ge.inference.set_dim_gears(x, {0: [4]})
+    with pytest.raises(ValueError, match="int >= 2"):
+        torchair_ge.inference.set_dim_gears(x, {0: [1, 4]})
+    with pytest.raises(ValueError, match="not one of its gears"):
+        torchair_ge.inference.set_dim_gears(x, {0: [2, 8]})
+    config = torchair_ge.CompilerConfig()
+    config.inference_config.dynamic_gears_merge_policy = "product"
+    many, _ = _compile(lambda t: t + 1, config=config)
+    torchair_ge.inference.set_dim_gears(x, {0: list(range(2, 13)), 1: list(range(16, 26))})
+    with pytest.raises(Exception, match="110 gear combinations"):
+        many(x)
