@@ -16,5 +16,5 @@ from torchair_ge.plugins import get_include, load_op_plugin
 __version__ = "0.1.0"
 _setup_logging()
 
-__all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "register_fx_node_ge_converter", "ge", "register_replacement", "inference",
-           "set_log_level", "load_op_plugin", "get_include"]
+__all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "register_fx_node_ge_converter", "ge", "register_replacement",
+           "inference", "set_log_level", "load_op_plugin", "get_include"]
