@@ -56,11 +56,8 @@ def _opinfos():
     return [(name, info) for name in CONVERTED_OPS for info in by_name.get(name, [])]
 
 
-def _run_sample(info, sample):
-    """None when compiled matches eager, else the reason; 'skip' when eager rejects the sample
-    or does not agree with itself (random ops such as dropout)."""
-    if sample.kwargs.get("dropout_p", 0):
-        return "skip"  # random: a compiled graph draws its numbers differently from eager
+def _as_function(info, sample):
+    """(fn of the sample's tensors, those tensors)."""
     leaves, spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
     tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
 
@@ -72,27 +69,112 @@ def _run_sample(info, sample):
         return info.op(inp, *args, **kwargs)
 
     inputs = [leaves[i] for i in tensor_slots]
-    with torch.no_grad():
-        try:
-            expected = fn(*inputs)
-            torch.testing.assert_close(fn(*inputs), expected, **TOLERANCE)
-        except Exception:  # noqa: BLE001 - a sample eager rejects or cannot repeat is not ours to judge
-            return "skip"
-        # AOT autograd (functionalization + our decompositions) straight into the engine: the
-        # same graphs the backend compiles, without Dynamo (which refuses to trace torch.testing).
-        compiler = torchair_ge.get_compiler()
-        compiled = aot_function(fn, fw_compiler=compiler, inference_compiler=compiler,
-                                decompositions=default_decompositions())
-        try:
-            got = compiled(*inputs)
-        except Exception as e:  # noqa: BLE001 - recorded as the failure reason
-            inner = getattr(e, "inner_exception", e)
-            return f"{type(inner).__name__}: {str(inner).strip().splitlines()[0][:160]}"
+    return fn, inputs
+
+
+def _eager(fn, inputs):
+    """fn's result, or None when eager rejects the inputs or does not agree with itself (random ops)."""
+    try:
+        expected = fn(*inputs)
+        torch.testing.assert_close(fn(*inputs), expected, **TOLERANCE)
+    except Exception:  # noqa: BLE001 - a sample eager rejects or cannot repeat is not ours to judge
+        return None
+    return expected
+
+
+def _compare(compiled, inputs, expected):
+    try:
+        got = compiled(*inputs)
+    except Exception as e:  # noqa: BLE001 - recorded as the failure reason
+        inner = getattr(e, "inner_exception", e)
+        return f"{type(inner).__name__}: {str(inner).strip().splitlines()[0][:160]}"
     try:
         torch.testing.assert_close(got, expected, **TOLERANCE)
     except AssertionError as e:
         return "mismatch: " + " ".join(str(e).split())[:160]
     return None
+
+
+def _compile(fn, dynamic=False):
+    # AOT autograd (functionalization + our decompositions) straight into the engine: the
+    # same graphs the backend compiles, without Dynamo (which refuses to trace torch.testing).
+    compiler = torchair_ge.get_compiler()
+    return aot_function(fn, fw_compiler=compiler, inference_compiler=compiler,
+                        decompositions=default_decompositions(), dynamic=dynamic)
+
+
+def _run_sample(info, sample):
+    """None when compiled matches eager, else the reason; 'skip' when eager rejects the sample
+    or does not agree with itself (random ops such as dropout)."""
+    if sample.kwargs.get("dropout_p", 0):
+        return "skip"  # random: a compiled graph draws its numbers differently from eager
+    fn, inputs = _as_function(info, sample)
+    with torch.no_grad():
+        expected = _eager(fn, inputs)
+        if expected is None:
+            return "skip"
+        return _compare(_compile(fn), inputs, expected)
+
+
+def _grown(t, sizes):
+    """`t` with every dim resized by `sizes` (old -> new), values repeated cyclically along each
+    grown dim, so value domains (indices) stay valid and equal dims stay equal."""
+    for dim, n in enumerate(t.shape):
+        if sizes.get(n, n) != n:
+            t = t.index_select(dim, torch.arange(sizes[n]) % n)
+    return t.clone()
+
+
+def _run_dynamic(info, sample):
+    """The dynamic variant: traced with symbolic sizes (aot dynamic=True), called with the
+    sample's tensors and then with every dim of size >= 2 one larger; None when both match eager.
+    'skip' when eager rejects either, when nothing grew, or when the trace specialized the sizes
+    that grew (the graph then refuses them with a DynamicShapeError, where Dynamo would recompile)."""
+    if sample.kwargs.get("dropout_p", 0):
+        return "skip"
+    fn, inputs = _as_function(info, sample)
+    sizes = {n: n + 1 for t in inputs for n in t.shape if n >= 2}
+    if not sizes:
+        return "skip"
+    grown = [_grown(t, sizes) for t in inputs]
+    with torch.no_grad():
+        expected = [_eager(fn, inputs), _eager(fn, grown)]
+        if any(e is None for e in expected):
+            return "skip"
+        compiled = _compile(fn, dynamic=True)
+        reason = _compare(compiled, inputs, expected[0])
+        if reason is None:
+            reason = _compare(compiled, grown, expected[1])
+            if reason and reason.startswith("DynamicShapeError"):
+                return "skip"
+    return reason
+
+
+def sweep_dynamic(quick=False, log=None):
+    """Rows like sweep()'s for the dynamic variant: QUICK_SAMPLES samples per op and dtype (the
+    quick sweep: the first float32 sample of each op)."""
+    rows = []
+    warnings.filterwarnings("ignore")
+    for name, info in _opinfos():
+        for dtype in DTYPES[:1] if quick else DTYPES:
+            if dtype not in info.supported_dtypes("cpu"):
+                continue
+            samples = list(info.sample_inputs("cpu", dtype))[:1 if quick else QUICK_SAMPLES]
+            passed, failures, run = 0, [], 0
+            for sample in samples:
+                reason = _run_dynamic(info, sample)
+                if reason == "skip":
+                    continue
+                run += 1
+                if reason is None:
+                    passed += 1
+                else:
+                    failures.append((_describe(sample), reason))
+            label = name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+            rows.append((label, str(dtype).replace("torch.", ""), run, passed, failures))
+            if log:
+                log(f"{label:<40} {str(dtype):<14} dynamic {passed}/{run}")
+    return rows
 
 
 def sweep(quick=False, log=None):
@@ -135,7 +217,7 @@ def _cell(text):
     return text.replace("|", "\\|")
 
 
-def write_markdown(rows, path, quick, seconds):
+def write_markdown(rows, path, quick, seconds, dynamic_rows=()):
     total = sum(r[2] for r in rows)
     passed = sum(r[3] for r in rows)
     lines = ["# Supported ops: OpInfo sweep", "",
@@ -157,8 +239,27 @@ def write_markdown(rows, path, quick, seconds):
         lines += ["", "## Failing samples", "", "| op | dtype | sample | reason |", "|---|---|---|---|"]
         for name, dtype, sample, reason in failed:
             lines.append(f"| {name} | {dtype} | `{sample}` | {_cell(reason)} |")
+    if dynamic_rows:
+        lines += _dynamic_section(dynamic_rows, quick)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
+
+
+def _dynamic_section(rows, quick):
+    total = sum(r[2] for r in rows)
+    passed = sum(r[3] for r in rows)
+    lines = ["", "## Dynamic shapes", "",
+             f"The same ops traced with symbolic sizes (AOT autograd with `dynamic=True`, as `torch.compile(..., "
+             f"dynamic=True)` gives the backend), each sample run at its own sizes and again with every dim of size "
+             f">= 2 one larger ({'the first float32 sample per op' if quick else f'{QUICK_SAMPLES} samples per op and dtype'}). "
+             "Samples whose trace specialized the grown sizes (the graph refuses them, as Dynamo would recompile) "
+             "are not counted.", "",
+             f"**{passed} of {total} samples pass ({100.0 * passed / max(total, 1):.1f}%).**"]
+    failed = [(name, dtype, sample, reason) for name, dtype, _, _, failures in rows for sample, reason in failures]
+    if failed:
+        lines += ["", "| op | dtype | sample | reason |", "|---|---|---|---|"]
+        lines += [f"| {name} | {dtype} | `{sample}` | {_cell(reason)} |" for name, dtype, sample, reason in failed]
+    return lines
 
 
 def main(argv=None):
@@ -169,10 +270,15 @@ def main(argv=None):
     args = parser.parse_args(argv)
     start = time.perf_counter()
     rows = sweep(args.quick, log=print)
-    write_markdown(rows, args.out, args.quick, time.perf_counter() - start)
-    total, passed = sum(r[2] for r in rows), sum(r[3] for r in rows)
-    print(f"{passed}/{total} samples pass; wrote {args.out}")
-    return 0 if total and passed >= 0.95 * total else 1
+    dynamic_rows = sweep_dynamic(args.quick, log=print)
+    write_markdown(rows, args.out, args.quick, time.perf_counter() - start, dynamic_rows)
+    ok = True
+    for label, r in (("static", rows), ("dynamic", dynamic_rows)):
+        total, passed = sum(x[2] for x in r), sum(x[3] for x in r)
+        print(f"{label}: {passed}/{total} samples pass")
+        ok = ok and total and passed >= 0.95 * total
+    print(f"wrote {args.out}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

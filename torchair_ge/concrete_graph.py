@@ -68,6 +68,8 @@ class ConcreteGraph:
                 outputs.append(results[spec.index])
             elif spec.kind == "input":
                 outputs.append(args[spec.index])
+            elif spec.kind == "view":
+                outputs.append(args[spec.index].as_strided(*spec.value))
             else:
                 outputs.append(spec.value)
         return outputs

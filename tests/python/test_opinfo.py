@@ -19,3 +19,14 @@ def test_opinfo_samples_match_eager():
     names = {name for name, *_ in rows}
     missing = [op for op in opinfo_sweep.CONVERTED_OPS if not any(n == op or n.startswith(op + ".") for n in names)]
     assert not missing, f"no OpInfo entry ran for {missing}"
+
+
+def test_opinfo_samples_match_eager_with_symbolic_sizes():
+    """The dynamic variant: each sample traced with symbolic sizes, run at its own sizes and with
+    every dim of size >= 2 one larger."""
+    rows = opinfo_sweep.sweep_dynamic(quick=not FULL)
+    total = sum(run for _, _, run, _, _ in rows)
+    passed = sum(ok for _, _, _, ok, _ in rows)
+    failures = [f"{name} {dtype} {sample}: {reason}" for name, dtype, _, _, fails in rows for sample, reason in fails]
+    assert total > 80, f"only {total} samples ran"
+    assert passed >= 0.95 * total, f"{passed}/{total} pass; failures:\n" + "\n".join(failures)

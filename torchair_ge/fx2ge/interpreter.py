@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.fx.node import map_aggregate
 
 from torchair_ge import _C
@@ -26,7 +27,9 @@ from torchair_ge.ge.graph import graph_context
 @dataclass
 class OutputSpec:
     """How one FX output is produced at run time."""
-    kind: str  # "graph" (engine output number `index`), "input" (FX input `index`), "value" (a Python constant)
+    # "graph" (engine output number `index`), "input" (FX input `index`), "value" (a Python constant),
+    # "view" (FX input `index` seen through `value` = (size, stride, storage offset), as eager's view ops return)
+    kind: str
     index: int = 0
     value: object = None
 
@@ -127,7 +130,8 @@ class FxToGe:
                 continue  # size arithmetic: evaluated on the host
             if is_custom_op(node.target) or node.target in FUNCTIONALIZED:
                 continue  # derived IR ops; what they cannot take is reported at conversion
-            reason = fallback_blocker(node.target, node.meta.get("val"))
+            meta = node.meta.get("val")
+            reason = fallback_blocker(node.target, self.sizes.meta(meta) if self.sizes is not None else meta)
             if reason:
                 missing.setdefault(str(node.target), (node, reason))
         if missing:
@@ -236,6 +240,22 @@ class FxToGe:
             _check_against_meta(node, result, meta)
         return result
 
+    def _view_of_input(self, node):
+        """An OutputSpec("view") when `node`'s output is a view of a graph input (a split, slice or
+        reshape of it): AOT autograd regenerates such outputs from the input using the returned
+        tensor's strides and offset, so they must be the input's own memory, as in eager."""
+        meta = node.meta.get("val")
+        if not isinstance(meta, torch.Tensor) or meta.layout != torch.strided:
+            return None
+        storage = StorageWeakRef(meta.untyped_storage())
+        for placeholder in self.placeholders:
+            base = placeholder.meta.get("val")
+            if base is not meta and StorageWeakRef(base.untyped_storage()) == storage:
+                sizes = self.sizes or (lambda d: d)
+                view = ([sizes(d) for d in meta.shape], [sizes(d) for d in meta.stride()], sizes(meta.storage_offset()))
+                return OutputSpec("view", self.fx_inputs[placeholder], view)
+        return None
+
     def _host_scalar(self, node):
         """True for a node computing a size (sym_size, SymInt arithmetic, comparisons): its value
         for this instance's sizes is a Python number, not an IR value."""
@@ -292,6 +312,8 @@ class FxToGe:
         for item in results if isinstance(results, (tuple, list)) else (results,):
             if isinstance(item, torch.fx.Node) and item.op == "placeholder":
                 specs.append(OutputSpec("input", self.fx_inputs[item]))
+            elif isinstance(item, torch.fx.Node) and self._view_of_input(item) is not None:
+                specs.append(self._view_of_input(item))
             elif isinstance(item, torch.fx.Node) and isinstance(self.env[item], (int, float, bool)):
                 specs.append(OutputSpec("value", value=self.env[item]))  # a size of this instance
             elif isinstance(item, torch.fx.Node):
