@@ -248,10 +248,11 @@ def write_markdown(rows, path, quick, seconds, dynamic_rows=()):
 def _dynamic_section(rows, quick):
     total = sum(r[2] for r in rows)
     passed = sum(r[3] for r in rows)
+    which = "the first float32 sample per op" if quick else f"{QUICK_SAMPLES} samples per op and dtype"
     lines = ["", "## Dynamic shapes", "",
              f"The same ops traced with symbolic sizes (AOT autograd with `dynamic=True`, as `torch.compile(..., "
              f"dynamic=True)` gives the backend), each sample run at its own sizes and again with every dim of size "
-             f">= 2 one larger ({'the first float32 sample per op' if quick else f'{QUICK_SAMPLES} samples per op and dtype'}). "
+             f">= 2 one larger ({which}). "
              "Samples whose trace specialized the grown sizes (the graph refuses them, as Dynamo would recompile) "
              "are not counted.", "",
              f"**{passed} of {total} samples pass ({100.0 * passed / max(total, 1):.1f}%).**"]
