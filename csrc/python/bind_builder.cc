@@ -109,6 +109,17 @@ void BindBuilder(py::module_& m) {
           },
           py::arg("start"), py::arg("fx_node"), py::arg("source") = "",
           "Tags nodes created since `start` with the FX node (and source line) they came from.")
+      .def(
+          "annotate_symbolic_shape",
+          [](es::GraphBuilder& b, const es::EsTensor& t, const std::string& shape) {
+            Node* node = t.value().node;
+            auto shapes = GetAttrOr(node->attrs(), kAttrSymbolicShapes, std::vector<std::string>{});
+            shapes.resize(static_cast<size_t>(node->num_outputs()));
+            shapes[static_cast<size_t>(t.value().index)] = shape;
+            node->SetAttr(kAttrSymbolicShapes, shapes);
+          },
+          py::arg("tensor"), py::arg("shape"),
+          "Records the output's shape with Dynamo's symbols (\"[s0, 16]\") on its node, for dumps.")
       .def("set_outputs",
            [](es::GraphBuilder& b, const std::vector<es::EsTensor>& outs) {
              b.SetOutputs(outs);

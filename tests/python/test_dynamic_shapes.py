@@ -1,5 +1,7 @@
 """Symbolic sizes: default torch.compile (automatic dynamic), dynamic=True, mark_dynamic, SymInt
 arithmetic in converters' arguments, a growing KV cache, and call-time input checks."""
+import json
+
 import pytest
 import torch
 import torch._dynamo
@@ -237,3 +239,21 @@ def test_dim_gears_product_and_limits():
     torchair_ge.inference.set_dim_gears(x, {0: list(range(2, 13)), 1: list(range(16, 26))})
     with pytest.raises(Exception, match="110 gear combinations"):
         many(x)
+
+
+def test_dumps_and_compile_statistics_show_the_symbols(tmp_path):
+    config = torchair_ge.CompilerConfig()
+    config.debug.graph_dump.type = "txt"
+    config.debug.graph_dump.path = str(tmp_path)
+    config.debug.graph_dump.level = "final"
+    config.ge_config.export_compile_stat = "2"
+    config.ge_config.compile_stat_path = str(tmp_path)
+    compiled, reports = _compile(torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU()), dynamic=True,
+                                 config=config)
+    with torch.no_grad():
+        compiled(torch.randn(3, 16))
+    (symbol,) = reports[0]["symbolic"]
+    dump = next(tmp_path.glob("*_final.txt")).read_text()
+    assert f's: "[{symbol}, 16]"' in dump  # (the Linear's output node was fused away)
+    stat = json.loads(next(tmp_path.glob("compile_stat_*.json")).read_text())
+    assert list(stat["symbolic"]) == [symbol] and stat["shape_instances"][0]["sizes"] == f"{symbol}=3"

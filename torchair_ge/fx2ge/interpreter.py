@@ -18,7 +18,7 @@ from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProd
 from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
 from torchair_ge.fx2ge.inplace import plan_inplace_updates
 from torchair_ge.fx2ge.registry import lookup_converter, unproduced_outputs
-from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator
+from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator, is_symbolic
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge import ge as ge_ops
 from torchair_ge.ge.graph import graph_context
@@ -155,6 +155,8 @@ class FxToGe:
                     self.env[node] = getattr(self, f"_{node.op}")(node)
                     if node.op == "call_function":
                         self.builder.annotate_nodes_since(first_new_node, node.name, source_line(node))
+                    if self.sizes is not None:
+                        self._annotate_symbolic_shapes(node)
                 except ConversionError:
                     raise
                 except _C.GeError as e:
@@ -239,6 +241,16 @@ class FxToGe:
         else:
             _check_against_meta(node, result, meta)
         return result
+
+    def _annotate_symbolic_shapes(self, node):
+        """Dumps of an instance show which dims are symbolic: "[s0, 16]" on each IR value whose
+        FX meta has a symbolic size."""
+        values, metas = self.env[node], node.meta.get("val")
+        if not isinstance(values, tuple):
+            values, metas = (values,), (metas,)
+        for value, meta in zip(values, metas if isinstance(metas, (tuple, list)) else ()):
+            if isinstance(value, _C.EsTensor) and isinstance(meta, torch.Tensor) and is_symbolic(meta):
+                self.builder.annotate_symbolic_shape(value, "[" + ", ".join(str(d) for d in meta.shape) + "]")
 
     def _view_of_input(self, node):
         """An OutputSpec("view") when `node`'s output is a view of a graph input (a split, slice or

@@ -6,6 +6,9 @@ namespace ge {
 
 inline constexpr const char* kAttrFxNode = "_fx_node";          // string: the FX node this IR node came from
 inline constexpr const char* kAttrSource = "_source";           // string: the user's source line of that FX node
+// strings per output: the output's shape with Dynamo's symbols ("[s0, 16]"; "" where static), in
+// the engine instances of a graph with symbolic sizes (dumps show which dims are symbolic)
+inline constexpr const char* kAttrSymbolicShapes = "_symbolic_shapes";
 inline constexpr const char* kAttrEngine = "_engine";           // string: local / native / host_fallback (partition)
 inline constexpr const char* kAttrStream = "_stream";           // int: stream the task runs on (partition)
 inline constexpr const char* kAttrFusedGroup = "_fused_group";  // int: fused kernel group, when fused
