@@ -76,7 +76,8 @@ class GeCompiler:
             report = compiled.first_instance(signature.hints, start)
         report["fx_patterns"] = fx_patterns
         self.reports.append(report)
-        self._write_statistics(gm, compiled, report)
+        if "deferred" not in report:
+            self._write_statistics(gm, compiled, report)
         return compiled
 
     def _compile_instance(self, gm, frozen, bindings, start=None):

@@ -33,7 +33,12 @@ class DynamicGraph:
 
     def first_instance(self, bindings, start):
         """Compiles the instance for Dynamo's example sizes (so errors surface at compile time);
-        returns the graph's report, which later instances keep up to date."""
+        returns the graph's report, which later instances keep up to date. With data-dependent
+        sizes there are no example sizes: the report is filled by the first call's instance."""
+        if any(s not in bindings for s in self.signature.symbols):
+            self.report = {"symbolic": self.signature.describe(), "shape_instances": [], "fallback_ops": {},
+                           "deferred": "data-dependent sizes: the first call compiles the first instance"}
+            return self.report
         compiled, report = self._compile_instance(bindings, start)
         self._instances[tuple(bindings[s] for s in self.signature.symbols)] = compiled
         self.summary = compiled.summary
@@ -73,6 +78,9 @@ class DynamicGraph:
             self._instances[key] = compiled
             while len(self._instances) > self._max_instances:
                 self._instances.popitem(last=False)
+            if self.report.pop("deferred", None):  # the graph's report is this first instance's
+                self.report.update({k: v for k, v in report.items() if k not in ("symbolic", "shape_instances")})
+                self.summary = compiled.summary
             self.report["shape_instances"].append({"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                                    "compile_ms": report["compile_ms"]})
             return compiled

@@ -171,14 +171,28 @@ def test_call_time_checks_name_the_input_and_dim():
         compiled([3, torch.ones(6, 4)])
 
 
-def test_data_dependent_sizes_are_refused_clearly():
+def test_data_dependent_sizes_run():
+    """nonzero's row count and .item()'s value are known only from tensor values: each call
+    computes them on the host first, then runs the engine instance for them."""
+    def f(x, start):
+        return x.narrow(1, start.item(), 2) * 2, torch.nonzero(x > 0) + 1
+
     torch._dynamo.config.capture_dynamic_output_shape_ops = True
+    torch._dynamo.config.capture_scalar_outputs = True
     try:
-        compiled, _ = _compile(lambda x: torch.nonzero(x) * 2, dynamic=False)
-        with pytest.raises(Exception, match=r"data-dependent size"):
-            compiled(torch.tensor([0.0, 1.0, 2.0]))
+        compiled, reports = _compile(f)
+        with torch.no_grad():
+            for seed, start in ((0, 1), (1, 3), (2, 1), (0, 1)):
+                x = torch.randn(4, 6, generator=torch.Generator().manual_seed(seed))
+                for got, want in zip(compiled(x, torch.tensor(start)), f(x, torch.tensor(start))):
+                    torch.testing.assert_close(got, want)
     finally:
         torch._dynamo.config.capture_dynamic_output_shape_ops = False
+        torch._dynamo.config.capture_scalar_outputs = False
+    (report,) = reports
+    assert any("data-dependent" in v for v in report["symbolic"].values())
+    assert len(report["shape_instances"]) == 3  # the last call repeats the first one's sizes
+    assert report["tasks"] > 0 and "aten.nonzero.default" in report["fallback_ops"]
 
 
 def test_instances_beyond_the_limit_are_dropped_least_recently_used_first():

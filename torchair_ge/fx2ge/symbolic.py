@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import sympy
 import torch
-from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+from torch.utils import _pytree as pytree
 
 from torchair_ge.fx2ge.errors import DynamicShapeError
 
@@ -63,7 +63,7 @@ class SymbolicSignature:
         placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
         self.names = [n.name for n in placeholders]
         self.vals = [n.meta.get("val") for n in placeholders]
-        self._check_backed(gm)
+        self.data_dependent = DataDependentSizes(gm)
         sources = {}  # a tensor's size first (what the report names), else the SymInt input itself
         for i, val in enumerate(self.vals):
             if isinstance(val, torch.Tensor):
@@ -89,20 +89,10 @@ class SymbolicSignature:
         self.hints = {s.symbol: int(hints[s.symbol]) for s in self.sources if s.symbol in hints}
         self._templates = self._shape_templates()
 
-    def _check_backed(self, gm):
-        for node in gm.graph.nodes:
-            val = node.meta.get("val")
-            values = val if isinstance(val, (tuple, list)) else (val,)
-            unbacked = set().union(*(free_unbacked_symbols(v) for v in values if is_symbolic(v)))
-            if unbacked:
-                raise DynamicShapeError(
-                    f"node '{node.name}' ({node.target}) has a data-dependent size ({', '.join(map(str, unbacked))}): "
-                    "sizes that depend on tensor values (nonzero, masked_select, .item()) are not supported yet; "
-                    "move that code out of the compiled region with @torch.compiler.disable")
-
     @property
     def symbols(self):
-        return [s.symbol for s in self.sources]
+        """Every symbol a call binds: the inputs' sizes, then the data-dependent ones."""
+        return [s.symbol for s in self.sources] + self.data_dependent.symbols
 
     def describe(self):
         """{"s0": "x.size(0) in [2, inf]"}: what the compile report says is symbolic."""
@@ -110,6 +100,7 @@ class SymbolicSignature:
         for s in self.sources:
             r = self.ranges.get(s.symbol)
             out[str(s.symbol)] = s.describe(self.names) + (f" in [{r.lower}, {r.upper}]" if r is not None else "")
+        out.update(self.data_dependent.describe())
         return out
 
     def key(self, args):
@@ -119,6 +110,8 @@ class SymbolicSignature:
         if len(args) != len(self.vals):
             raise DynamicShapeError(f"{len(args)} inputs given, the graph takes {len(self.vals)}")
         key = tuple(self._read(s, args) for s in self.sources)
+        if self.data_dependent.symbols:
+            key += self.data_dependent(args)
         for i, template in self._templates:
             arg = args[i]
             if not isinstance(arg, torch.Tensor):
@@ -139,7 +132,7 @@ class SymbolicSignature:
             if r is not None and not (r.lower <= value <= r.upper):
                 raise DynamicShapeError(f"{s.describe(self.names)} = {value} is outside the range "
                                         f"[{r.lower}, {r.upper}] the graph was compiled for ({s.symbol})")
-        return bindings
+        return self.data_dependent.complete(bindings)
 
     def bind(self, args):
         return self.bindings(self.key(args))
@@ -186,6 +179,61 @@ def _key_function(expr, symbols):
     def evaluate(key):
         return int(sympy.sympify(expr.xreplace(dict(zip(symbols, key)))))
     return evaluate
+
+
+class DataDependentSizes:
+    """The sizes a graph only knows from tensor values (unbacked symbols: nonzero's row count,
+    the value of .item()): which nodes define them (FX's unbacked_bindings) and the part of the
+    graph those nodes need, which each call runs eagerly on the host to learn the values before
+    the engine instance for them is chosen. The instance then runs the whole graph (the
+    defining ops again: nonzero on the host-fallback engine, .item() as a constant of the
+    instance)."""
+
+    def __init__(self, gm):
+        self.defining = []  # (node, symbol, key path into the node's value)
+        for node in gm.graph.nodes:
+            for symbol, path in (node.meta.get("unbacked_bindings") or {}).items():
+                self.defining.append((node, symbol, path))
+        self.symbols = [symbol for _, symbol, _ in self.defining]
+        needed = set()
+        stack = [node for node, _, _ in self.defining]
+        while stack:
+            node = stack.pop()
+            if node not in needed:
+                needed.add(node)
+                stack.extend(node.all_input_nodes)
+        self.nodes = [n for n in gm.graph.nodes if n in needed]
+        self.placeholders = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+        env = _shape_env([n.meta.get("val") for n in gm.graph.nodes]) if self.symbols else None
+        # Symbols the shape environment renamed (u8 -> u0): the metas speak of the new names.
+        self.renames = {old: new for old, new in (env.replacements if env else {}).items() if isinstance(new, sympy.Symbol)}
+
+    def __call__(self, args):
+        """The data-dependent sizes of this call, in `symbols` order."""
+        values = {}
+        with torch.no_grad():
+            for node in self.nodes:
+                if node.op == "placeholder":
+                    values[node] = args[self.placeholders[node]]
+                    continue
+                call_args, call_kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: values[n])
+                values[node] = node.target(*call_args, **call_kwargs)
+        return tuple(int(pytree.key_get(values[node], path)) for node, _, path in self.defining)
+
+    def complete(self, bindings):
+        """`bindings` plus the renamed symbols' values."""
+        for old, new in self.renames.items():
+            if old in bindings and new not in bindings:
+                bindings[new] = bindings[old]
+        return bindings
+
+    def describe(self):
+        return {str(symbol): f"data-dependent: {path_text(path)} of node '{node.name}' ({node.target})"
+                for node, symbol, path in self.defining}
+
+
+def path_text(path):
+    return "value" if not path else "".join(str(k) for k in path)
 
 
 def _shape_env(vals):
