@@ -62,7 +62,15 @@ def _where(node):
 
 
 def source_line(node):
-    """'file.py:12 | code' for the user's line that made `node`, or "" when Dynamo kept no trace."""
+    """'file.py:12 | code' for the user's line that made `node`, or "" when Dynamo kept no trace.
+    Kept in the node's meta: a graph with symbolic sizes is converted once per set of sizes."""
+    cached = node.meta.get("_torchair_ge_source")
+    if cached is None:
+        cached = node.meta["_torchair_ge_source"] = _source_line(node)
+    return cached
+
+
+def _source_line(node):
     where = _where(node)
     if where == "no source location":
         return ""
@@ -245,12 +253,17 @@ class FxToGe:
     def _annotate_symbolic_shapes(self, node):
         """Dumps of an instance show which dims are symbolic: "[s0, 16]" on each IR value whose
         FX meta has a symbolic size."""
-        values, metas = self.env[node], node.meta.get("val")
-        if not isinstance(values, tuple):
-            values, metas = (values,), (metas,)
-        for value, meta in zip(values, metas if isinstance(metas, (tuple, list)) else ()):
-            if isinstance(value, _C.EsTensor) and isinstance(meta, torch.Tensor) and is_symbolic(meta):
-                self.builder.annotate_symbolic_shape(value, "[" + ", ".join(str(d) for d in meta.shape) + "]")
+        texts = node.meta.get("_torchair_ge_symbolic_shapes")
+        if texts is None:  # spelled once per FX node, not once per instance
+            metas = node.meta.get("val")
+            metas = metas if isinstance(metas, (tuple, list)) else (metas,)
+            texts = node.meta["_torchair_ge_symbolic_shapes"] = [
+                "[" + ", ".join(str(d) for d in m.shape) + "]" if isinstance(m, torch.Tensor) and is_symbolic(m) else None
+                for m in metas]
+        values = self.env[node] if isinstance(self.env[node], tuple) else (self.env[node],)
+        for value, text in zip(values, texts):
+            if text is not None and isinstance(value, _C.EsTensor):
+                self.builder.annotate_symbolic_shape(value, text)
 
     def _view_of_input(self, node):
         """An OutputSpec("view") when `node`'s output is a view of a graph input (a split, slice or
