@@ -112,12 +112,13 @@ class SymbolicSignature:
         key = tuple(self._read(s, args) for s in self.sources)
         if self.data_dependent.symbols:
             key += self.data_dependent(args)
-        for i, template in self._templates:
+        for i, template, literal in self._templates:
             arg = args[i]
             if not isinstance(arg, torch.Tensor):
                 raise DynamicShapeError(f"input {self.names[i]} is {type(arg).__name__}, expected a tensor")
-            expected = tuple(key[d] if isinstance(d, SymbolAt) else d if isinstance(d, int) else d(key) for d in template)
-            if tuple(arg.shape) != expected:
+            expected = template if literal else tuple(
+                key[d] if isinstance(d, SymbolAt) else d if isinstance(d, int) else d(key) for d in template)
+            if arg.shape != expected:
                 raise DynamicShapeError(f"input {self.names[i]} has shape {list(arg.shape)}, the graph expects "
                                         f"{list(self.vals[i].shape)} = {list(expected)} for "
                                         f"{spell_bindings(dict(zip(self.symbols, key)))}")
@@ -151,8 +152,8 @@ class SymbolicSignature:
         return arg.shape[source.dim]
 
     def _shape_templates(self):
-        """Per tensor input, its expected shape: ints, SymbolAt(position in the key) for a plain
-        symbol, or a function of the key for an expression."""
+        """Per tensor input: its expected shape (ints, SymbolAt(position in the key) for a plain
+        symbol, or a function of the key for an expression) and whether it is all literals."""
         position = {s.symbol: k for k, s in enumerate(self.sources)}
         templates = []
         for i, val in enumerate(self.vals):
@@ -167,7 +168,8 @@ class SymbolicSignature:
                     template.append(SymbolAt(position[expr]))
                 else:
                     template.append(_key_function(expr, self.symbols))
-            templates.append((i, tuple(template)))
+            literal = all(type(d) is int for d in template)  # noqa: E721 - SymbolAt is an int too
+            templates.append((i, tuple(template), literal))
         return templates
 
 
