@@ -1,6 +1,7 @@
 """Symbolic sizes: default torch.compile (automatic dynamic), dynamic=True, mark_dynamic, SymInt
 arithmetic in converters' arguments, a growing KV cache, and call-time input checks."""
 import json
+import threading
 
 import pytest
 import torch
@@ -271,3 +272,30 @@ def test_dumps_and_compile_statistics_show_the_symbols(tmp_path):
     assert f's: "[{symbol}, 16]"' in dump  # (the Linear's output node was fused away)
     stat = json.loads(next(tmp_path.glob("compile_stat_*.json")).read_text())
     assert list(stat["symbolic"]) == [symbol] and stat["shape_instances"][0]["sizes"] == f"{symbol}=3"
+
+
+def test_concurrent_calls_with_different_sizes_stay_correct():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32)).eval()
+    compiled, reports = _compile(m, dynamic=True)
+    with torch.no_grad():
+        compiled(torch.randn(2, 16))
+    errors = []
+
+    def worker(seed):
+        rng = torch.Generator().manual_seed(seed)
+        try:
+            with torch.no_grad():
+                for _ in range(15):
+                    x = torch.randn(int(torch.randint(2, 9, (1,), generator=rng)), 16, generator=rng)
+                    torch.testing.assert_close(compiled(x), m(x))
+        except Exception as e:  # noqa: BLE001 - collected for the assertion
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert len(reports) == 1 and 2 <= len(reports[0]["shape_instances"]) <= 8
