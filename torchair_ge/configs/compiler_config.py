@@ -116,7 +116,7 @@ class InferenceConfig(OptionGroup):
     dynamic_gears_merge_policy = Choice("zip", ("zip", "product"), "(TorchAir's) how the gears of several dims "
                                         "(inference.set_dim_gears) combine: the i-th of each (zip) or every "
                                         "combination (product)")
-    max_shape_instances = IntRange(16, 1, 4096, "graphs with symbolic sizes: how many engine instances (one per set "
+    max_shape_instances = IntRange(64, 1, 4096, "graphs with symbolic sizes: how many engine instances (one per set "
                                    "of sizes) stay compiled; the least recently used is dropped beyond it",
                                    env="TORCHAIR_GE_MAX_SHAPE_INSTANCES")
 
