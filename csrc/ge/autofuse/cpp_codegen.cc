@@ -175,9 +175,16 @@ class KernelWriter {
     if (p.access == Access::kContiguous) return fmt::format("base{} + {}", input, i);
     std::string expr = fmt::format("base{}", input);
     for (int d = rank_ - 1; d >= k_.inner_from; --d)
-      if (p.strides[static_cast<size_t>(d)] != 0)
-        expr += fmt::format(" + (({} / {}) % {}) * {}", i, Below(d), Dim(d), Stride(input, d));
+      if (p.strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + {} * {}", InnerCoordinate(d, i), Stride(input, d));
     return expr;
+  }
+
+  // Element `i`'s coordinate along inner axis d. The last axis needs no division (nothing is
+  // below it) and the first inner axis no modulo (i is within the row): with run-time sizes a
+  // division by a variable costs tens of cycles per element, which the compiler cannot fold.
+  std::string InnerCoordinate(int d, const std::string& i) const {
+    const std::string quotient = d == rank_ - 1 ? fmt::format("({})", i) : fmt::format("(({}) / {})", i, Below(d));
+    return d == k_.inner_from ? quotient : fmt::format("({} % {})", quotient, Dim(d));
   }
 
   static std::string Name(int op) { return fmt::format("v{}", op); }
@@ -216,9 +223,7 @@ class KernelWriter {
   // The coordinate along iteration axis `d` of element `index` of this row (or chunk).
   std::string Coordinate(int d, const std::string& index) const {
     if (!chunked_ && d < k_.inner_from) return fmt::format("o{}", d);
-    if (!chunked_ && d == rank_ - 1 && k_.inner_from == rank_ - 1)
-      return fmt::format("({})", index);  // the row is this axis
-    return fmt::format("((({}) / {}) % {})", index, Below(d), Dim(d));
+    return InnerCoordinate(d, index);
   }
 
   // A concat element: the part whose range along the axis holds the coordinate, read at the
