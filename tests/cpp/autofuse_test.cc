@@ -258,13 +258,12 @@ TEST_P(AutofuseTest, ConcatenationsOfOutsideTensorsAreReadPartByPart) {
 // A concat along the row's axis in a kernel that reduces rows: each part is copied into the
 // row's block as one contiguous run (parts of different widths; the last part's end too).
 TEST_P(AutofuseTest, RowConcatenationsFeedingAReduction) {
-  Check(
-      "row concat",
-      [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
-        auto row = es::ConcatV2({in[0], in[1], in[2]}, b.CreateScalar(-1, DataType::kInt64), 3);  // [4,3,13]
-        return std::vector<es::EsTensor>{row - es::ReduceMax(row, Axes(b, {-1}), true)};
-      },
-      {{{4, 3, 7}, {4, 3, 1}, {4, 3, 5}}});
+  Check("row concat",
+        [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+          auto row = es::ConcatV2({in[0], in[1], in[2]}, b.CreateScalar(-1, DataType::kInt64), 3);  // [4,3,13]
+          return std::vector<es::EsTensor>{row - es::ReduceMax(row, Axes(b, {-1}), true)};
+        },
+        {{{4, 3, 7}, {4, 3, 1}, {4, 3, 5}}});
 }
 
 TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {

@@ -163,8 +163,7 @@ class KernelWriter {
     for (size_t i = 0; i < plans_.size(); ++i) {
       std::string expr = "0";
       for (int d = 0; d < k_.inner_from; ++d)
-        if (plans_[i].strides[static_cast<size_t>(d)] != 0)
-          expr += fmt::format(" + o{} * {}", d, Stride(i, d));
+        if (plans_[i].strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, Stride(i, d));
       out_ += fmt::format("    const int64_t base{} = {};\n", i, expr);
     }
   }
@@ -175,7 +174,8 @@ class KernelWriter {
     if (p.access == Access::kContiguous) return fmt::format("base{} + {}", input, i);
     std::string expr = fmt::format("base{}", input);
     for (int d = rank_ - 1; d >= k_.inner_from; --d)
-      if (p.strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + {} * {}", InnerCoordinate(d, i), Stride(input, d));
+      if (p.strides[static_cast<size_t>(d)] != 0)
+        expr += fmt::format(" + {} * {}", InnerCoordinate(d, i), Stride(input, d));
     return expr;
   }
 
@@ -236,12 +236,12 @@ class KernelWriter {
       const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
       std::string address = "0";
       for (int d = rank_ - 1; d >= 0; --d) {
-        const std::string c = d == op.axis ? fmt::format("({} - {})", at, PartStart(b, op.offsets[k])) : Coordinate(d, index);
+        const std::string c =
+            d == op.axis ? fmt::format("({} - {})", at, PartStart(b, op.offsets[k])) : Coordinate(d, index);
         if (s[static_cast<size_t>(d)] != 1) address += fmt::format(" + {} * {}", c, PartStride(b, d));
       }
       const std::string load = LoadExpr(k_.inputs[static_cast<size_t>(b)].desc.dtype, fmt::format("in{}", b), address);
-      expr = expr.empty() ? load
-                          : fmt::format("({} < {} ? {} : {})", at, PartEnd(op, k), load, expr);
+      expr = expr.empty() ? load : fmt::format("({} < {} ? {} : {})", at, PartEnd(op, k), load, expr);
     }
     return expr;
   }
@@ -509,7 +509,7 @@ class KernelWriter {
   const KernelIR& k_;
   int rank_;
   bool run_time_sizes_;
-  mutable std::vector<int64_t> sizes_;              // run-time sizes: the values S holds
+  mutable std::vector<int64_t> sizes_;                // run-time sizes: the values S holds
   mutable std::map<std::string, size_t> size_index_;  // which entry of S each named size is
   std::vector<InputPlan> plans_;
   bool chunked_ = false;

@@ -4,8 +4,8 @@
 
 namespace ge {
 
-inline constexpr const char* kAttrFxNode = "_fx_node";          // string: the FX node this IR node came from
-inline constexpr const char* kAttrSource = "_source";           // string: the user's source line of that FX node
+inline constexpr const char* kAttrFxNode = "_fx_node";  // string: the FX node this IR node came from
+inline constexpr const char* kAttrSource = "_source";   // string: the user's source line of that FX node
 // strings per output: the output's shape with Dynamo's symbols ("[s0, 16]"; "" where static), in
 // the engine instances of a graph with symbolic sizes (dumps show which dims are symbolic)
 inline constexpr const char* kAttrSymbolicShapes = "_symbolic_shapes";

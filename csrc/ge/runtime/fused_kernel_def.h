@@ -27,8 +27,8 @@ struct FusedProducerDef {
 };
 
 struct FusedKernelDef {
-  std::string symbol;     // the generated function in the model's kernel library
-  std::string kernel_ir;  // the kernel IR's text form
+  std::string symbol;          // the generated function in the model's kernel library
+  std::string kernel_ir;       // the kernel IR's text form
   std::vector<int64_t> sizes;  // the kernel's `sizes` argument (kernels generated for run-time sizes)
   std::vector<FusedProducerDef> producers;
   std::vector<TensorDesc> outputs;
