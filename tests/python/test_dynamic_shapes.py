@@ -9,6 +9,7 @@ import torch._dynamo
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torchair_ge
+from torchair_ge.debug import profile_report
 from torchair_ge.fx2ge.errors import DynamicShapeError
 
 from bench.models import ZOO, bert, llama, mlp, recsys, resnet, tiny_chain
@@ -299,3 +300,23 @@ def test_concurrent_calls_with_different_sizes_stay_correct():
         t.join()
     assert not errors, errors[0]
     assert len(reports) == 1 and 2 <= len(reports[0]["shape_instances"]) <= 8
+
+
+def test_profiling_and_data_dumps_in_dynamic_mode(tmp_path):
+    config = torchair_ge.CompilerConfig()
+    config.profiling.enable = True
+    config.profiling.path = str(tmp_path)
+    config.debug.data_dump.type = "npy"
+    config.debug.data_dump.path = str(tmp_path / "dump")
+    m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh())
+    compiled, reports = _compile(m, dynamic=True, config=config)
+    with torch.no_grad():
+        profile_report()  # drop what earlier tests left
+        for n in (2, 3, 2):
+            compiled(torch.randn(n, 8))
+    report = profile_report()
+    assert report.runs == 3 and report.task_us > 0  # both instances' runs are collected
+    # one dump directory per instance (graph_<id>_pid<pid>), one step per run of it
+    steps = {p.name: len(list(p.iterdir())) for p in (tmp_path / "dump").iterdir()}
+    ids = [i["graph_id"] for i in reports[0]["shape_instances"]]
+    assert sorted(steps.values()) == [1, 2] and all(any(f"graph_{i}_" in d for d in steps) for i in ids), steps
