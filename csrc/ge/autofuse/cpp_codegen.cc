@@ -366,7 +366,9 @@ class KernelWriter {
   // independent (a long chain of ops is not latency-bound). Slots are reused once their value
   // is dead. A scalar loop handles the tail.
   int BlockSize() const {
-    if (run_time_sizes_) return 256;  // the text must not depend on the sizes
+    // With run-time sizes the text must not depend on the sizes: 256 for chunks of a whole tensor,
+    // 64 for rows, so that rows as short as an attention head still run vector blocks.
+    if (run_time_sizes_) return chunked_ ? 256 : 64;
     const int64_t span = chunked_ ? kChunk : k_.row_size();
     int b = 256;
     while (b > 16 && b > span) b /= 2;
