@@ -19,7 +19,8 @@ fi
 "$PY" - <<'PYEOF' || need_pip=1
 import importlib.metadata as md, sys
 want = {"torch": "2.13.0", "numpy": None, "pytest": None, "cmake": None, "ninja": None, "setuptools": None,
-        "expecttest": None, "onnx": None}  # expecttest: torch's OpInfo database; onnx: checks onnx dumps
+        "expecttest": None, "onnx": None, "transformers": "5.23.0"}
+# expecttest: torch's OpInfo database; onnx: checks onnx dumps; transformers: generate() tests
 for name, ver in want.items():
     try:
         have = md.version(name)
@@ -30,5 +31,6 @@ for name, ver in want.items():
 PYEOF
 if [ "${need_pip:-0}" = 1 ]; then
   echo "setup: installing Python packages"
-  "$PY" -m pip install -q torch==2.13.0 numpy pytest cmake ninja "setuptools>=64" wheel expecttest onnx
+  "$PY" -m pip install -q torch==2.13.0 numpy pytest cmake ninja "setuptools>=64" wheel expecttest onnx \
+    transformers==5.23.0
 fi

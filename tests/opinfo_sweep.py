@@ -39,7 +39,7 @@ CONVERTED_OPS = [
     "chunk", "unbind", "nn.functional.glu", "triu", "tril", "flip", "roll", "repeat", "nn.functional.pad",
     "logical_xor", "isnan", "isinf", "lerp", "addcmul", "addcdiv", "baddbmm", "exp2", "nn.functional.max_pool1d",
     "nn.functional.avg_pool1d",
-    "gather", "scatter", "scatter_add", "topk", "sort", "bitwise_and", "bitwise_or", "bitwise_xor", "any", "all",
+    "gather", "scatter", "scatter_add", "index_copy", "topk", "sort", "bitwise_and", "bitwise_or", "bitwise_xor", "any", "all",
     "logsumexp", "var", "std", "nn.functional.group_norm",
     "nn.functional.conv1d", "nn.functional.conv_transpose2d", "log2", "nan_to_num", "linalg.vector_norm",
 ]

@@ -50,6 +50,19 @@ def convert_scatter_add(self, dim, index, src, *, meta_outputs=None):
     return _scatter(self, dim, index, to_dtype(src, meta_outputs.dtype), "add")
 
 
+@register_fx_node_ge_converter(aten.index_copy.default)
+def convert_index_copy(self, dim, index, source, *, meta_outputs=None):
+    """self with source's slices written at `index` along dim (a static KV cache's prefill): the
+    1-D index spread over source's shape, then ScatterElements."""
+    if not self.shape or len(index.shape) != 1 or len(source.shape) != len(self.shape) or not _int_index(index):
+        return NotImplemented  # a 0-d tensor or a 0-d index: host fallback
+    d = _dim(self, dim)
+    spread = [1] * len(self.shape)
+    spread[d] = index.shape[0]
+    indices = ge.BroadcastTo(ge.Reshape(index, int_vector(spread)), int_vector(source.shape))
+    return _scatter(self, d, indices, to_dtype(source, meta_outputs.dtype), "none")
+
+
 @register_fx_node_ge_converter(aten.topk.default)
 def convert_topk(self, k, dim=-1, largest=True, sorted=True, *, meta_outputs=None):
     if meta_outputs[0].dtype == torch.bool:
