@@ -276,6 +276,10 @@ def test_scaled_dot_product_attention(causal, mask):
         q, k, v, attn_mask=attn_mask, is_causal=causal), q, k, v, rtol=1e-5, atol=1e-5)
     check_against_eager(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3), q, k, v,
                         rtol=1e-5, atol=1e-5)
+    # grouped-query attention: 2 key/value heads serve 4 query heads (LLaMA 2/3, Mistral, Qwen)
+    kv = [rand(2, 2, 7, 8, seed=s) for s in (5, 6)]
+    check_against_eager(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True, enable_gqa=True), rand(2, 4, 7, 8, seed=4), *kv, rtol=1e-5, atol=1e-5)
 
 
 def test_selection_ops_and_statistics():

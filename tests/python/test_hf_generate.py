@@ -13,8 +13,8 @@ def _gpt2():
                                       bos_token_id=0, eos_token_id=0))
 
 
-def _llama():  # one KV head per query head: grouped-query attention is issue 17's
-    return LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
+def _llama():  # grouped-query attention: 2 KV heads for 4 query heads
+    return LlamaForCausalLM(LlamaConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                         hidden_size=64, intermediate_size=128, vocab_size=1000,
                                         max_position_embeddings=256, bos_token_id=0, eos_token_id=0))
 
