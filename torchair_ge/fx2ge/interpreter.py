@@ -269,16 +269,26 @@ class FxToGe:
         """An OutputSpec("view") when `node`'s output is a view of a graph input (a split, slice or
         reshape of it): AOT autograd regenerates such outputs from the input using the returned
         tensor's strides and offset, so they must be the input's own memory, as in eager."""
+        if "_torchair_ge_view_of" not in node.meta:  # found once per FX node, not once per instance
+            node.meta["_torchair_ge_view_of"] = self._input_viewed_by(node)
+        placeholder = node.meta["_torchair_ge_view_of"]
+        if placeholder is None or placeholder not in self.placeholders:
+            return None
+        meta, sizes = node.meta["val"], self.sizes or (lambda d: d)
+        view = ([sizes(d) for d in meta.shape], [sizes(d) for d in meta.stride()], sizes(meta.storage_offset()))
+        return OutputSpec("view", self.fx_inputs[placeholder], view)
+
+    def _input_viewed_by(self, node):
+        """The placeholder whose memory `node`'s output views, or None."""
         meta = node.meta.get("val")
         if not isinstance(meta, torch.Tensor) or meta.layout != torch.strided:
             return None
         storage = StorageWeakRef(meta.untyped_storage())
-        for placeholder in self.placeholders:
+        for placeholder in self.fx_inputs:
             base = placeholder.meta.get("val")
-            if base is not meta and StorageWeakRef(base.untyped_storage()) == storage:
-                sizes = self.sizes or (lambda d: d)
-                view = ([sizes(d) for d in meta.shape], [sizes(d) for d in meta.stride()], sizes(meta.storage_offset()))
-                return OutputSpec("view", self.fx_inputs[placeholder], view)
+            if (isinstance(base, torch.Tensor) and base is not meta
+                    and StorageWeakRef(base.untyped_storage()) == storage):
+                return placeholder
         return None
 
     def _host_scalar(self, node):
@@ -337,8 +347,8 @@ class FxToGe:
         for item in results if isinstance(results, (tuple, list)) else (results,):
             if isinstance(item, torch.fx.Node) and item.op == "placeholder":
                 specs.append(OutputSpec("input", self.fx_inputs[item]))
-            elif isinstance(item, torch.fx.Node) and self._view_of_input(item) is not None:
-                specs.append(self._view_of_input(item))
+            elif isinstance(item, torch.fx.Node) and (view := self._view_of_input(item)) is not None:
+                specs.append(view)
             elif isinstance(item, torch.fx.Node) and isinstance(self.env[item], (int, float, bool)):
                 specs.append(OutputSpec("value", value=self.env[item]))  # a size of this instance
             elif isinstance(item, torch.fx.Node):
