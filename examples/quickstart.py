@@ -1,7 +1,8 @@
 """torchair_ge quick start (what `make demo` runs).
 
 Compiles an MLP and a small ResNet-style CNN with the torchair_ge backend, checks the outputs
-against eager PyTorch, times both, and shows the graph dump of the compiled CNN."""
+against eager PyTorch, times both, runs a BERT-style encoder over several sequence lengths under
+default torch.compile (dynamic shapes), and shows the graph dump of the compiled CNN."""
 import logging
 import os
 import statistics
@@ -14,7 +15,8 @@ import torch
 import torchair_ge
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.models.mlp import MLP  # noqa: E402  (the benchmark zoo's models)
+from bench.models import bert  # noqa: E402  (the benchmark zoo's models)
+from bench.models.mlp import MLP  # noqa: E402
 from bench.models.resnet import small_resnet  # noqa: E402
 
 
@@ -46,6 +48,26 @@ def run(name, model, x, config):
               f"{'; ' + fused['fallback'] if fused['fallback'] else ''})")
 
 
+def run_dynamic(lengths=(16, 24, 40, 64)):
+    """Default torch.compile: the second sequence length makes Dynamo recompile once with a
+    symbolic length; every further length runs that graph (docs/dynamic_shapes.md)."""
+    model = bert.build(batch=2, seq=lengths[0])[0]
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(model, backend=backend)
+    with torch.no_grad():
+        for seq in lengths:
+            _, inputs = bert.build(batch=2, seq=seq)
+            expected, got = model(*inputs), compiled(*inputs)
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+            eager_ms = median_ms(lambda x: model(*x), inputs, 10)
+            compiled_ms = median_ms(lambda x: compiled(*x), inputs, 10)
+            print(f"{'BERT encoder, seq ' + str(seq):<28} max |compiled - eager| = {(got - expected).abs().max().item():.2e}"
+                  f"   eager {eager_ms:7.3f} ms   torchair_ge {compiled_ms:7.3f} ms   ({eager_ms / compiled_ms:.2f}x)")
+    symbolic = backend.compiler.reports[-1]
+    print(f"{'':<28} {len(backend.compiler.reports)} graphs compiled; symbolic: {symbolic['symbolic']}; engine "
+          f"instances: " + ", ".join(f"{i['sizes']} ({i['compile_ms']:.0f} ms)" for i in symbolic["shape_instances"]))
+
+
 def main():
     logging.basicConfig(format="  [%(name)s] %(message)s")
     logging.getLogger("torchair_ge").setLevel(logging.INFO)
@@ -63,6 +85,7 @@ def main():
     config.debug.graph_dump.level = "key"                  # original, optimized, final
     config.debug.graph_dump.path = dump_dir
     run("ResNet-style CNN (2x3x64x64)", small_resnet(), torch.randn(2, 3, 64, 64), config)
+    run_dynamic()
 
     dumps = sorted(os.listdir(dump_dir))
     print(f"\nGraph dumps of the CNN in {dump_dir} (open the .onnx in Netron, render the .dot with Graphviz):")
