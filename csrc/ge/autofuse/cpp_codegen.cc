@@ -33,11 +33,42 @@ class KernelWriter {
     chunked_ = k.inner_from == 0 && !reduces;
   }
 
-  // The kernel's text; sizes() then holds the values its run-time sizes read, in order.
+  // The kernel's text; sizes() then holds the values its run-time sizes read, in order. With
+  // run-time sizes a kernel whose loops would share values gets a second body that keeps them
+  // in row caches of kCachedRow elements, which the entry picks when a row fits.
   std::string Write() {
     const std::string row = Size("row", k_.row_size());
-    out_ += fmt::format("// {}\nstatic void {}_body(int64_t item_begin, int64_t item_end, void* ctx) {{\n", Summary(),
-                        k_.name);
+    const bool cached_body = run_time_sizes_ && !chunked_ && LoopRoots().size() >= 2;
+    WriteBody("", !run_time_sizes_, row);
+    if (cached_body) WriteBody("_cached", true, row);
+    WriteEntry(row, cached_body);
+    return out_;
+  }
+
+  const std::vector<int64_t>& sizes() const { return sizes_; }
+
+ private:
+  // Row caches hold up to this many elements when the row length is known only at run time.
+  static constexpr int64_t kCachedRow = 4096;
+
+  // The roots of each loop over a row: one per reduction, then the element loop's stores.
+  std::vector<std::vector<int>> LoopRoots() const {
+    std::vector<std::vector<int>> loop_roots;
+    for (const KOp& op : k_.ops)
+      if (op.kind == OpKind::kReduce) loop_roots.push_back({op.args[0]});
+    std::vector<int> element_roots;
+    for (const KStore& st : k_.stores)
+      if (IsElementOutput(st.output)) element_roots.push_back(st.op);
+    if (!element_roots.empty()) loop_roots.push_back(element_roots);
+    return loop_roots;
+  }
+
+  void WriteBody(const std::string& suffix, bool caches, const std::string& row) {
+    emitted_row_.clear();
+    cached_.clear();
+    cached_ready_.clear();
+    out_ += fmt::format("// {}\nstatic void {}_body{}(int64_t item_begin, int64_t item_end, void* ctx) {{\n", Summary(),
+                        k_.name, suffix);
     out_ += "  const GeKernelCall* call = static_cast<const GeKernelCall*>(ctx);\n";
     out_ += "  void* const* bufs = call->buffers;\n  const int64_t* __restrict S = call->sizes;\n  (void)S;\n";
     for (size_t i = 0; i < k_.inputs.size(); ++i)
@@ -54,14 +85,7 @@ class KernelWriter {
       out_ += fmt::format("    const int64_t lo = 0, hi = {};\n    const int64_t obase = r * {};\n", row, row);
     }
     WriteBases();
-    std::vector<std::vector<int>> loop_roots;
-    for (const KOp& op : k_.ops)
-      if (op.kind == OpKind::kReduce) loop_roots.push_back({op.args[0]});
-    std::vector<int> element_roots;
-    for (const KStore& st : k_.stores)
-      if (IsElementOutput(st.output)) element_roots.push_back(st.op);
-    if (!element_roots.empty()) loop_roots.push_back(element_roots);
-    PlanCaches(loop_roots);
+    if (caches) PlanCaches(LoopRoots());
     for (size_t i = 0; i < k_.ops.size(); ++i)
       if (k_.ops[i].kind == OpKind::kReduce) WriteReduction(static_cast<int>(i));
     WriteElementLoop();
@@ -73,15 +97,10 @@ class KernelWriter {
                           StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
     }
     out_ += "  }\n}\n\n";
-    WriteEntry(row);
-    return out_;
   }
 
-  const std::vector<int64_t>& sizes() const { return sizes_; }
-
- private:
   // The exported function: how many work items, how many per thread, then the body over them.
-  void WriteEntry(const std::string& row) {
+  void WriteEntry(const std::string& row, bool cached_body) {
     out_ += fmt::format(
         "extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const int64_t* sizes, "
         "const GeKernelRuntime* runtime) {{\n  const int64_t* S = sizes;\n  (void)S;\n",
@@ -96,8 +115,10 @@ class KernelWriter {
       out_ += fmt::format("  const int64_t grain = row < 1 ? {0} : ({0} / row < 1 ? 1 : {0} / row);\n", work);
     }
     out_ += "  const GeKernelCall call{buffers, sizes};\n";
-    out_ += fmt::format("  runtime->parallel_for(items, grain, &{}_body, const_cast<GeKernelCall*>(&call));\n}}\n\n",
-                        k_.name);
+    const std::string body =
+        cached_body ? fmt::format("({} <= {} ? &{}_body_cached : &{}_body)", row, kCachedRow, k_.name, k_.name)
+                    : fmt::format("&{}_body", k_.name);
+    out_ += fmt::format("  runtime->parallel_for(items, grain, {}, const_cast<GeKernelCall*>(&call));\n}}\n\n", body);
   }
 
   // A size (extent, stride, offset) named by what it is (`key`, from the kernel's structure
@@ -316,8 +337,10 @@ class KernelWriter {
   // input) are kept in a per-row stack array by the first loop instead of being recomputed,
   // when the row is short enough.
   void PlanCaches(const std::vector<std::vector<int>>& loop_roots) {
-    // (with run-time sizes a row's length is unknown here, so its values are recomputed instead)
-    if (run_time_sizes_ || chunked_ || loop_roots.size() < 2 || k_.row_size() > 4096) return;
+    // With run-time sizes the caches have kCachedRow elements (the entry calls this body only
+    // for rows that fit); with literal sizes, the row's own length.
+    const int64_t cache_row = run_time_sizes_ ? kCachedRow : k_.row_size();
+    if (chunked_ || loop_roots.size() < 2 || cache_row > kCachedRow) return;
     // Walk each loop's operands back; the first values met that an earlier loop computes are
     // the ones worth keeping (what they were computed from is then not needed again).
     std::set<int> computed_before;
@@ -330,10 +353,10 @@ class KernelWriter {
         stack.pop_back();
         const KOp& op = k_.ops[static_cast<size_t>(id)];
         if (op.row || !seen.insert(id).second) continue;
-        if (computed_before.count(id) && op.kind != OpKind::kLoad && budget >= k_.row_size()) {
+        if (computed_before.count(id) && op.kind != OpKind::kLoad && budget >= cache_row) {
           if (cached_.insert(id).second) {
-            budget -= k_.row_size();
-            out_ += fmt::format("    {} c{}[{}];\n", CType(op.type), id, k_.row_size());
+            budget -= cache_row;
+            out_ += fmt::format("    {} c{}[{}];\n", CType(op.type), id, cache_row);
           }
           continue;
         }
@@ -365,10 +388,16 @@ class KernelWriter {
   // B-wide slot array, so the compiler vectorizes each and the B/16 vectors of an op are
   // independent (a long chain of ops is not latency-bound). Slots are reused once their value
   // is dead. A scalar loop handles the tail.
+  // Block loops, largest first. With run-time sizes the text must not depend on the sizes: rows
+  // run 256-element blocks and then 64-element ones, so that rows as short as an attention
+  // head still run vector blocks; chunks of a whole tensor run 256.
+  std::vector<int> BlockSizes() const {
+    if (!run_time_sizes_) return {BlockSize()};
+    if (chunked_) return {256};
+    return {256, 64};
+  }
+
   int BlockSize() const {
-    // With run-time sizes the text must not depend on the sizes: 256 for chunks of a whole tensor,
-    // 64 for rows, so that rows as short as an attention head still run vector blocks.
-    if (run_time_sizes_) return chunked_ ? 256 : 64;
     const int64_t span = chunked_ ? kChunk : k_.row_size();
     int b = 256;
     while (b > 16 && b > span) b /= 2;
@@ -462,18 +491,20 @@ class KernelWriter {
     const int operand = op.args[0];
     const bool row_operand = k_.ops[static_cast<size_t>(operand)].row;
     const std::vector<int> body = ElementClosure({operand});
-    const int b = BlockSize();
     const std::string acc = fmt::format("acc{}", id);
     out_ += fmt::format("    float {};\n", Name(id));
     out_ += fmt::format("    {{\n      float {}[16];\n      for (int l = 0; l < 16; ++l) {}[l] = {};\n", acc, acc,
                         ReduceInit(op.fn));
-    out_ += fmt::format("      int64_t i = lo;\n      for (; i + {0} <= hi; i += {0}) {{\n", b);
-    auto slots = EmitBlock(body, {operand}, b, "        ");
-    const std::string value = row_operand ? Name(operand) : slots.at(operand);
-    out_ += fmt::format(
-        "        for (int jj = 0; jj < {}; jj += 16)\n          for (int l = 0; l < 16; ++l) {{\n"
-        "            const int j = jj + l;\n            {}[l] = {};\n          }}\n      }}\n",
-        b, acc, Combine(op.fn, acc + "[l]", value));
+    out_ += "      int64_t i = lo;\n";
+    for (const int b : BlockSizes()) {
+      out_ += fmt::format("      for (; i + {0} <= hi; i += {0}) {{\n", b);
+      auto slots = EmitBlock(body, {operand}, b, "        ");
+      const std::string value = row_operand ? Name(operand) : slots.at(operand);
+      out_ += fmt::format(
+          "        for (int jj = 0; jj < {}; jj += 16)\n          for (int l = 0; l < 16; ++l) {{\n"
+          "            const int j = jj + l;\n            {}[l] = {};\n          }}\n      }}\n",
+          b, acc, Combine(op.fn, acc + "[l]", value));
+    }
     out_ += fmt::format("      float red = {};\n", FoldLanes(op.fn, acc));
     out_ += "      for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "        ");
@@ -489,17 +520,20 @@ class KernelWriter {
       if (IsElementOutput(s.output)) roots.push_back(s.op);
     if (roots.empty()) return;
     const std::vector<int> body = ElementClosure(roots);
-    const int b = BlockSize();
-    out_ += fmt::format("    int64_t i = lo;\n    for (; i + {0} <= hi; i += {0}) {{\n", b);
-    auto slots = EmitBlock(body, roots, b, "      ");
-    for (const KStore& s : k_.stores) {
-      if (!IsElementOutput(s.output)) continue;
-      const bool row = k_.ops[static_cast<size_t>(s.op)].row;
-      out_ += fmt::format(
-          "      for (int j = 0; j < {}; ++j) out{}[obase + i + j] = {};\n", b, s.output,
-          StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, row ? Name(s.op) : slots.at(s.op)));
+    out_ += "    int64_t i = lo;\n";
+    for (const int b : BlockSizes()) {
+      out_ += fmt::format("    for (; i + {0} <= hi; i += {0}) {{\n", b);
+      auto slots = EmitBlock(body, roots, b, "      ");
+      for (const KStore& s : k_.stores) {
+        if (!IsElementOutput(s.output)) continue;
+        const bool row = k_.ops[static_cast<size_t>(s.op)].row;
+        out_ += fmt::format(
+            "      for (int j = 0; j < {}; ++j) out{}[obase + i + j] = {};\n", b, s.output,
+            StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, row ? Name(s.op) : slots.at(s.op)));
+      }
+      out_ += "    }\n";
     }
-    out_ += "    }\n    for (; i < hi; ++i) {\n";
+    out_ += "    for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "      ");
     for (const KStore& s : k_.stores)
       if (IsElementOutput(s.output))
