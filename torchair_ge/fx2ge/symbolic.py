@@ -47,10 +47,6 @@ class SymbolSource:
     input: int
     dim: int = None
 
-    def read(self, args):
-        value = args[self.input]
-        return int(value) if self.dim is None else value.shape[self.dim]
-
     def describe(self, names):
         return names[self.input] if self.dim is None else f"{names[self.input]}.size({self.dim})"
 
@@ -134,9 +130,6 @@ class SymbolicSignature:
                 raise DynamicShapeError(f"{s.describe(self.names)} = {value} is outside the range "
                                         f"[{r.lower}, {r.upper}] the graph was compiled for ({s.symbol})")
         return self.data_dependent.complete(bindings)
-
-    def bind(self, args):
-        return self.bindings(self.key(args))
 
     def _read(self, source, args):
         arg = args[source.input]
