@@ -150,19 +150,29 @@ def _run_dynamic(info, sample):
     return reason
 
 
+def sweep(quick=False, log=None):
+    """Rows of (op, dtype, samples, passed, failures[(sample description, reason)])."""
+    return _sweep(_run_sample, DTYPES, QUICK_SAMPLES if quick else None, "", log)
+
+
 def sweep_dynamic(quick=False, log=None):
     """Rows like sweep()'s for the dynamic variant: QUICK_SAMPLES samples per op and dtype (the
     quick sweep: the first float32 sample of each op)."""
+    return _sweep(_run_dynamic, DTYPES[:1] if quick else DTYPES, 1 if quick else QUICK_SAMPLES, "dynamic ", log)
+
+
+def _sweep(run_sample, dtypes, samples_per_op, tag, log):
+    """`run_sample(info, sample)` over the first `samples_per_op` samples (all: None) of every
+    converted op and dtype; 'skip' results are not counted."""
     rows = []
     warnings.filterwarnings("ignore")
     for name, info in _opinfos():
-        for dtype in DTYPES[:1] if quick else DTYPES:
+        for dtype in dtypes:
             if dtype not in info.supported_dtypes("cpu"):
                 continue
-            samples = list(info.sample_inputs("cpu", dtype))[:1 if quick else QUICK_SAMPLES]
             passed, failures, run = 0, [], 0
-            for sample in samples:
-                reason = _run_dynamic(info, sample)
+            for sample in list(info.sample_inputs("cpu", dtype))[:samples_per_op]:
+                reason = run_sample(info, sample)
                 if reason == "skip":
                     continue
                 run += 1
@@ -173,35 +183,7 @@ def sweep_dynamic(quick=False, log=None):
             label = name + (f".{info.variant_test_name}" if info.variant_test_name else "")
             rows.append((label, str(dtype).replace("torch.", ""), run, passed, failures))
             if log:
-                log(f"{label:<40} {str(dtype):<14} dynamic {passed}/{run}")
-    return rows
-
-
-def sweep(quick=False, log=None):
-    """Rows of (op, dtype, samples, passed, failures[(sample description, reason)])."""
-    rows = []
-    warnings.filterwarnings("ignore")
-    for name, info in _opinfos():
-        for dtype in DTYPES:
-            if dtype not in info.supported_dtypes("cpu"):
-                continue
-            samples = list(info.sample_inputs("cpu", dtype))
-            if quick:
-                samples = samples[:QUICK_SAMPLES]
-            passed, failures, run = 0, [], 0
-            for sample in samples:
-                reason = _run_sample(info, sample)
-                if reason == "skip":
-                    continue
-                run += 1
-                if reason is None:
-                    passed += 1
-                else:
-                    failures.append((_describe(sample), reason))
-            label = name + (f".{info.variant_test_name}" if info.variant_test_name else "")
-            rows.append((label, str(dtype).replace("torch.", ""), run, passed, failures))
-            if log:
-                log(f"{label:<40} {str(dtype):<14} {passed}/{run}")
+                log(f"{label:<40} {str(dtype):<14} {tag}{passed}/{run}")
     return rows
 
 

@@ -55,10 +55,6 @@ class DynamicGraph:
                     self._instance(key)
         return report
 
-    @property
-    def instances(self):
-        return len(self._instances)
-
     def __call__(self, args):
         key = self.signature.key(args)
         if self.gears and not any(_fits(key, g) for g in self.gears):
