@@ -51,6 +51,10 @@ void RegisterMathExtraOps(OpRegistry& registry);
 void RegisterSelectionOps(OpRegistry& registry);
 void RegisterFallbackOps(OpRegistry& registry);
 
+// The elementwise prototypes: y = f(x) (same shape and dtype), and y = f(x1, x2) with broadcasting.
+void RegisterUnary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc);
+void RegisterBinary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc);
+
 // The reduction prototype (x, const axes; keep_dims) shared by the Reduce* ops.
 void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc,
                     const std::vector<AttrDef>& extra_attrs = {});

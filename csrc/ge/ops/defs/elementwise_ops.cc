@@ -3,14 +3,13 @@
 #include "ge/ops/op_registry.h"
 
 namespace ge {
-namespace {
 
-void Unary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
+void RegisterUnary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
   (void)r.Register(
       OpDef(type).TypeVar("T", allowed).Input("x", "T").Output("y", "T").Infer(InferSameAsFirstInput).Doc(doc).Build());
 }
 
-void Binary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
+void RegisterBinary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
   (void)r.Register(OpDef(type)
                        .TypeVar("T", allowed)
                        .Input("x1", "T")
@@ -21,19 +20,17 @@ void Binary(OpRegistry& r, const char* type, const std::vector<DataType>& allowe
                        .Build());
 }
 
-}  // namespace
-
 void RegisterElementwiseOps(OpRegistry& r) {
   using namespace dtypes;
-  Unary(r, "Identity", kAll, "y = x (a copy)");
-  Unary(r, "Neg", kNumeric, "y = -x");
-  Unary(r, "Relu", kNumeric, "y = max(x, 0)");
-  Unary(r, "Sigmoid", kFloat, "y = 1 / (1 + exp(-x))");
-  Unary(r, "Tanh", kFloat, "y = tanh(x)");
-  Unary(r, "Exp", kFloat, "y = exp(x)");
-  Unary(r, "Log", kFloat, "y = ln(x)");
-  Unary(r, "Sqrt", kFloat, "y = sqrt(x)");
-  Unary(r, "Rsqrt", kFloat, "y = 1 / sqrt(x)");
+  RegisterUnary(r, "Identity", kAll, "y = x (a copy)");
+  RegisterUnary(r, "Neg", kNumeric, "y = -x");
+  RegisterUnary(r, "Relu", kNumeric, "y = max(x, 0)");
+  RegisterUnary(r, "Sigmoid", kFloat, "y = 1 / (1 + exp(-x))");
+  RegisterUnary(r, "Tanh", kFloat, "y = tanh(x)");
+  RegisterUnary(r, "Exp", kFloat, "y = exp(x)");
+  RegisterUnary(r, "Log", kFloat, "y = ln(x)");
+  RegisterUnary(r, "Sqrt", kFloat, "y = sqrt(x)");
+  RegisterUnary(r, "Rsqrt", kFloat, "y = 1 / sqrt(x)");
   (void)r.Register(OpDef("Gelu")
                        .TypeVar("T", kFloat)
                        .Input("x", "T")
@@ -48,13 +45,13 @@ void RegisterElementwiseOps(OpRegistry& r) {
                        .Doc("Gaussian error linear unit; approximate = 'none' (erf) or 'tanh'")
                        .Build());
 
-  Binary(r, "Add", kAll, "y = x1 + x2 (broadcasting)");
-  Binary(r, "Sub", kNumeric, "y = x1 - x2 (broadcasting)");
-  Binary(r, "Mul", kAll, "y = x1 * x2 (broadcasting)");
-  Binary(r, "RealDiv", kFloat, "y = x1 / x2, true division (broadcasting)");
-  Binary(r, "Maximum", kNumeric, "y = max(x1, x2), NaN-propagating (broadcasting)");
-  Binary(r, "Minimum", kNumeric, "y = min(x1, x2), NaN-propagating (broadcasting)");
-  Binary(r, "Pow", kNumeric, "y = x1 ** x2 (broadcasting)");
+  RegisterBinary(r, "Add", kAll, "y = x1 + x2 (broadcasting)");
+  RegisterBinary(r, "Sub", kNumeric, "y = x1 - x2 (broadcasting)");
+  RegisterBinary(r, "Mul", kAll, "y = x1 * x2 (broadcasting)");
+  RegisterBinary(r, "RealDiv", kFloat, "y = x1 / x2, true division (broadcasting)");
+  RegisterBinary(r, "Maximum", kNumeric, "y = max(x1, x2), NaN-propagating (broadcasting)");
+  RegisterBinary(r, "Minimum", kNumeric, "y = min(x1, x2), NaN-propagating (broadcasting)");
+  RegisterBinary(r, "Pow", kNumeric, "y = x1 ** x2 (broadcasting)");
 
   (void)r.Register(OpDef("Cast")
                        .TypeVar("T1", kAll)

@@ -64,14 +64,7 @@ Status InferAxisAttr(InferContext& ctx, const char* attr) {
 // NOLINTNEXTLINE(readability-function-size): the registration table of these ops
 void RegisterMathExtraOps(OpRegistry& r) {
   using namespace dtypes;
-  for (const auto& u : kUnary)
-    (void)r.Register(OpDef(u.type)
-                         .TypeVar("T", u.float_only ? kFloat : kNumeric)
-                         .Input("x", "T")
-                         .Output("y", "T")
-                         .Infer(InferSameAsFirstInput)
-                         .Doc(u.doc)
-                         .Build());
+  for (const auto& u : kUnary) RegisterUnary(r, u.type, u.float_only ? kFloat : kNumeric, u.doc);
   (void)r.Register(OpDef("LeakyRelu")
                        .TypeVar("T", kFloat)
                        .Input("x", "T")
@@ -126,14 +119,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                        .Build());
   for (const auto& [type, doc] : {std::pair{"FloorDiv", "y = floor(x1 / x2) (broadcasting)"},
                                   std::pair{"FloorMod", "y = x1 - floor(x1 / x2) * x2, the sign of x2 (broadcasting)"}})
-    (void)r.Register(OpDef(type)
-                         .TypeVar("T", kNumeric)
-                         .Input("x1", "T")
-                         .Input("x2", "T")
-                         .Output("y", "T")
-                         .Infer(InferBroadcast)
-                         .Doc(doc)
-                         .Build());
+    RegisterBinary(r, type, kNumeric, doc);
   RegisterReduce(r, "ReduceMax", kNumeric, "max over `axes` (empty axes: all)");
   RegisterReduce(r, "ReduceMin", kNumeric, "min over `axes` (empty axes: all)");
   RegisterReduce(r, "ReduceProd", kNumeric, "product over one axis or all (empty axes)");

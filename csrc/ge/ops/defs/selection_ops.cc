@@ -135,14 +135,7 @@ void RegisterSelectionOps(OpRegistry& r) {
                                   std::pair{"BitwiseXor", "y = x1 ^ x2"}}) {
     std::vector<DataType> ints = kInt;
     ints.push_back(DataType::kBool);
-    (void)r.Register(OpDef(type)
-                         .TypeVar("T", ints)
-                         .Input("x1", "T")
-                         .Input("x2", "T")
-                         .Output("y", "T")
-                         .Infer(InferBroadcast)
-                         .Doc(doc)
-                         .Build());
+    RegisterBinary(r, type, ints, doc);
   }
   RegisterReduce(r, "ReduceAny", {DataType::kBool}, "logical or over `axes` (bool; empty axes: all)");
   RegisterReduce(r, "ReduceAll", {DataType::kBool}, "logical and over `axes` (bool; empty axes: all)");
