@@ -9,6 +9,8 @@ aten = torch.ops.aten
 # errors name an inner op instead of the user's. Grows with op coverage.
 _DECOMPOSED = [
     aten.square,
+    aten._safe_softmax,  # softmax, then rows that are all -inf become 0 (SDPA's math path)
+    aten._weight_norm_interface,  # v * g / |v| (wav2vec2-style positional convolutions)
 ]
 
 

@@ -304,3 +304,55 @@ def test_group_norm_including_an_empty_batch():
     w, b = rand(6, seed=1), rand(6, seed=2)
     check_against_eager(lambda t: torch.nn.functional.group_norm(t, 3, w, b), rand(2, 6, 5))
     check_against_eager(lambda t: torch.nn.functional.group_norm(t, 2), rand(0, 6, 4))  # once divided by zero
+
+
+def test_advanced_indexing_runs_natively():
+    x = rand(4, 6, 5)
+    rows, cols = torch.tensor([3, -1, 0]), torch.tensor([[1], [5]])
+    check_against_eager(lambda t: t[rows], x)  # one index tensor, negative entries
+    check_against_eager(lambda t: t[:, rows], x)
+    check_against_eager(lambda t: t[rows[:2, None], cols.T], x)  # adjacent: broadcast [2, 2] in place
+    check_against_eager(lambda t: t[rows, :, torch.tensor([4, 0, 2])], x)  # separated: broadcast dims first
+    mask = torch.rand(2, 7, generator=torch.Generator().manual_seed(0)) > 0.5  # transformers' padding mask
+    check_against_eager(lambda m: m[torch.arange(2)[:, None, None, None], torch.arange(7)[None, None, None, :]], mask)
+
+
+def test_index_put_histc_and_scatter_forms_run_natively():
+    x, perm = rand(6, 3), torch.tensor([2, 0, 5, 1, 4, 3])
+    check_against_eager(lambda t: torch.empty_like(perm).index_put((perm,), torch.arange(6)), x)  # MoE inverse perm
+    check_against_eager(lambda t, v: t.index_put((perm[:2], torch.tensor([0, 2])), v, accumulate=True), x,
+                        rand(2, seed=1))
+    check_against_eager(lambda t: torch.histc(t, bins=4, min=-1, max=1), x)
+    check_against_eager(lambda t: torch.histc(t, bins=5), x)  # min == max: the data's own range
+    base = rand(5, 7, seed=2)
+    check_against_eager(lambda b, s: torch.slice_scatter(b, s, 1, 2, 5), base, rand(5, 3, seed=3))
+    check_against_eager(lambda b, s: torch.slice_scatter(b, s, 0, 0, None, 2), base, rand(3, 7, seed=4))
+    check_against_eager(lambda b, s: torch.select_scatter(b, s, 1, -1), base, rand(5, seed=5))
+    check_against_eager(lambda b, s: torch.slice_scatter(b, s, 0), base, rand(5, 7, seed=6))  # all of it
+
+
+def test_in_place_writes_into_a_graph_intermediate_run_natively():
+    # BEiT's relative position index: slices of a fresh tensor filled and updated in place.
+    def build(t):
+        index = torch.zeros(5, 5, dtype=torch.int64)
+        index[1:, 1:] = (t * 10).long()
+        index[0, 0:] = 7
+        index[0:, 0] = 8
+        index[0, 0] = 9
+        return index
+    check_against_eager(build, rand(4, 4))
+
+
+def test_as_strided_restating_a_dense_layout_is_a_reshape():
+    check_against_eager(lambda t: torch.nn.functional.adaptive_avg_pool1d(t.transpose(1, 2), 1).flatten(1),
+                        rand(2, 5, 8))
+    # a real restride (overlapping windows) is left to the host-fallback engine, and still right
+    check_against_eager(lambda t: (t + 1).as_strided((3, 3), (1, 1)), rand(9), native_only=False)
+
+
+def test_safe_softmax_and_weight_norm_decompose_to_native_ops():
+    scores = rand(2, 4, 6)
+    scores[:, 1, :] = float("-inf")  # a fully masked row gives zeros, not NaN (SDPA's math path)
+    check_against_eager(lambda s: torch.ops.aten._safe_softmax(s, -1), scores)
+    conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(4, 4, 3, padding=1), dim=2)
+    check_against_eager(conv, rand(2, 4, 9))

@@ -17,7 +17,7 @@ from torchair_ge.fx2ge.custom_ops import (FUNCTIONALIZED, custom_op_node, functi
 from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError, NotProduced, UnsupportedOpError
 from torchair_ge.fx2ge.fallback import CannotFallBack, fallback_blocker, fallback_node
 from torchair_ge.fx2ge.inplace import plan_inplace_updates
-from torchair_ge.fx2ge.registry import lookup_converter, unproduced_outputs
+from torchair_ge.fx2ge.registry import lookup_converter, unproduced_outputs, wants_input_metas
 from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator, is_symbolic
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge import ge as ge_ops
@@ -225,10 +225,11 @@ class FxToGe:
         if read & unproduced_outputs(node.target):
             converter = None  # the graph needs an output the converter does not compute
         args = map_aggregate(node.args, self._lookup)
-        kwargs = map_aggregate(node.kwargs, self._lookup)
-        meta = node.meta.get("val")
-        if self.sizes is not None:
-            meta = self.sizes.meta(meta)
+        kwargs = dict(map_aggregate(node.kwargs, self._lookup))
+        meta = self._concrete_meta(node)
+        if wants_input_metas(node.target):
+            kwargs["meta_inputs"] = map_aggregate(
+                node.args, lambda a: self._concrete_meta(a) if isinstance(a, torch.fx.Node) else a)
         try:
             # A converter returns NotImplemented for cases it leaves to the host-fallback engine.
             result = NotImplemented if converter is None else converter(*args, **kwargs, meta_outputs=meta)
@@ -249,6 +250,10 @@ class FxToGe:
         else:
             _check_against_meta(node, result, meta)
         return result
+
+    def _concrete_meta(self, node):
+        meta = node.meta.get("val")
+        return meta if self.sizes is None else self.sizes.meta(meta)
 
     def _annotate_symbolic_shapes(self, node):
         """Dumps of an instance show which dims are symbolic: "[s0, 16]" on each IR value whose

@@ -3,14 +3,17 @@
 A converter receives the node's arguments with IR values (ge.Tensor) in place of FX nodes,
 plus `meta_outputs`: the FakeTensor(s) torch's meta kernels produced for the node, which fix
 the output dtype (torch's type promotion) and shape. It returns an IR value, or a tuple for
-multi-output ops."""
+multi-output ops. A converter registered with `input_metas=True` also receives `meta_inputs`:
+the node's positional arguments with each FX node replaced by its FakeTensor (for ops whose
+meaning depends on an input's layout, such as as_strided)."""
 import torch
 
 _CONVERTERS = {}   # op -> converter
 _UNPRODUCED = {}   # op -> indices of outputs the converter leaves as NotProduced
+_INPUT_METAS = set()  # ops whose converter takes meta_inputs
 
 
-def register_fx_node_ge_converter(aten_op, *, unproduced_outputs=()):
+def register_fx_node_ge_converter(aten_op, *, unproduced_outputs=(), input_metas=False):
     """Decorator: `@register_fx_node_ge_converter(torch.ops.aten.add.Tensor)`.
 
     Registering an OpOverloadPacket (torch.ops.aten.add) covers all its overloads that have no
@@ -24,6 +27,7 @@ def register_fx_node_ge_converter(aten_op, *, unproduced_outputs=()):
     def register(fn):
         _CONVERTERS[aten_op] = fn
         _UNPRODUCED[aten_op] = frozenset(unproduced_outputs)
+        (_INPUT_METAS.add if input_metas else _INPUT_METAS.discard)(aten_op)
         return fn
 
     return register
@@ -39,6 +43,11 @@ def _lookup(table, target):
 
 def lookup_converter(target):
     return _lookup(_CONVERTERS, target)
+
+
+def wants_input_metas(target):
+    return target in _INPUT_METAS or (isinstance(target, torch._ops.OpOverload)
+                                      and target not in _CONVERTERS and target.overloadpacket in _INPUT_METAS)
 
 
 def unproduced_outputs(target):

@@ -1,5 +1,6 @@
-"""Indexing with static parameters: select/slice/expand/stack/embedding/index_select, and
-arange (static shapes make it a constant)."""
+"""Indexing with static parameters: select/slice/expand/stack/embedding/index_select, their
+scatter forms (slice_scatter/select_scatter), fill/copy, and arange (static shapes make it a
+constant)."""
 import sys
 
 import torch
@@ -59,3 +60,47 @@ def convert_index_select(self, dim, index, *, meta_outputs=None):
 def convert_arange(*args, dtype=None, layout=None, device=None, pin_memory=None, meta_outputs=None):
     # All arguments are static numbers here, so the values are known at compile time.
     return ge.Const(torch.arange(*args, dtype=meta_outputs.dtype))
+
+
+def _slice_bounds(size, start, end):
+    """python's slice clamping of [start, end) on a dim of `size`."""
+    start = 0 if start is None else start
+    end = size if end is None else end
+    start, end = (v + size if v < 0 else v for v in (start, end))
+    return max(0, min(start, size)), max(0, min(end, size))
+
+
+@register_fx_node_ge_converter(aten.slice_scatter.default)
+def convert_slice_scatter(self, src, dim=0, start=None, end=None, step=1, *, meta_outputs=None):
+    """self with self[start:end:step] along dim replaced by src. Step 1 is a concat of the kept
+    parts and src; other steps scatter src through a broadcast 1-D index."""
+    dim = normalize_dim(dim, len(self.shape))
+    start, end = _slice_bounds(self.shape[dim], start, end)
+    src = to_dtype(src, meta_outputs.dtype)
+    if step == 1:
+        parts = [p for p, n in ((convert_slice(self, dim, 0, start), start), (src, end - start),
+                                (convert_slice(self, dim, end, None), self.shape[dim] - end)) if n > 0]
+        return parts[0] if len(parts) == 1 else ge.ConcatV2(parts, int_vector([dim]), N=len(parts))
+    spread = [1] * len(self.shape)
+    spread[dim] = src.shape[dim]
+    positions = ge.Const(torch.arange(start, end, step, dtype=torch.int64).reshape(spread))
+    index = ge.BroadcastTo(positions, int_vector(src.shape))
+    return ge.ScatterElements(self, index, src, axis=dim, reduction="none")
+
+
+@register_fx_node_ge_converter(aten.select_scatter.default)
+def convert_select_scatter(self, src, dim, index, *, meta_outputs=None):
+    dim = normalize_dim(dim, len(self.shape))
+    index = index + self.shape[dim] if index < 0 else index
+    shape = list(self.shape)
+    shape[dim] = 1
+    return convert_slice_scatter(self, ge.Reshape(src, int_vector(shape)), dim, index, index + 1,
+                                 meta_outputs=meta_outputs)
+
+
+@register_fx_node_ge_converter(aten.fill.Tensor)
+@register_fx_node_ge_converter(aten.fill.Scalar)
+@register_fx_node_ge_converter(aten.copy.default)
+def convert_fill_or_copy(self, value, non_blocking=False, *, meta_outputs=None):
+    """fill(self, value) and copy(self, src): value/src broadcast to self's shape and dtype."""
+    return ge.BroadcastTo(to_dtype(value, meta_outputs.dtype), int_vector(meta_outputs.shape))

@@ -1,4 +1,5 @@
-"""gather/scatter, topk/sort, bitwise ops, any/all, logsumexp, var/std, group norm."""
+"""gather/scatter, advanced indexing (index, index_put), histc, topk/sort, bitwise ops, any/all,
+logsumexp, var/std, group norm."""
 import torch
 
 from torchair_ge import ge
@@ -138,3 +139,42 @@ def convert_std(self, dim=None, *, correction=None, keepdim=False, meta_outputs=
 @register_fx_node_ge_converter(aten.native_group_norm.default)
 def convert_native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, meta_outputs=None):
     return ge.GroupNorm(input, weight, bias, num_groups=group, eps=eps)
+
+
+def _indexed(indices):
+    """torch's index list (None = whole dim) as (dims, index tensors of one dtype), or None when
+    an index is a boolean mask: the result's size then depends on the data (host fallback)."""
+    present = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if not present or not all(_int_index(i) for _, i in present):
+        return None
+    dims = [d for d, _ in present]
+    tensors = [i for _, i in present]
+    if len({i.dtype for i in tensors}) > 1:
+        tensors = [to_dtype(i, torch.int64) for i in tensors]
+    return dims, tensors
+
+
+@register_fx_node_ge_converter(aten.index.Tensor)
+@register_fx_node_ge_converter(aten._unsafe_index.Tensor)
+def convert_index(self, indices, *, meta_outputs=None):
+    indexed = _indexed(indices)
+    if indexed is None:
+        return NotImplemented
+    dims, tensors = indexed
+    return ge.Index(self, tensors, indexed_dims=dims, N=len(tensors))
+
+
+@register_fx_node_ge_converter(aten.index_put.default)
+@register_fx_node_ge_converter(aten._unsafe_index_put.default)
+def convert_index_put(self, indices, values, accumulate=False, *, meta_outputs=None):
+    indexed = _indexed(indices)
+    if indexed is None:
+        return NotImplemented
+    dims, tensors = indexed
+    return ge.IndexPut(self, to_dtype(values, meta_outputs.dtype), tensors, indexed_dims=dims, N=len(tensors),
+                       accumulate=bool(accumulate))
+
+
+@register_fx_node_ge_converter(aten.histc.default)
+def convert_histc(self, bins=100, min=0, max=0, *, meta_outputs=None):
+    return ge.Histc(self, bins=int(bins), min=float(min), max=float(max))

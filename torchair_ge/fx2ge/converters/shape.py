@@ -1,5 +1,7 @@
 """Shape and data movement: views become Reshape (target shape from the meta), permutes
 Transpose, cat ConcatV2; copies and dtype conversions Identity/Cast."""
+import math
+
 import torch
 
 from torchair_ge import ge
@@ -75,3 +77,24 @@ def convert_to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=No
         raise NotImplementedError(f"copies to device {device} are not supported by the CPU device")
     out = to_dtype(self, meta_outputs.dtype)
     return ge.Identity(out) if out is self else out
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return strides[::-1]
+
+
+@register_fx_node_ge_converter(aten.as_strided.default, input_metas=True)
+def convert_as_strided(self, size, stride, storage_offset=None, *, meta_inputs, meta_outputs=None):
+    """as_strided that only restates a dense layout (e.g. new strides on size-1 dims, which
+    Dynamo's pooling decompositions emit) is a Reshape. Any other as_strided reads the input's
+    storage in an order the IR's dense values do not keep: host fallback."""
+    source = meta_inputs[0]
+    offset = source.storage_offset() if storage_offset is None else storage_offset
+    dense = [s for n, s in zip(size, stride) if n != 1] == [s for n, s in zip(size, _contiguous_strides(size)) if n != 1]
+    if not (source.is_contiguous() and offset == source.storage_offset() and dense and source.numel() == math.prod(size)):
+        return NotImplemented
+    return ge.Reshape(self, int_vector(meta_outputs.shape))

@@ -1,8 +1,13 @@
 // Indexing with constant parameters (views prepared at load, one copy per run), gathers,
-// stacking, comparisons, logical ops and selection.
+// stacking, advanced indexing, histograms, comparisons, logical ops and selection.
+#include <algorithm>
+
 #include <ATen/ops/eq.h>
 #include <ATen/ops/ge.h>
 #include <ATen/ops/gt.h>
+#include <ATen/ops/histc.h>
+#include <ATen/ops/index.h>
+#include <ATen/ops/index_put.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/le.h>
 #include <ATen/ops/logical_and.h>
@@ -58,6 +63,43 @@ Expected<std::unique_ptr<Kernel>> CreateMaskedFill(KernelArgs& a) {
   });
 }
 
+// torch's index list: the index tensors at their dims, undefined (a full slice) elsewhere.
+Expected<c10::List<std::optional<at::Tensor>>> IndexList(KernelArgs& a, size_t first_index, int64_t rank) {
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> dims, a.Attr<std::vector<int64_t>>("indexed_dims"));
+  if (dims.size() != a.inputs.size() - first_index)
+    return InvalidArgument("{}: {} indexed dims for {} index tensors", a.task.name, dims.size(),
+                           a.inputs.size() - first_index);
+  c10::List<std::optional<at::Tensor>> list;
+  for (int64_t d = 0; d < rank && !dims.empty() && d <= dims.back(); ++d) {
+    auto it = std::find(dims.begin(), dims.end(), d);
+    list.push_back(it == dims.end() ? std::optional<at::Tensor>()
+                                    : std::optional<at::Tensor>(a.inputs[first_index + (it - dims.begin())]));
+  }
+  return list;
+}
+
+Expected<std::unique_ptr<Kernel>> CreateIndex(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(auto indices, IndexList(a, 1, a.inputs[0].dim()));
+  return MakeKernel(a.task, [x = a.inputs[0], indices, y = a.outputs[0]]() mutable { at::index_out(y, x, indices); });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateIndexPut(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(auto indices, IndexList(a, 2, a.inputs[0].dim()));
+  GE_ASSIGN_OR_RETURN(bool accumulate, a.Attr<bool>("accumulate"));
+  return MakeKernel(a.task, [x = a.inputs[0], values = a.inputs[1], indices, accumulate, y = a.outputs[0]]() mutable {
+    y.copy_(x);
+    y.index_put_(indices, values, accumulate);
+  });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateHistc(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(int64_t bins, a.Attr<int64_t>("bins"));
+  GE_ASSIGN_OR_RETURN(double min, a.Attr<double>("min"));
+  GE_ASSIGN_OR_RETURN(double max, a.Attr<double>("max"));
+  return MakeKernel(
+      a.task, [x = a.inputs[0], bins, min, max, y = a.outputs[0]]() mutable { at::histc_out(y, x, bins, min, max); });
+}
+
 }  // namespace
 
 void RegisterIndexingKernels(CpuKernelRegistry& r) {
@@ -67,6 +109,9 @@ void RegisterIndexingKernels(CpuKernelRegistry& r) {
   r.Register("StridedSliceV2", CreateStridedSliceV2);
   r.Register("GatherV2", CreateGatherV2);
   r.Register("Pack", CreatePack);
+  r.Register("Index", CreateIndex);
+  r.Register("IndexPut", CreateIndexPut);
+  r.Register("Histc", CreateHistc);
   r.Register("MaskedFill", CreateMaskedFill);
   r.Register("SelectV2", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     return MakeKernel(a.task, [c = a.inputs[0], t = a.inputs[1], e = a.inputs[2], y = a.outputs[0]]() mutable {

@@ -1,4 +1,5 @@
-// Indexing and data movement with constant parameters: BroadcastTo, GatherV2, StridedSliceV2, Pack.
+// Indexing and data movement: BroadcastTo, GatherV2, StridedSliceV2, Pack with constant
+// parameters; Index/IndexPut (torch's advanced indexing with index tensors) and Histc.
 #include <algorithm>
 
 #include "ge/ops/infer_util.h"
@@ -84,6 +85,54 @@ Status InferPack(InferContext& ctx) {
   return {};
 }
 
+// The dims of x that index tensors select: strictly increasing, one per index tensor.
+Status CheckIndexedDims(InferContext& ctx, const std::vector<int64_t>& dims, int rank) {
+  if (dims.empty() || static_cast<int>(dims.size()) != ctx.NumDynamic())
+    return ctx.Error("indexed_dims has {} entries for {} index tensors", dims.size(), ctx.NumDynamic());
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] < 0 || dims[k] >= rank || (k > 0 && dims[k] <= dims[k - 1]))
+      return ctx.Error("indexed_dims {} must be increasing dims of a rank-{} input", ShapeToString(dims), rank);
+  }
+  return {};
+}
+
+// torch's advanced indexing: the index tensors broadcast to one shape B; when the indexed dims
+// are adjacent, B replaces them in place, otherwise B comes first and the other dims follow.
+Status InferIndex(InferContext& ctx) {
+  const Shape& x = ctx.Input(0).shape;
+  const auto dims = ctx.Attr<std::vector<int64_t>>("indexed_dims");
+  GE_RETURN_IF_ERROR(CheckIndexedDims(ctx, dims, static_cast<int>(x.size())));
+  Shape b = ctx.Dynamic(0).shape;
+  for (int k = 1; k < ctx.NumDynamic(); ++k) {
+    auto merged = BroadcastShapes(b, ctx.Dynamic(k).shape);
+    if (!merged.ok()) return ctx.Error("index tensors do not broadcast: {}", merged.status().message());
+    b = *merged;
+  }
+  const bool adjacent = dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
+  Shape out = adjacent ? Shape(x.begin(), x.begin() + dims.front()) : Shape{};
+  out.insert(out.end(), b.begin(), b.end());
+  for (int64_t d = adjacent ? dims.back() + 1 : 0; d < static_cast<int64_t>(x.size()); ++d)
+    if (adjacent || std::find(dims.begin(), dims.end(), d) == dims.end()) out.push_back(x[static_cast<size_t>(d)]);
+  ctx.Output(0).SetShape(out);
+  return {};
+}
+
+Status InferIndexPut(InferContext& ctx) {
+  const auto dims = ctx.Attr<std::vector<int64_t>>("indexed_dims");
+  GE_RETURN_IF_ERROR(CheckIndexedDims(ctx, dims, static_cast<int>(ctx.Input(0).shape.size())));
+  ctx.Output(0).SetShape(ctx.Input(0).shape);
+  return {};
+}
+
+Status InferHistc(InferContext& ctx) {
+  const int64_t bins = ctx.Attr<int64_t>("bins");
+  if (bins <= 0) return ctx.Error("bins = {} must be positive", bins);
+  if (ctx.Attr<double>("min") > ctx.Attr<double>("max"))
+    return ctx.Error("min {} is above max {}", ctx.Attr<double>("min"), ctx.Attr<double>("max"));
+  ctx.Output(0).SetShape({bins});
+  return {};
+}
+
 }  // namespace
 
 void RegisterIndexingOps(OpRegistry& r) {
@@ -132,6 +181,41 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Attr("N", AttrType::kInt)
                        .Infer(InferPack)
                        .Doc("stacks the N same-shaped inputs along a new dim `axis`")
+                       .Build());
+  (void)r.Register(OpDef("Index")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("x", "T")
+                       .DynamicInput("indices", "TIndex")
+                       .Output("y", "T")
+                       .Attr("indexed_dims", AttrType::kListInt)
+                       .Attr("N", AttrType::kInt)
+                       .Infer(InferIndex)
+                       .Doc("x[..., indices, ...]: torch's advanced indexing, one index tensor per dim in "
+                            "indexed_dims (negative indices count from the end; out of range is an error)")
+                       .Build());
+  (void)r.Register(OpDef("IndexPut")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("x", "T")
+                       .Input("values", "T")
+                       .DynamicInput("indices", "TIndex")
+                       .Output("y", "T")
+                       .Attr("indexed_dims", AttrType::kListInt)
+                       .Attr("N", AttrType::kInt)
+                       .Attr("accumulate", AttrType::kBool, false)
+                       .Infer(InferIndexPut)
+                       .Doc("a copy of x with x[indices] = values (or += with accumulate), torch's index_put")
+                       .Build());
+  (void)r.Register(OpDef("Histc")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("bins", AttrType::kInt)
+                       .Attr("min", AttrType::kFloat, 0.0)
+                       .Attr("max", AttrType::kFloat, 0.0)
+                       .Infer(InferHistc)
+                       .Doc("counts of x in `bins` equal-width bins over [min, max] (min == max: x's own range)")
                        .Build());
 }
 
