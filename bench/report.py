@@ -74,6 +74,9 @@ def markdown(results):
     if results.get("dynamic"):
         from bench import dynamic
         lines += dynamic.markdown(results["dynamic"])
+    if results.get("generate"):
+        from bench import generate
+        lines += generate.markdown(results["generate"])
     overhead = results.get("overhead")
     if overhead:
         lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",

@@ -65,7 +65,8 @@ def run_model(entry, systems, quick, log):
     return result
 
 
-def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True):
+def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True,
+        generation=True):
     threads = threads or os.cpu_count()
     torch.set_num_threads(threads)
     # Cold compiles: Inductor starts from an empty on-disk cache.
@@ -98,4 +99,9 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
         log("dynamic shapes ...")
         names = [s.name for s in chosen]
         results["dynamic"] = dynamic.run(entries, quick, log, [s for s in dynamic.SYSTEMS if s in names])
+    if generation:
+        from bench import generate
+        log("transformers generate() ...")
+        names = [s.name for s in chosen]
+        results["generate"] = generate.run(quick, log, [s for s in generate.SYSTEMS if s in names])
     return results

@@ -37,6 +37,16 @@ std::vector<OpCase> MathAndShapeCases() {
                    },
                    {TensorDesc(F32, {3, 4})}});
   cases.push_back({"MatMulV2", [](GraphBuilder& b) { return b.Op("MatMulV2", {In(b, {2, 3}), In(b, {4, 5})}); }, {}});
+  cases.push_back({"GroupedMatMul",
+                   [](GraphBuilder& b) {
+                     return b.Op("GroupedMatMul", {In(b, {10, 8}), In(b, {3, 8, 5}), In(b, {3}, DataType::kInt32)});
+                   },
+                   {TensorDesc(F32, {10, 5})}});
+  cases.push_back({"GroupedMatMul",
+                   [](GraphBuilder& b) {
+                     return b.Op("GroupedMatMul", {In(b, {10, 8}), In(b, {3, 8, 5}), In(b, {2}, DataType::kInt32)});
+                   },
+                   {}});  // 2 offsets for 3 groups
   cases.push_back({"FusedMatMul",
                    [](GraphBuilder& b) {
                      return b.Op("FusedMatMul", {In(b, {5, 3}), In(b, {4, 3}), In(b, {4})},

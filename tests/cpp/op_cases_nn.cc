@@ -10,6 +10,7 @@ namespace ge::op_cases {
 std::vector<OpCase> NnAndOtherCases() {
   std::vector<OpCase> cases;
   constexpr DataType B8 = DataType::kBool;
+  constexpr DataType I64 = DataType::kInt64;
   for (const char* op : {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
     cases.push_back({op,
                      [op](GraphBuilder& b) {
@@ -99,6 +100,49 @@ std::vector<OpCase> NnAndOtherCases() {
                      return b.Op("Pack", {std::vector<EsTensor>{In(b, {2, 3}), In(b, {3, 2})}}, {{"N", int64_t{2}}});
                    },
                    {}});
+  // Advanced indexing: adjacent indexed dims keep their place, separated ones move to the front.
+  using Dims = std::vector<int64_t>;
+  cases.push_back({"Index",
+                   [](GraphBuilder& b) {
+                     return b.Op("Index",
+                                 {In(b, {4, 6, 5}), std::vector<EsTensor>{In(b, {2, 1}, I64), In(b, {3}, I64)}},
+                                 {{"indexed_dims", Dims{1, 2}}, {"N", int64_t{2}}});
+                   },
+                   {TensorDesc(F32, {4, 2, 3})}});
+  cases.push_back({"Index",
+                   [](GraphBuilder& b) {
+                     return b.Op("Index", {In(b, {4, 6, 5}), std::vector<EsTensor>{In(b, {3}, I64), In(b, {3}, I64)}},
+                                 {{"indexed_dims", Dims{0, 2}}, {"N", int64_t{2}}});
+                   },
+                   {TensorDesc(F32, {3, 6})}});
+  cases.push_back({"Index",
+                   [](GraphBuilder& b) {
+                     return b.Op("Index", {In(b, {4, 6}), std::vector<EsTensor>{In(b, {2}, I64), In(b, {3}, I64)}},
+                                 {{"indexed_dims", Dims{0, 1}}, {"N", int64_t{2}}});
+                   },
+                   {}});  // index shapes do not broadcast
+  cases.push_back({"IndexPut",
+                   [](GraphBuilder& b) {
+                     return b.Op("IndexPut", {In(b, {4, 6}), In(b, {2, 6}), std::vector<EsTensor>{In(b, {2}, I64)}},
+                                 {{"indexed_dims", Dims{0}}, {"N", int64_t{1}}, {"accumulate", true}});
+                   },
+                   {TensorDesc(F32, {4, 6})}});
+  cases.push_back({"IndexPut",
+                   [](GraphBuilder& b) {
+                     return b.Op("IndexPut", {In(b, {4, 6}), In(b, {2, 6}), std::vector<EsTensor>{In(b, {2}, I64)}},
+                                 {{"indexed_dims", Dims{2}}, {"N", int64_t{1}}});
+                   },
+                   {}});  // dim 2 of a rank-2 input
+  cases.push_back({"Histc",
+                   [](GraphBuilder& b) {
+                     return b.Op("Histc", {In(b, {10})}, {{"bins", int64_t{4}}, {"min", 0.0}, {"max", 1.0}});
+                   },
+                   {TensorDesc(F32, {4})}});
+  cases.push_back({"Histc",
+                   [](GraphBuilder& b) {
+                     return b.Op("Histc", {In(b, {10})}, {{"bins", int64_t{4}}, {"min", 2.0}, {"max", 1.0}});
+                   },
+                   {}});
   // math_extra_ops.cc: numeric unary ops reject bool, float-only ones reject integers.
   for (const char* op : {"Abs", "Sign", "Floor", "Ceil", "Round", "Trunc"}) {
     cases.push_back(Unary(op));
@@ -160,7 +204,6 @@ std::vector<OpCase> NnAndOtherCases() {
                    },
                    {}});
   // selection_ops.cc
-  constexpr DataType I64 = DataType::kInt64;
   cases.push_back({"GatherElements",
                    [](GraphBuilder& b) {
                      return b.Op("GatherElements", {In(b, {4, 5}), In(b, {2, 5}, I64)}, {{"dim", int64_t{0}}});

@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from bench import models as zoo
-from bench import dynamic, report, runner
+from bench import dynamic, generate, report, runner
 from bench.systems import TorchairGe
 
 
 def test_quick_run_is_correct_and_writes_reports(tmp_path):
     results = runner.run(quick=True, systems=["eager", "inductor", "torchair_ge"], log=lambda *_: None,
-                         dynamic_shapes=False)
+                         dynamic_shapes=False, generation=False)
     assert [m["name"] for m in results["models"]] == runner.QUICK_MODELS
     for model in results["models"]:
         for row in model["systems"]:
@@ -63,3 +63,14 @@ def test_dynamic_workloads_match_eager_with_few_compiles(name):
     assert ours["engine_instances"] >= 2
     lines = dynamic.markdown({"workloads": [workload], "static_vs_dynamic": []})
     assert any(line.startswith(f"| {name} | torchair_ge |") for line in lines)
+
+
+def test_generate_workload_gives_eager_tokens_with_few_compiles():
+    results = generate.run(quick=True, log=lambda *_: None, systems=("eager", "torchair_ge"))
+    ours = [r for r in results["rows"] if r["system"] == "torchair_ge"]
+    assert [r["cache"] for r in ours] == ["dynamic", "static"]
+    for row in ours:
+        assert row["tokens_equal"] is True and row["decode_tokens_per_s"] > 0, row
+        assert row["graphs"] <= 3, row  # prefill, first decode step, symbolic decode
+    lines = generate.markdown(results)
+    assert any(line.startswith("| static | torchair_ge |") for line in lines)

@@ -1,4 +1,5 @@
-"""Matrix products: mm/addmm/linear map onto MatMulV2, bmm onto BatchMatMulV2."""
+"""Matrix products: mm/addmm/linear map onto MatMulV2, bmm onto BatchMatMulV2, _grouped_mm onto
+GroupedMatMul."""
 import torch
 
 from torchair_ge import ge
@@ -39,3 +40,13 @@ def convert_linear(x, weight, bias=None, *, meta_outputs=None):
     if len(x.shape) == 2:
         return ge.MatMulV2(x, weight, bias, transpose_x2=True)
     return ge.BatchMatMulV2(x, weight, bias, adj_x2=True)
+
+
+@register_fx_node_ge_converter(aten._grouped_mm.default)
+def convert_grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None, *, meta_outputs=None):
+    """transformers' MoE experts in bf16: tokens sorted by expert, one product per expert."""
+    if offs is None or bias is not None or len(self.shape) != 2 or len(mat2.shape) != 3:
+        return NotImplemented  # the other _grouped_mm layouts (3-D x 3-D, 2-D x 2-D): host fallback
+    if meta_outputs.dtype != ge.ge_to_torch(self.dtype):
+        return NotImplemented  # an out_dtype other than the inputs'
+    return ge.GroupedMatMul(self, mat2, offs)

@@ -81,12 +81,33 @@ Expected<std::unique_ptr<Kernel>> CreateReduce(KernelArgs& a) {
   });
 }
 
+// The offsets are data (how many tokens each expert got), read at every run.
+Expected<std::unique_ptr<Kernel>> CreateGroupedMatMul(KernelArgs& a) {
+  return MakeKernel(a.task, [x = a.inputs[0], w = a.inputs[1], offsets = a.inputs[2], y = a.outputs[0]]() mutable {
+    const at::Tensor ends = offsets.to(at::kLong).contiguous();
+    const int64_t* end = ends.data_ptr<int64_t>();
+    const int64_t rows = x.size(0);
+    int64_t start = 0;
+    for (int64_t g = 0; g < ends.numel(); ++g) {
+      TORCH_CHECK(end[g] >= start && end[g] <= rows, "group offsets must be non-decreasing and at most ", rows,
+                  "; offset ", g, " is ", end[g]);
+      if (end[g] > start) {
+        at::Tensor out = y.narrow(0, start, end[g] - start);
+        at::mm_out(out, x.narrow(0, start, end[g] - start), w[g]);
+      }
+      start = end[g];
+    }
+    if (start < rows) y.narrow(0, start, rows - start).zero_();
+  });
+}
+
 }  // namespace
 
 void RegisterMathKernels(CpuKernelRegistry& r) {
   r.Register("MatMulV2", CreateMatMulV2);
   r.Register("FusedMatMul", CreateFusedMatMul);
   r.Register("BatchMatMulV2", CreateBatchMatMulV2);
+  r.Register("GroupedMatMul", CreateGroupedMatMul);
   r.Register("ReduceSum", CreateReduce<false>);
   r.Register("ReduceMean", CreateReduce<true>);
 }

@@ -127,6 +127,19 @@ Status InferFusedMatMul(InferContext& ctx) {
   return InferMatMulV2(ctx);
 }
 
+// x [M, K] rows grouped by the end offsets [G] (MoE tokens sorted by expert), weight [G, K, N].
+Status InferGroupedMatMul(InferContext& ctx) {
+  const Shape &x = ctx.Input(0).shape, &w = ctx.Input(1).shape, &offsets = ctx.Input(2).shape;
+  if (x.size() != 2 || w.size() != 3 || offsets.size() != 1)
+    return ctx.Error("takes x [M, K], weight [G, K, N] and offsets [G]; got {}, {} and {}", ShapeToString(x),
+                     ShapeToString(w), ShapeToString(offsets));
+  if (x[1] != w[1] || offsets[0] != w[0])
+    return ctx.Error("x {} and weight {} disagree on K, or offsets {} on the number of groups", ShapeToString(x),
+                     ShapeToString(w), ShapeToString(offsets));
+  ctx.Output(0).SetShape({x[0], w[2]});
+  return {};
+}
+
 }  // namespace
 
 void RegisterMathOps(OpRegistry& r) {
@@ -147,6 +160,17 @@ void RegisterMathOps(OpRegistry& r) {
                        .Doc("y = act(op(x1) @ op(x2) + bias), act = fused_op_type (ops/epilogue_activation.h: relu, "
                             "gelu, gelu_tanh, sigmoid, tanh, silu): MatMulV2 with its activation applied while the "
                             "product is still in cache")
+                       .Build());
+  (void)r.Register(OpDef("GroupedMatMul")
+                       .TypeVar("T", dtypes::kFloat)
+                       .TypeVar("TIndex", dtypes::kIndex)
+                       .Input("x", "T")
+                       .Input("weight", "T")
+                       .Input("offsets", "TIndex")
+                       .Output("y", "T")
+                       .Infer(InferGroupedMatMul)
+                       .Doc("rows [offsets[g-1], offsets[g]) of x times weight[g] (a mixture of experts' tokens "
+                            "sorted by expert); rows after the last offset are zero")
                        .Build());
   RegisterReduce(r, "ReduceSum", dtypes::kNumeric, "sum over `axes` (empty axes: all)");
   RegisterReduce(r, "ReduceMean", dtypes::kNumeric, "mean over `axes` (empty axes: all)");
