@@ -77,6 +77,9 @@ def markdown(results):
     if results.get("generate"):
         from bench import generate
         lines += generate.markdown(results["generate"])
+    if results.get("attention"):
+        from bench import attention
+        lines += attention.markdown(results["attention"])
     overhead = results.get("overhead")
     if overhead:
         lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",

@@ -67,6 +67,7 @@ def run_model(entry, systems, quick, log):
 
 def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True,
         generation=True):
+    """generation: the transformers generate() workload and the attention micro-benchmark."""
     threads = threads or os.cpu_count()
     torch.set_num_threads(threads)
     # Cold compiles: Inductor starts from an empty on-disk cache.
@@ -104,4 +105,7 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
         log("transformers generate() ...")
         names = [s.name for s in chosen]
         results["generate"] = generate.run(quick, log, [s for s in generate.SYSTEMS if s in names])
+        from bench import attention
+        log("attention ...")
+        results["attention"] = attention.run(quick, log)
     return results

@@ -167,6 +167,18 @@ std::vector<OpCase> MathAndShapeCases() {
                    },
                    {TensorDesc(F32, {2, 4, 6, 8})}});
   cases.push_back({"FusedAttention",
+                   [](GraphBuilder& b) {  // grouped-query: 2 key/value heads for 4 query heads
+                     return b.Op("FusedAttention", {In(b, {2, 4, 6, 8}), In(b, {2, 2, 5, 8}), In(b, {2, 2, 5, 8})},
+                                 {{"scale", 0.125}});
+                   },
+                   {TensorDesc(F32, {2, 4, 6, 8})}});
+  cases.push_back({"FusedAttention",
+                   [](GraphBuilder& b) {  // 3 key/value heads do not divide 4 query heads
+                     return b.Op("FusedAttention", {In(b, {2, 4, 6, 8}), In(b, {2, 3, 5, 8}), In(b, {2, 3, 5, 8})},
+                                 {{"scale", 0.125}});
+                   },
+                   {}});
+  cases.push_back({"FusedAttention",
                    [](GraphBuilder& b) {  // key's feature dim differs from the query's
                      return b.Op("FusedAttention", {In(b, {2, 4, 6, 8}), In(b, {2, 4, 5, 7}), In(b, {2, 4, 5, 3})},
                                  {{"scale", 0.125}});

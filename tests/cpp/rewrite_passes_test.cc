@@ -172,6 +172,26 @@ TEST_F(PassTest, PatternRewriteFusesAttentionOfOtherRanksWithALowRankMask) {
   }
 }
 
+TEST_F(PassTest, PatternRewriteReadsGroupedQueryHeadsUnrepeated) {
+  // 4 query heads, 2 key/value heads repeated as the SDPA converter repeats them: the fused
+  // node reads the 2 heads themselves, and the repeat copies are gone.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto q = b.CreateInput(0, DataType::kFloat, {1, 4, 6, 8});
+        auto repeat = [&b](es::EsTensor x) {
+          auto grouped = es::Reshape(x, b.CreateVector({1, 2, 1, 5, 8}));
+          return es::Reshape(es::BroadcastTo(grouped, b.CreateVector({1, 2, 2, 5, 8})), b.CreateVector({1, 4, 5, 8}));
+        };
+        auto k = repeat(b.CreateInput(1, DataType::kFloat, {1, 2, 5, 8}));
+        auto v = repeat(b.CreateInput(2, DataType::kFloat, {1, 2, 5, 8}));
+        auto scores = es::Mul(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateScalar(0.35, DataType::kFloat));
+        b.SetOutputs({es::BatchMatMulV2(es::SoftmaxV2(scores, {-1}), v)});
+      },
+      CreatePatternRewritePass(), true);
+  EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+  EXPECT_EQ(Count(*g, "BroadcastTo") + Count(*g, "Reshape"), 0);
+}
+
 TEST_F(PassTest, PatternRewriteLeavesAttentionWhoseScoresAreReadElsewhere) {
   auto g = RunPass(
       [](es::GraphBuilder& b) {

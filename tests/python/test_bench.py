@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from bench import models as zoo
-from bench import dynamic, generate, report, runner
+from bench import attention, dynamic, generate, report, runner
 from bench.systems import TorchairGe
 
 
@@ -74,3 +74,10 @@ def test_generate_workload_gives_eager_tokens_with_few_compiles():
         assert row["graphs"] <= 3, row  # prefill, first decode step, symbolic decode
     lines = generate.markdown(results)
     assert any(line.startswith("| static | torchair_ge |") for line in lines)
+
+
+def test_attention_benchmark_agrees_with_atens_flash_kernel():
+    rows = attention.run(quick=True, log=lambda *_: None)
+    assert [r["name"] for r in rows] == [c[0] for c in attention.CASES]
+    assert all(r["max_abs_err"] < 1e-4 and all(ms > 0 for ms in r["ms"].values()) for r in rows), rows
+    assert any(line.startswith("| decode_2048 |") for line in attention.markdown(rows))

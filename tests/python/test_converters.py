@@ -358,8 +358,8 @@ def test_safe_softmax_and_weight_norm_decompose_to_native_ops():
     check_against_eager(conv, rand(2, 4, 9))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-def test_grouped_mm_runs_natively(dtype):
-    x, w = rand(10, 8, dtype=dtype), rand(3, 8, 5, dtype=dtype, seed=1)
+def test_grouped_mm_runs_natively():
+    dtype = torch.bfloat16  # torch's meta kernel takes bf16 only (transformers' MoE in bf16)
+    x, w = rand(10, 8, dtype=dtype), rand(3, 8, 16, dtype=dtype, seed=1)
     offsets = torch.tensor([4, 4, 10], dtype=torch.int32)  # an expert without tokens
     check_against_eager(lambda a, b: torch._grouped_mm(a, b, offs=offsets), x, w)

@@ -3,7 +3,9 @@
 //     BatchMatMulV2(SoftmaxV2(Add(Mul(BatchMatMulV2(q, k, adj_x2), scale), mask), axes=[-1]), v)
 // (the Add and the Mul optional, RealDiv by a constant instead of Mul accepted), becomes one
 // FusedAttention(q, k, v, mask) node: the same math, computed by a flash-attention kernel
-// without materializing the scores. Every intermediate must have exactly one user.
+// without materializing the scores. Every intermediate must have exactly one user. Grouped-query
+// attention's key/value heads, repeated for their query heads by the converter
+// (Reshape -> BroadcastTo -> Reshape), are read unrepeated: no copy of the KV cache per step.
 #include <cstring>
 
 #include "ge/passes/rewrite_rules.h"
@@ -35,6 +37,35 @@ std::optional<double> ScalarConst(Value v) {
 
 // Only-user, no-control-edge link of the chain.
 bool Link(Value v) { return HasSingleUser(v) && !HasControlEdges(v.node) && !FeedsNetOutput(v); }
+
+const Shape& ShapeOf(Value v) { return v.node->output_desc(v.index).shape; }
+
+// [B, H, S, D] -> Reshape [B, H, 1, S, D] -> BroadcastTo [B, H, G, S, D] -> Reshape [B, H*G, S, D]
+// gives x [B, H, S, D]; any other value is returned as it is.
+Value UnrepeatedHeads(Value v) {
+  if (v.node->type() != kOpReshape || !Link(v)) return v;
+  const Value spread = v.node->input(0);
+  if (spread.node->type() != "BroadcastTo" || !Link(spread)) return v;
+  const Value grouped = spread.node->input(0);
+  if (grouped.node->type() != kOpReshape || !Link(grouped)) return v;
+  const Value x = grouped.node->input(0);
+  const Shape &xs = ShapeOf(x), &gs = ShapeOf(grouped), &ss = ShapeOf(spread), &vs = ShapeOf(v);
+  if (xs.size() != 4 || ss.size() != 5) return v;
+  const int64_t groups = ss[2];
+  const bool repeat = gs == Shape{xs[0], xs[1], 1, xs[2], xs[3]} && ss == Shape{xs[0], xs[1], groups, xs[2], xs[3]} &&
+                      vs == Shape{xs[0], xs[1] * groups, xs[2], xs[3]};
+  return repeat ? x : v;
+}
+
+// Leading dims equal, except that rank-4 key/value may have fewer heads (dim 1) than the
+// query when they divide it (grouped-query attention).
+bool HeadsCompatible(const Shape& q, const Shape& k, const Shape& v) {
+  for (size_t i = 0; i + 2 < q.size(); ++i) {
+    const bool heads = q.size() == 4 && i == 1;
+    if (k[i] != v[i] || (heads ? k[i] <= 0 || q[i] % k[i] != 0 : q[i] != k[i])) return false;
+  }
+  return true;
+}
 
 std::optional<AttentionMatch> Match(const Node& root) {
   if (!PlainProduct(&root, false)) return std::nullopt;
@@ -77,16 +108,14 @@ std::optional<AttentionMatch> Match(const Node& root) {
   }
   if (!PlainProduct(s.node, true) || !Link(s)) return std::nullopt;
   m.q = s.node->input(0);
-  m.k = s.node->input(1);
+  m.k = UnrepeatedHeads(s.node->input(1));
+  m.v = UnrepeatedHeads(m.v);
   // FusedAttention takes rank 3 or 4 with equal leading dims (no broadcasting between q, k and
-  // v) and one head size.
-  const Shape& q = m.q.node->output_desc(m.q.index).shape;
-  const Shape& k = m.k.node->output_desc(m.k.index).shape;
-  const Shape& v = m.v.node->output_desc(m.v.index).shape;
+  // v; fewer key/value heads than query heads) and one head size.
+  const Shape &q = ShapeOf(m.q), &k = ShapeOf(m.k), &v = ShapeOf(m.v);
   if (q.size() < 3 || q.size() > 4 || k.size() != q.size() || v.size() != q.size() || v.back() != q.back())
     return std::nullopt;
-  for (size_t i = 0; i + 2 < q.size(); ++i)
-    if (q[i] != k[i] || q[i] != v[i]) return std::nullopt;
+  if (!HeadsCompatible(q, k, v)) return std::nullopt;
   return m;
 }
 
