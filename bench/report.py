@@ -30,7 +30,7 @@ def ratios(results, system, baseline):
 def markdown(results):
     env = results["environment"]
     lines = ["# Benchmark results", "",
-             f"{env['date']} · torch {env['torch']} · {env['threads']} threads · {env['cpu']} · "
+             f"{env['date']} · torch {env['torch']} · {env['cpu']} · "
              f"mode {'quick' if results['quick'] else 'full'}", "",
              "Latency is the median (p90) per call over interleaved rounds; ratios below 1 mean faster "
              "than the baseline. Compile is the first call (compile + one run) with fresh caches (cold) "
@@ -61,8 +61,9 @@ def markdown(results):
                 _fmt(r.get("peak_mem_mb")), graph, _fmt(r.get("info", {}).get("kernels")), _fmt(r.get("max_abs_err")),
             ]) + " |")
     lines += ["", "## Summary", ""]
-    for system in ("torchair_ge", "inductor", "onnxruntime"):
-        for base in ("eager", "inductor"):
+    peers = ("eager", "inductor", "inductor_freezing", "onnxruntime", "openvino")
+    for system in ("torchair_ge",) + peers[1:]:
+        for base in peers if system == "torchair_ge" else ("eager", "inductor"):
             if system == base:
                 continue
             rs = ratios(results, system, base)
@@ -180,7 +181,7 @@ def chart(results, path):
     except ImportError:
         return False
     models = [m["name"] for m in results["models"]]
-    systems = [s for s in ("inductor", "torchair_ge", "onnxruntime")
+    systems = [s for s in ("inductor", "inductor_freezing", "torchair_ge", "onnxruntime", "openvino")
                if any(r["system"] == s for m in results["models"] for r in m["systems"])]
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(models)), 4))
     width = 0.8 / max(1, len(systems))
@@ -208,19 +209,32 @@ def chart(results, path):
     return True
 
 
-DOC_BEGIN, DOC_END = "<!-- bench:begin", "<!-- bench:end -->"
+def _doc_markers(kind):
+    return f"<!-- bench:begin cpu={kind}", f"<!-- bench:end cpu={kind} -->"
 
 
 def update_doc(results, doc_path):
-    """Replaces the table between the bench markers of docs/performance.md with this run's."""
+    """Replaces the table of this run's CPU kind (amd, intel, ...) in docs/performance.md. A kind
+    seen for the first time gets its own section after the others: a run on one CPU never
+    overwrites what was measured on another."""
+    machine = results["environment"].get("machine", {})
+    kind = machine.get("kind", "unknown")
     text = open(doc_path).read()
-    start, end = text.find(DOC_BEGIN), text.find(DOC_END)
-    if start < 0 or end < 0:
-        return False
-    start = text.index("\n", start) + 1
-    body = markdown(results).split("\n", 2)[2]  # without the title line
+    begin, end = _doc_markers(kind)
+    body = markdown(results).split("\n", 2)[2].rstrip() + "\n"  # without the title line
+    start, stop = text.find(begin), text.find(end)
+    if start >= 0 and stop > start:
+        start = text.index("\n", start) + 1
+        text = text[:start] + body + text[stop:]
+    else:
+        last = text.rfind("<!-- bench:end")
+        if last < 0:
+            return False
+        at = text.index("\n", last) + 1
+        text = (text[:at] + f"\n### {machine.get('model', kind)} ({kind})\n\n{begin} (written by a full `make bench` "
+                f"on a CPU of this kind) -->\n{body}{end}\n" + text[at:])
     with open(doc_path, "w") as f:
-        f.write(text[:start] + body.rstrip() + "\n" + text[end:])
+        f.write(text)
     return True
 
 

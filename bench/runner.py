@@ -7,7 +7,7 @@ import tempfile
 import torch
 import torch._dynamo
 
-from bench import measure, models as zoo
+from bench import machine, measure, models as zoo
 from bench.systems import Unsupported, all_systems
 
 QUICK_MODELS = ["mlp", "tiny_chain"]
@@ -75,14 +75,16 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
     entries = zoo.get(models or (QUICK_MODELS if quick else None))
     chosen = all_systems(threads, systems)
     if quick and systems is None:  # ONNX export is slow, the off/off runs triple ours: full runs only
-        chosen = [s for s in chosen if s.name not in ("onnxruntime", "torchair_ge_noopt", "torchair_ge_nofuse")]
+        chosen = [s for s in chosen if s.name not in ("onnxruntime", "openvino", "inductor_freezing", "torchair_ge_noopt",
+                                                     "torchair_ge_nofuse")]
     results = {
         "quick": quick,
         "environment": {
             "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "torch": torch.__version__,
             "threads": threads,
-            "cpu": platform.processor() or platform.machine(),
+            "machine": machine.describe(threads),
+            "cpu": machine.summary(machine.describe(threads)),
             "python": platform.python_version(),
         },
         "models": [],

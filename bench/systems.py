@@ -1,4 +1,5 @@
-"""The systems compared: eager PyTorch, Inductor, torchair_ge, ONNX Runtime. Each `prepare`
+"""The systems compared: eager PyTorch, Inductor (default and with freezing), torchair_ge, ONNX
+Runtime, OpenVINO. Each `prepare`
 builds its own fresh model from the zoo entry (state such as KV caches is never shared),
 compiles it, and returns a Prepared with a zero-argument `run`."""
 import io
@@ -77,6 +78,49 @@ class Inductor:
         run = _callable(entry, torch.compile(model), inputs)
         warm = _first_call_s(run)
         return Prepared(run, cold, warm, {"kernels": kernels})
+
+
+class InductorFreezing(Inductor):
+    """Inductor with freezing (parameters folded as constants, weights prepacked): the setting
+    Intel recommends for CPU inference."""
+    name = "inductor_freezing"
+
+    def prepare(self, entry):
+        if not entry.no_grad:
+            raise Unsupported("freezing is for inference (no_grad) graphs")
+        from torch._inductor import config
+        with config.patch(freezing=True):
+            return super().prepare(entry)
+
+
+class OpenVino:
+    """OpenVINO's torch.compile backend in f32 (its default on AMX machines is bf16, not a fair
+    fp32 comparison)."""
+    name = "openvino"
+    OPTIONS = {"config": {"INFERENCE_PRECISION_HINT": "f32"}}
+
+    def unavailable(self):
+        try:
+            import openvino.torch  # noqa: F401 - registers the "openvino" backend
+        except ImportError as e:
+            return f"{e.name} is not installed (make bench installs it)"
+        return None
+
+    def _compile(self, entry, model, inputs):
+        run = _callable(entry, torch.compile(model, backend="openvino", options=self.OPTIONS), inputs)
+        try:
+            with _quiet():
+                return run, _first_call_s(run)
+        except Exception as e:  # noqa: BLE001 - a model it cannot compile is reported, not fatal
+            raise Unsupported(f"openvino: {str(e).splitlines()[0][:160]}") from None
+
+    def prepare(self, entry):
+        model, inputs = entry.build()
+        torch._dynamo.reset()
+        run, cold = self._compile(entry, model, inputs)
+        torch._dynamo.reset()
+        run, warm = self._compile(entry, model, inputs)
+        return Prepared(run, cold, warm, {})
 
 
 class TorchairGe:
@@ -221,6 +265,6 @@ class _quiet:
 
 
 def all_systems(threads, names=None):
-    systems = [Eager(), Inductor(), TorchairGe(), TorchairGe(optimizer=False), TorchairGe(autofuse=False),
-               OnnxRuntime(threads)]
+    systems = [Eager(), Inductor(), InductorFreezing(), TorchairGe(), TorchairGe(optimizer=False),
+               TorchairGe(autofuse=False), OnnxRuntime(threads), OpenVino()]
     return [s for s in systems if names is None or s.name in names]

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# What `make bench` needs beyond `make build`: ONNX Runtime (+ the exporter's onnx/onnxscript)
-# and matplotlib for the chart. Idempotent and quiet when all is there.
+# What `make bench` needs beyond `make build`: ONNX Runtime (+ the exporter's onnx/onnxscript),
+# OpenVINO (its torch.compile backend) and matplotlib for the chart. Idempotent and quiet when
+# all is there.
 set -euo pipefail
 PY=${PY:-python3}
 missing=()
-for mod in onnxruntime onnx onnxscript matplotlib; do
+for mod in onnxruntime onnx onnxscript openvino matplotlib; do
   "$PY" -c "import $mod" 2>/dev/null || missing+=("$mod")
 done
 if ((${#missing[@]})); then

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from bench import models as zoo
-from bench import attention, dynamic, generate, report, runner
-from bench.systems import TorchairGe
+from bench import attention, dynamic, generate, machine, report, runner
+from bench.systems import InductorFreezing, OpenVino, TorchairGe
 
 
 def test_quick_run_is_correct_and_writes_reports(tmp_path):
@@ -41,15 +41,33 @@ def test_every_zoo_model_matches_eager_as_one_mostly_native_graph(entry):
     assert native >= 0.95 * (native + fallback), f"{fallback} of {native + fallback} kernels fall back: {info['fallback_ops']}"
 
 
-def test_full_runs_refresh_the_table_in_the_performance_doc(tmp_path):
-    results = {"quick": False, "environment": {"date": "d", "torch": "t", "threads": 2, "cpu": "c"},
-               "models": [{"name": "m", "systems": [{"system": "eager", "status": "ok", "median_ms": 2.0, "p90_ms": 3.0}]}]}
+def test_full_runs_refresh_their_cpu_kinds_table_in_the_performance_doc(tmp_path):
+    def results(kind, model):
+        return {"quick": False, "environment": {"date": "d", "torch": "t", "threads": 2, "cpu": "c",
+                                                "machine": {"kind": kind, "model": model}},
+                "models": [{"name": "m", "systems": [{"system": "eager", "status": "ok", "median_ms": 2.0,
+                                                      "p90_ms": 3.0}]}]}
     doc = tmp_path / "performance.md"
-    doc.write_text("intro\n<!-- bench:begin x -->\nold table\n<!-- bench:end -->\nafter\n")
-    assert report.update_doc(results, str(doc))
+    doc.write_text("intro\n<!-- bench:begin cpu=amd x -->\nold table\n<!-- bench:end cpu=amd -->\nafter\n")
+    assert report.update_doc(results("amd", "AMD EPYC"), str(doc))
     text = doc.read_text()
     assert "old table" not in text and "| m | eager | ok | 2 | 3 |" in text
-    assert text.startswith("intro\n") and text.endswith("<!-- bench:end -->\nafter\n")
+    assert text.startswith("intro\n") and text.endswith("<!-- bench:end cpu=amd -->\nafter\n")
+    # another CPU kind gets its own section; the AMD table stays
+    assert report.update_doc(results("intel", "Intel Xeon"), str(doc))
+    text = doc.read_text()
+    assert text.count("| m | eager | ok | 2 | 3 |") == 2 and "### Intel Xeon (intel)" in text
+    assert text.index("<!-- bench:end cpu=amd -->") < text.index("<!-- bench:begin cpu=intel")
+
+
+def test_the_bench_records_its_machine():
+    cpuinfo = {"model name": "Intel(R) Xeon(R) Platinum", "vendor_id": "GenuineIntel",
+               "flags": "fpu avx2 fma avx512f avx512_bf16 amx_tile amx_bf16"}
+    described = machine.describe(threads=2, cpuinfo=cpuinfo)
+    assert described["kind"] == "intel" and described["isa"] == ["AVX2", "FMA", "AVX-512", "AVX-512 BF16", "AMX",
+                                                                 "AMX BF16"]
+    assert "no AMX" not in machine.summary(described)
+    assert machine.describe()["logical_cpus"] >= 1  # this machine's own /proc/cpuinfo
 
 
 @pytest.mark.parametrize("name", list(dynamic.WORKLOADS))
@@ -81,3 +99,16 @@ def test_attention_benchmark_agrees_with_atens_flash_kernel():
     assert [r["name"] for r in rows] == [c[0] for c in attention.CASES]
     assert all(r["max_abs_err"] < 1e-4 and all(ms > 0 for ms in r["ms"].values()) for r in rows), rows
     assert any(line.startswith("| decode_2048 |") for line in attention.markdown(rows))
+
+
+@pytest.mark.parametrize("system", [InductorFreezing(), OpenVino()], ids=lambda s: s.name)
+def test_peer_systems_match_eager(system):
+    if system.unavailable():
+        pytest.skip(system.unavailable())  # OpenVINO comes with `make bench`'s set-up
+    entry = zoo.get(["mlp"])[0]
+    model, inputs = entry.build()
+    with torch.no_grad():
+        expected = model(*inputs)
+    prepared = system.prepare(entry)
+    torch.testing.assert_close(prepared.run(), expected, rtol=1e-3, atol=1e-3)
+    assert prepared.cold_compile_s > 0
