@@ -15,7 +15,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=None, help="intra-op threads (default: all cores)")
     parser.add_argument("--no-overhead", action="store_true", help="skip the per-task host-overhead benchmark")
     parser.add_argument("--no-dynamic", action="store_true", help="skip the dynamic-shape workloads")
-    parser.add_argument("--no-generate", action="store_true", help="skip the transformers generate() workload and the attention benchmark")
+    parser.add_argument("--no-generate", action="store_true",
+                        help="skip the transformers generate() workload and the attention benchmark")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"), help="output directory")
     args = parser.parse_args(argv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None  # noqa: E731

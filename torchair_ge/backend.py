@@ -13,6 +13,7 @@ from functorch.compile import make_boxed_func
 import torch
 from torch._dynamo.backends.common import aot_autograd
 
+from torchair_ge import _C
 from torchair_ge.concrete_graph import ConcreteGraph
 from torchair_ge.dynamic_graph import DynamicGraph
 from torchair_ge.configs.compiler_config import CompilerConfig
@@ -92,13 +93,17 @@ class GeCompiler:
         if bindings is not None:  # instances of one symbolic graph share one generated-kernel library
             options["ge.kernelRunTimeSizes"] = "1"
         session.add_graph(graph_id, converted.graph, options)
+        decided = len(_C.cpu_kernel_choices())
         session.compile_graph(graph_id)
+        kernel_choices = _C.cpu_kernel_choices()[decided:]  # products timed for this graph (MKL or oneDNN)
         profiling_path = self.config.profiling.path if self.config.profiling.enable else None
         compiled = ConcreteGraph(session, graph_id, converted, profiling_path, frozen)
         if self.captured is not None:
             compiled.recorded_inputs = []
             self.captured.append((gm, converted, compiled))
-        return compiled, _report(graph_id, converted, ir_ops, compiled.summary, frozen, convert_ms, start)
+        report = _report(graph_id, converted, ir_ops, compiled.summary, frozen, convert_ms, start)
+        report["kernel_choices"] = kernel_choices
+        return compiled, report
 
     def _write_statistics(self, gm, compiled, report):
         graph_id, summary = report["graph_id"], compiled.summary

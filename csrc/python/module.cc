@@ -3,6 +3,7 @@
 
 #include "devices/cpu/cpu_device.h"
 #include "devices/cpu/kernels/boxed_call.h"
+#include "devices/cpu/kernels/kernel_choice.h"
 #include "ge/base/logging.h"
 #include "ge/passes/pass_manager.h"
 #include "ge/serialize/file_io.h"
@@ -28,6 +29,21 @@ PYBIND11_MODULE(_C, m) {
   m.def("optimizer_passes", &ge::OptimizerPassNames, "Names of the graph optimizer's passes, in pipeline order.");
   m.def("collective_namespaces", &ge::cpu::CollectiveNamespaces,
         "torch.distributed's operator namespaces, which the engine refuses to run (their work is asynchronous).");
+  m.def(
+      "cpu_kernel_choices",
+      [] {
+        pybind11::list out;
+        for (const ge::cpu::KernelChoice& c : ge::cpu::KernelChoices()) {
+          pybind11::dict times;
+          for (size_t i = 0; i < c.names.size(); ++i) times[pybind11::str(c.names[i])] = c.best_us[i];
+          out.append(pybind11::dict(pybind11::arg("key") = c.key, pybind11::arg("best_us") = times,
+                                    pybind11::arg("winner") = c.names[static_cast<size_t>(c.winner)],
+                                    pybind11::arg("measure_us") = c.measure_us));
+        }
+        return out;
+      },
+      "The CPU kernels chosen by measurement in this process (matrix products: MKL or oneDNN), in order: "
+      "the shape key, each candidate's best time in us, the winner, and what deciding cost.");
   m.def("log_level", [] {
     static const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF", "EVENT"};
     return std::string(kNames[static_cast<int>(ge::CurrentLogLevel())]);

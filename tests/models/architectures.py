@@ -3,8 +3,8 @@ no downloads. One entry per architecture: how to build it, its inputs, what it e
 
 `quick` entries run in `make test`; all of them in `make test-full`. `generate` entries also run
 greedy generation (tests/models/test_generate.py); `bf16` entries also run in bfloat16."""
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 import transformers as tf

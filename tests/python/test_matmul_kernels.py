@@ -1,14 +1,15 @@
-"""MatMulV2 on the CPU device: oneDNN's inner product above a size threshold, at::mm below it
-(csrc/devices/cpu/kernels/onednn_linear.cc). Both must give eager's numbers for every weight
-layout, with and without bias, with the weight as a graph input or a frozen constant."""
+"""MatMulV2 on the CPU device: oneDNN's inner product or at::mm (MKL), whichever measured faster
+for the shape on this CPU (csrc/devices/cpu/kernels/kernel_choice.h). Each path, forced with
+TORCHAIR_GE_CPU_MATMUL, must give eager's numbers for every weight layout, with and without bias,
+with the weight as a graph input or a frozen constant; the measured choice is reported."""
 import pytest
 import torch
 
 import torchair_ge
 from conftest import check_against_eager
 
-# (rows, in, out): below the thresholds, just above, bert- and llama-sized projections, odd sizes, a
-# decode step (one row, a large weight).
+# (rows, in, out): tiny, mid-sized, bert- and llama-sized projections, odd sizes, a decode step
+# (one row, a large weight).
 SHAPES = [(8, 32, 16), (128, 128, 256), (64, 512, 1408), (37, 300, 1001), (1, 512, 1536)]
 
 
@@ -18,17 +19,23 @@ def frozen_config(frozen):
     return config
 
 
+@pytest.fixture(params=["mkl", "onednn", "measure"])
+def product_kernel(request, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("rows,cin,cout", SHAPES)
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("frozen", [False, True])
-def test_linear_matches_eager(rows, cin, cout, bias, frozen):
+def test_linear_matches_eager(rows, cin, cout, bias, frozen, product_kernel):
     torch.manual_seed(0)
     model = torch.nn.Linear(cin, cout, bias=bias).eval()
     check_against_eager(model, torch.randn(rows, cin), config=frozen_config(frozen))
 
 
 @pytest.mark.parametrize("frozen", [False, True])
-def test_weight_in_k_by_n_layout_matches_eager(frozen):
+def test_weight_in_k_by_n_layout_matches_eager(frozen, product_kernel):
     """x @ W with W stored [in, out]: the weight reaches the kernel untransposed."""
     torch.manual_seed(0)
 
@@ -43,13 +50,13 @@ def test_weight_in_k_by_n_layout_matches_eager(frozen):
     check_against_eager(KByN().eval(), torch.randn(96, 384), config=frozen_config(frozen))
 
 
-def test_three_d_activations_match_eager():
+def test_three_d_activations_match_eager(product_kernel):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(256, 1024), torch.nn.GELU(), torch.nn.Linear(1024, 256)).eval()
     check_against_eager(model, torch.randn(2, 64, 256))
 
 
-def test_weight_updated_between_runs_is_read_again():
+def test_weight_updated_between_runs_is_read_again(product_kernel):
     """A parameter that is a graph input (not frozen) may change between calls: the kernel must not
     keep a prepared copy of it."""
     torch.manual_seed(0)
@@ -60,3 +67,28 @@ def test_weight_updated_between_runs_is_read_again():
         torch.testing.assert_close(compiled(x), model(x))
         model.weight.mul_(-2.0)
         torch.testing.assert_close(compiled(x), model(x))
+
+
+def test_the_measured_choice_is_reported():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 768), torch.nn.ReLU(), torch.nn.Linear(768, 256)).eval()
+    backend = torchair_ge.get_npu_backend(compiler_config=frozen_config(True))
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    x = torch.randn(48, 256)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+    choices = backend.compiler.reports[0]["kernel_choices"]
+    keys = [c["key"] for c in choices]
+    assert any("48x256x768" in k and "const-weight" in k for k in keys), keys
+    for choice in choices:
+        assert set(choice["best_us"]) == {"mkl", "onednn"} and choice["winner"] in choice["best_us"]
+        assert choice["best_us"][choice["winner"]] == min(choice["best_us"].values())
+        assert choice["measure_us"] > 0
+
+
+def test_a_bad_setting_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", "fastest")
+    compiled = torch.compile(torch.nn.Linear(64, 64).eval(), backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with pytest.raises(Exception, match="TORCHAIR_GE_CPU_MATMUL='fastest': expected measure, mkl or onednn"):
+        with torch.no_grad():
+            compiled(torch.randn(4, 64))

@@ -1,39 +1,102 @@
 // Matrix products and reductions.
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/bmm.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
+#include <ATen/ops/randn_like.h>
 #include <ATen/ops/sum.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "devices/cpu/kernel_registry.h"
 #include "devices/cpu/kernels/epilogue_activations.h"
+#include "devices/cpu/kernels/kernel_choice.h"
 #include "devices/cpu/kernels/onednn_linear.h"
 
 namespace ge::cpu {
 namespace {
 
-// MatMulV2 (no activation: null) and FusedMatMul: oneDNN's inner product with the activation
-// as a post-op where that is faster, else at::mm/addmm and the activation in place while y is hot.
-Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
-  GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
-  GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
-  if (a.inputs.size() > 3 && a.inputs[3].defined())
-    return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
+// y = act(x1 · x2 + bias) through MKL's sgemm (at::mm/addmm), the activation applied in place
+// while y is hot.
+std::function<void()> AtenProduct(at::Tensor x1, at::Tensor x2, at::Tensor bias, const CpuEpilogue* activation,
+                                  at::Tensor y) {
   void (*apply)(at::Tensor&) = activation ? activation->apply_in_place : [](at::Tensor&) {};
-  at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
-  at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
-  at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
-  if (!t1)
-    if (auto body = OneDnnLinear(x1, x2, bias, a.InputIsConstant(1), activation, a.outputs[0]))
-      return MakeKernel(a.task, std::move(*body));
-  return MakeKernel(a.task, [x1, x2, bias, apply, y = a.outputs[0]]() mutable {
+  return [x1, x2, bias, apply, y]() mutable {
     if (bias.defined())
       at::addmm_out(y, bias, x1, x2);
     else
       at::mm_out(y, x1, x2);
     apply(y);
-  });
+  };
+}
+
+// Names the shapes and options that decide which product kernel is faster.
+std::string ProductKey(const KernelArgs& a, const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
+                       const CpuEpilogue* activation) {
+  return fmt::format("{} {} {}x{}x{}{}{}{}{}", a.task.type, c10::toString(x1.scalar_type()), x1.size(0), x1.size(1),
+                     x2.size(1), x2.stride(0) == 1 && x2.size(0) > 1 ? " x2^T" : "", bias.defined() ? " +bias" : "",
+                     activation ? fmt::format(" {}", EpilogueActivationName(activation->activation)) : "",
+                     a.InputIsConstant(1) ? " const-weight" : "");
+}
+
+// Scratch operands of the task's shapes for timing candidates: at load the arena's buffers
+// are not bound yet (and garbage with denormals would distort the times). A constant weight is
+// the real one (oneDNN's reorder of it is part of what is timed).
+struct ProductScratch {
+  at::Tensor x1, x2, bias, y;
+  ProductScratch(const at::Tensor& x1_, const at::Tensor& x2_, bool x2_constant, const at::Tensor& bias_,
+                 const at::Tensor& y_)
+      : x1(at::randn_like(x1_)),
+        x2(x2_constant ? x2_ : at::randn_like(x2_)),
+        bias(bias_.defined() ? at::randn_like(bias_) : at::Tensor()),
+        y(at::empty_like(y_)) {}
+};
+
+// TORCHAIR_GE_CPU_MATMUL: "measure" (the default) or a forced "mkl" / "onednn" (to reproduce a
+// result, compare the two, or debug one).
+Expected<std::string> ProductKernelSetting() {
+  const char* value = std::getenv("TORCHAIR_GE_CPU_MATMUL");
+  const std::string setting = value != nullptr && *value != '\0' ? value : "measure";
+  if (setting != "measure" && setting != "mkl" && setting != "onednn")
+    return InvalidArgument("TORCHAIR_GE_CPU_MATMUL='{}': expected measure, mkl or onednn", setting);
+  return setting;
+}
+
+// MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm) or oneDNN's inner product
+// with the activation as a post-op, whichever measured faster for this shape on this CPU.
+Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
+  GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
+  GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
+  if (a.inputs.size() > 3 && a.inputs[3].defined())
+    return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
+  at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
+  at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
+  at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
+  const bool constant_weight = a.InputIsConstant(1);
+  GE_ASSIGN_OR_RETURN(const std::string setting, ProductKernelSetting());
+  if (!t1 && setting != "mkl") {
+    if (auto onednn = OneDnnLinear(x1, x2, bias, constant_weight, activation, a.outputs[0])) {
+      auto candidates = [&]() {
+        ProductScratch s(x1, x2, constant_weight, bias, a.outputs[0]);
+        std::vector<KernelCandidate> timed{{"mkl", AtenProduct(s.x1, s.x2, s.bias, activation, s.y)}};
+        if (auto dnn = OneDnnLinear(s.x1, s.x2, s.bias, constant_weight, activation, s.y))
+          timed.push_back({"onednn", std::move(*dnn)});
+        return timed;
+      };
+      // Timed as the task runs: no autograd, no Python dispatch mode of the compiling frontend.
+      c10::InferenceMode inference;
+      c10::impl::ExcludeDispatchKeyGuard no_python(
+          c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
+      if (setting == "onednn" || ChooseByMeasurement(ProductKey(a, x1, x2, bias, activation), candidates) == 1)
+        return MakeKernel(a.task, std::move(*onednn));
+    }
+  }
+  return MakeKernel(a.task, AtenProduct(x1, x2, bias, activation, a.outputs[0]));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) { return CreateProduct(a, nullptr); }

@@ -4,9 +4,10 @@
 // Why: ATen's float32 mm goes to MKL's sgemm, which on AMD CPUs runs its AVX2 code path;
 // oneDNN's JIT kernels use AVX-512 wherever the CPU has it. On the 2-core bench machine
 // (AMD EPYC, AVX-512) oneDNN measured 2.0-2.5x faster from 64x512x512 up (bert's and llama's
-// projections), but it costs ~12 us per call in primitive look-up and an output it allocates,
-// which loses on small products. Hence the size thresholds; both paths give eager-level
-// float32 numerics (no reduced-precision math mode is enabled).
+// projections) and ~3x on a decode step's matrix-vector products, but it costs ~12 us per call
+// in primitive look-up and an output it allocates, which loses on small products; on an Intel
+// Xeon MKL keeps up. Which one runs is decided per shape by measurement (kernel_choice.h,
+// math_kernels.cc); both give eager-level float32 numerics (no reduced-precision math mode).
 //
 // A constant weight (frozen parameters, folded constants) is reordered once, at load, into
 // oneDNN's blocked layout for the task's row count: a further ~10% per call.
@@ -17,13 +18,6 @@
 
 namespace ge::cpu {
 namespace {
-
-// Where oneDNN wins (measured; its fixed cost is ~12 us a call): products of at least 4M
-// multiply-adds (break-even is near 128x128x128), and weights of at least 512K elements whatever
-// the row count (MKL's matrix-vector path reads a decode step's weights at a third of oneDNN's
-// bandwidth: 1x512x1536 47 -> 37 us, 1x1024x4096 538 -> 192 us).
-constexpr int64_t kMinMultiplyAdds = int64_t{1} << 22;
-constexpr int64_t kMinWeightElements = int64_t{1} << 19;
 
 using LinearFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, std::string_view,
                             c10::List<std::optional<at::Scalar>>, std::optional<std::string_view>);
@@ -61,8 +55,7 @@ std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at
   if (!LinearOp()) return std::nullopt;
   const bool f32 = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
   if (!f32 || x1.dim() != 2 || x2.dim() != 2 || !x1.is_contiguous()) return std::nullopt;
-  const int64_t m = x1.size(0), k = x1.size(1), n = x2.size(1);
-  if (m * k * n < kMinMultiplyAdds && k * n < kMinWeightElements) return std::nullopt;
+  const int64_t m = x1.size(0), n = x2.size(1);
   if (bias.defined() && (bias.dim() != 1 || bias.size(0) != n || bias.scalar_type() != at::kFloat)) return std::nullopt;
 
   // oneDNN takes the weight as [n, k] (nn.Linear's layout) with any strides.

@@ -133,6 +133,46 @@ Status InferHistc(InferContext& ctx) {
   return {};
 }
 
+// torch's advanced indexing (index tensors, data-dependent positions) and histograms.
+void RegisterAdvancedIndexingOps(OpRegistry& r) {
+  using namespace dtypes;
+  (void)r.Register(OpDef("Index")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("x", "T")
+                       .DynamicInput("indices", "TIndex")
+                       .Output("y", "T")
+                       .Attr("indexed_dims", AttrType::kListInt)
+                       .Attr("N", AttrType::kInt)
+                       .Infer(InferIndex)
+                       .Doc("x[..., indices, ...]: torch's advanced indexing, one index tensor per dim in "
+                            "indexed_dims (negative indices count from the end; out of range is an error)")
+                       .Build());
+  (void)r.Register(OpDef("IndexPut")
+                       .TypeVar("T", kAll)
+                       .TypeVar("TIndex", kIndex)
+                       .Input("x", "T")
+                       .Input("values", "T")
+                       .DynamicInput("indices", "TIndex")
+                       .Output("y", "T")
+                       .Attr("indexed_dims", AttrType::kListInt)
+                       .Attr("N", AttrType::kInt)
+                       .Attr("accumulate", AttrType::kBool, false)
+                       .Infer(InferIndexPut)
+                       .Doc("a copy of x with x[indices] = values (or += with accumulate), torch's index_put")
+                       .Build());
+  (void)r.Register(OpDef("Histc")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Attr("bins", AttrType::kInt)
+                       .Attr("min", AttrType::kFloat, 0.0)
+                       .Attr("max", AttrType::kFloat, 0.0)
+                       .Infer(InferHistc)
+                       .Doc("counts of x in `bins` equal-width bins over [min, max] (min == max: x's own range)")
+                       .Build());
+}
+
 }  // namespace
 
 void RegisterIndexingOps(OpRegistry& r) {
@@ -182,41 +222,7 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Infer(InferPack)
                        .Doc("stacks the N same-shaped inputs along a new dim `axis`")
                        .Build());
-  (void)r.Register(OpDef("Index")
-                       .TypeVar("T", kAll)
-                       .TypeVar("TIndex", kIndex)
-                       .Input("x", "T")
-                       .DynamicInput("indices", "TIndex")
-                       .Output("y", "T")
-                       .Attr("indexed_dims", AttrType::kListInt)
-                       .Attr("N", AttrType::kInt)
-                       .Infer(InferIndex)
-                       .Doc("x[..., indices, ...]: torch's advanced indexing, one index tensor per dim in "
-                            "indexed_dims (negative indices count from the end; out of range is an error)")
-                       .Build());
-  (void)r.Register(OpDef("IndexPut")
-                       .TypeVar("T", kAll)
-                       .TypeVar("TIndex", kIndex)
-                       .Input("x", "T")
-                       .Input("values", "T")
-                       .DynamicInput("indices", "TIndex")
-                       .Output("y", "T")
-                       .Attr("indexed_dims", AttrType::kListInt)
-                       .Attr("N", AttrType::kInt)
-                       .Attr("accumulate", AttrType::kBool, false)
-                       .Infer(InferIndexPut)
-                       .Doc("a copy of x with x[indices] = values (or += with accumulate), torch's index_put")
-                       .Build());
-  (void)r.Register(OpDef("Histc")
-                       .TypeVar("T", kFloat)
-                       .Input("x", "T")
-                       .Output("y", "T")
-                       .Attr("bins", AttrType::kInt)
-                       .Attr("min", AttrType::kFloat, 0.0)
-                       .Attr("max", AttrType::kFloat, 0.0)
-                       .Infer(InferHistc)
-                       .Doc("counts of x in `bins` equal-width bins over [min, max] (min == max: x's own range)")
-                       .Build());
+  RegisterAdvancedIndexingOps(r);
 }
 
 }  // namespace ge

@@ -1,0 +1,38 @@
+// Kernels chosen by measurement. Where two implementations compute the same task (a float32
+// product through MKL's sgemm via at::mm, or through oneDNN's inner product), which one is
+// faster depends on the CPU: oneDNN's AVX-512 kernels were 2-2.5x faster on an AMD EPYC where
+// MKL takes its AVX2 path, and not on an Intel Xeon where MKL has its own AVX-512 path. So no
+// size threshold decides: the first time a process meets a shape key, every candidate is timed
+// on scratch inputs of that shape, interleaved, and the fastest is kept for the key.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ge::cpu {
+
+struct KernelCandidate {
+  std::string name;
+  std::function<void()> run;  // one call on scratch tensors of the task's shapes
+};
+
+// What was decided for one key: each candidate's best time and the winner; measure_us is the
+// compile-time cost of deciding.
+struct KernelChoice {
+  std::string key;
+  std::vector<std::string> names;
+  std::vector<double> best_us;
+  int winner = 0;
+  double measure_us = 0;
+};
+
+// The index of the fastest candidate for `key`: the first time a process meets the key,
+// `make_candidates` builds them (scratch inputs and all) and they are timed; later the winner
+// is looked up. Thread-safe; timings never overlap. A single candidate is not timed.
+int ChooseByMeasurement(const std::string& key, const std::function<std::vector<KernelCandidate>()>& make_candidates);
+
+// Every choice made in this process, in order.
+std::vector<KernelChoice> KernelChoices();
+
+}  // namespace ge::cpu
