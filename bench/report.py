@@ -72,6 +72,9 @@ def markdown(results):
     lines += optimizer_section(results)
     lines += autofuse_section(results)
     lines += memory_section(results)
+    if results.get("limits"):
+        from bench import limits
+        lines += limits.markdown(results["limits"])
     if results.get("dynamic"):
         from bench import dynamic
         lines += dynamic.markdown(results["dynamic"])

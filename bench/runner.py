@@ -7,7 +7,7 @@ import tempfile
 import torch
 import torch._dynamo
 
-from bench import machine, measure, models as zoo
+from bench import limits, machine, measure, models as zoo
 from bench.systems import Unsupported, all_systems
 
 QUICK_MODELS = ["mlp", "tiny_chain"]
@@ -92,6 +92,9 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
     for entry in entries:
         log(f"{entry.name}: {entry.description}")
         results["models"].append(run_model(entry, chosen, quick, log))
+    if any(m["name"] in limits.BANDWIDTH_MODELS + limits.COMPUTE_MODELS for m in results["models"]):
+        log("limits: bandwidth and GEMM peak ...")
+        results["limits"] = limits.run(results["models"], entries, quick, log)
     if overhead:
         from bench.overhead import host_overhead
         log("host overhead per task ...")

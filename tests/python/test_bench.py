@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from bench import models as zoo
-from bench import attention, dynamic, generate, machine, report, runner
+from bench import attention, dynamic, generate, limits, machine, report, runner
 from bench.systems import InductorFreezing, OpenVino, TorchairGe
 
 
@@ -112,3 +112,14 @@ def test_peer_systems_match_eager(system):
     prepared = system.prepare(entry)
     torch.testing.assert_close(prepared.run(), expected, rtol=1e-3, atol=1e-3)
     assert prepared.cold_compile_s > 0
+
+
+def test_limits_relate_models_to_bandwidth_and_gemm_peak():
+    rows = [{"name": name, "systems": [{"system": "torchair_ge", "median_ms": 5.0}]} for name in ("mlp", "gpt_decode")]
+    result = limits.run(rows, zoo.get(["mlp", "gpt_decode"]), quick=True, log=lambda *_: None)
+    assert result["bandwidth_gbs"] > 0 and result["gemm_peak_gflops"] >= result["gemm_rates"]["mkl"]
+    by_model = {r["model"]: r for r in result["models"]}
+    mlp_flops = 2 * 64 * 1024 * 1024 * 4  # 4 Linear 1024 layers, batch 64
+    assert by_model["mlp"]["achieved"] == pytest.approx(mlp_flops / 5e-3 / 1e9, rel=0.01)
+    assert by_model["gpt_decode"]["unit"] == "GB/s" and by_model["gpt_decode"]["share"] > 0
+    assert any(line.startswith("| gpt_decode | bandwidth |") for line in limits.markdown(result))
