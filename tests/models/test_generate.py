@@ -17,6 +17,8 @@ GENERATING = [a for a in ARCHITECTURES if a.generate and (FULL or a.quick)]
 @pytest.mark.parametrize("arch", GENERATING, ids=lambda a: a.name)
 def test_greedy_generate_matches_eager(arch, cache):
     result = run_generate(arch, cache)
+    if result is None:
+        pytest.skip(f"transformers has no static cache for {arch.name}")
     assert result.tokens_equal
     reports = result.reports
     # prefill, the first decode step (Dynamo specializes sizes 0 and 1), one symbolic graph for
