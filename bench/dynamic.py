@@ -51,26 +51,16 @@ WORKLOADS = {
 }
 
 
-class _Counting:
-    """A torch.compile backend that counts the graphs Dynamo hands it."""
-
-    def __init__(self, backend):
-        self.backend, self.graphs = backend, 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return self.backend(gm, example_inputs)
-
 
 def _compiled(system, model):
     if system == "eager":
         return model, None, None
     if system == "inductor":
         from torch._inductor.compile_fx import compile_fx
-        counting = _Counting(compile_fx)
+        counting = measure.CountingBackend(compile_fx)
         return torch.compile(model, backend=counting, dynamic=True), counting, None
     backend = torchair_ge.get_npu_backend()
-    counting = _Counting(backend)
+    counting = measure.CountingBackend(backend)
     return torch.compile(model, backend=counting), counting, backend.compiler.reports
 
 

@@ -12,20 +12,12 @@ import torch
 import torch._dynamo
 
 import torchair_ge
+from bench import measure
 
 SYSTEMS = ("eager", "inductor", "torchair_ge")
 CONFIG = dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
               num_key_value_heads=4, vocab_size=8000, max_position_embeddings=1024, bos_token_id=0, eos_token_id=0)
 PROMPT_TOKENS = 128
-
-
-class _Counting:
-    def __init__(self, backend):
-        self.backend, self.graphs = backend, 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return self.backend(gm, example_inputs)
 
 
 def build_model():
@@ -39,9 +31,9 @@ def _compile(system, model):
         return None
     if system == "inductor":
         from torch._inductor.compile_fx import compile_fx
-        counting = _Counting(compile_fx)
+        counting = measure.CountingBackend(compile_fx)
     else:
-        counting = _Counting(torchair_ge.get_npu_backend())
+        counting = measure.CountingBackend(torchair_ge.get_npu_backend())
     model.forward = torch.compile(model.forward, backend=counting)
     return counting
 

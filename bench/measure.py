@@ -80,3 +80,14 @@ def summarize(samples):
     ordered = sorted(samples)
     p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
     return {"median_ms": statistics.median(ordered) * 1e3, "p90_ms": p90 * 1e3, "rounds": len(ordered)}
+
+
+class CountingBackend:
+    """A torch.compile backend that counts the graphs Dynamo hands it."""
+
+    def __init__(self, backend):
+        self.backend, self.graphs = backend, 0
+
+    def __call__(self, gm, example_inputs):
+        self.graphs += 1
+        return self.backend(gm, example_inputs)
