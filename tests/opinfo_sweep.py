@@ -42,6 +42,7 @@ CONVERTED_OPS = [
     "gather", "scatter", "scatter_add", "index_copy", "topk", "sort", "bitwise_and", "bitwise_or", "bitwise_xor", "any", "all",
     "logsumexp", "var", "std", "nn.functional.group_norm",
     "nn.functional.conv1d", "nn.functional.conv_transpose2d", "log2", "nan_to_num", "linalg.vector_norm",
+    "__getitem__", "index_put", "histc", "slice_scatter", "select_scatter",
 ]
 DTYPES = [torch.float32, torch.int64]
 QUICK_SAMPLES = 6
