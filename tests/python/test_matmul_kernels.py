@@ -92,3 +92,18 @@ def test_a_bad_setting_is_a_clear_error(monkeypatch):
     with pytest.raises(Exception, match="TORCHAIR_GE_CPU_MATMUL='fastest': expected measure, mkl or onednn"):
         with torch.no_grad():
             compiled(torch.randn(4, 64))
+
+
+def test_timing_products_leaves_the_users_random_stream_alone():
+    """Choosing a product kernel times candidates when an engine instance loads; that must not
+    draw from torch's global generator (a seeded script would get other numbers once compiled).
+    A new batch size of a symbolic graph loads its instance during the call, outside Dynamo's
+    compile (which restores the generator itself)."""
+    model = torch.nn.Linear(320, 96).eval()
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=True)
+    with torch.no_grad():
+        compiled(torch.ones(24, 320))
+        state = torch.get_rng_state()
+        out = compiled(torch.ones(41, 320))  # a new instance, a product shape not timed before
+    assert torch.equal(torch.get_rng_state(), state)
+    torch.testing.assert_close(out, model(torch.ones(41, 320)))

@@ -2,10 +2,10 @@
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/full_like.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
-#include <ATen/ops/randn_like.h>
 #include <ATen/ops/sum.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -45,15 +45,17 @@ std::string ProductKey(const KernelArgs& a, const at::Tensor& x1, const at::Tens
 }
 
 // Scratch operands of the task's shapes for timing candidates: at load the arena's buffers
-// are not bound yet (and garbage with denormals would distort the times). A constant weight is
-// the real one (oneDNN's reorder of it is part of what is timed).
+// are not bound yet (and garbage with denormals would distort the times). A product's time does
+// not depend on the values, so they are a constant: random ones would draw from torch's global
+// generator and change the user's random stream. A constant weight is the real one (oneDNN's
+// reorder of it is part of what is timed).
 struct ProductScratch {
   at::Tensor x1, x2, bias, y;
   ProductScratch(const at::Tensor& x1_, const at::Tensor& x2_, bool x2_constant, const at::Tensor& bias_,
                  const at::Tensor& y_)
-      : x1(at::randn_like(x1_)),
-        x2(x2_constant ? x2_ : at::randn_like(x2_)),
-        bias(bias_.defined() ? at::randn_like(bias_) : at::Tensor()),
+      : x1(at::full_like(x1_, 0.5)),
+        x2(x2_constant ? x2_ : at::full_like(x2_, 0.5)),
+        bias(bias_.defined() ? at::full_like(bias_, 0.5) : at::Tensor()),
         y(at::empty_like(y_)) {}
 };
 
