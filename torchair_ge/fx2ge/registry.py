@@ -10,7 +10,7 @@ import torch
 
 _CONVERTERS = {}   # op -> converter
 _UNPRODUCED = {}   # op -> indices of outputs the converter leaves as NotProduced
-_INPUT_METAS = set()  # ops whose converter takes meta_inputs
+_INPUT_METAS = {}  # op -> whether its converter takes meta_inputs
 
 
 def register_fx_node_ge_converter(aten_op, *, unproduced_outputs=(), input_metas=False):
@@ -27,7 +27,7 @@ def register_fx_node_ge_converter(aten_op, *, unproduced_outputs=(), input_metas
     def register(fn):
         _CONVERTERS[aten_op] = fn
         _UNPRODUCED[aten_op] = frozenset(unproduced_outputs)
-        (_INPUT_METAS.add if input_metas else _INPUT_METAS.discard)(aten_op)
+        _INPUT_METAS[aten_op] = input_metas
         return fn
 
     return register
@@ -46,8 +46,7 @@ def lookup_converter(target):
 
 
 def wants_input_metas(target):
-    return target in _INPUT_METAS or (isinstance(target, torch._ops.OpOverload)
-                                      and target not in _CONVERTERS and target.overloadpacket in _INPUT_METAS)
+    return bool(_lookup(_INPUT_METAS, target))
 
 
 def unproduced_outputs(target):

@@ -4,6 +4,15 @@
 
 namespace ge {
 
+bool AttentionLeadingDimsCompatible(const Shape& q, const Shape& k, const Shape& v) {
+  if (k.size() != q.size() || v.size() != q.size()) return false;
+  for (size_t i = 0; i + 2 < q.size(); ++i) {
+    const bool heads = q.size() == 4 && i == 1;
+    if (k[i] != v[i] || (heads ? k[i] <= 0 || q[i] % k[i] != 0 : q[i] != k[i])) return false;
+  }
+  return true;
+}
+
 Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

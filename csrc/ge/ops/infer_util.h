@@ -7,6 +7,9 @@ namespace ge {
 
 // Numpy-style broadcast of two shapes; -1 dims stay unknown unless the other side fixes them.
 Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+// Attention's leading dims (all but the last two): equal, except that rank-4 key/value may have
+// fewer heads (dim 1) than the query when they divide it (grouped-query attention).
+bool AttentionLeadingDimsCompatible(const Shape& q, const Shape& k, const Shape& v);
 // Maps a possibly negative axis into [0, rank); fails when out of range.
 Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
 // Output length of a sliding window (conv/pool) along one dim, floor or ceil, torch's rule.

@@ -146,21 +146,27 @@ Expected<std::unique_ptr<Kernel>> CreateReduce(KernelArgs& a) {
   });
 }
 
-// The offsets are data (how many tokens each expert got), read at every run.
+// The offsets are data (how many tokens each expert got), read in place at every run (int32 or
+// int64, the IR's index types); each expert's weight view is made once, at load.
 Expected<std::unique_ptr<Kernel>> CreateGroupedMatMul(KernelArgs& a) {
-  return MakeKernel(a.task, [x = a.inputs[0], w = a.inputs[1], offsets = a.inputs[2], y = a.outputs[0]]() mutable {
-    const at::Tensor ends = offsets.to(at::kLong).contiguous();
-    const int64_t* end = ends.data_ptr<int64_t>();
+  const at::Tensor& offsets = a.inputs[2];
+  if (offsets.dim() != 1 || !offsets.is_contiguous())
+    return InvalidArgument("{} '{}': offsets must be a dense 1-D tensor", a.task.type, a.task.name);
+  std::vector<at::Tensor> weights;
+  for (int64_t g = 0; g < a.inputs[1].size(0); ++g) weights.push_back(a.inputs[1][g]);
+  const bool int32 = offsets.scalar_type() == at::kInt;
+  return MakeKernel(a.task, [x = a.inputs[0], weights, offsets, int32, y = a.outputs[0]]() mutable {
     const int64_t rows = x.size(0);
     int64_t start = 0;
-    for (int64_t g = 0; g < ends.numel(); ++g) {
-      TORCH_CHECK(end[g] >= start && end[g] <= rows, "group offsets must be non-decreasing and at most ", rows,
-                  "; offset ", g, " is ", end[g]);
-      if (end[g] > start) {
-        at::Tensor out = y.narrow(0, start, end[g] - start);
-        at::mm_out(out, x.narrow(0, start, end[g] - start), w[g]);
+    for (size_t g = 0; g < weights.size(); ++g) {
+      const int64_t end = int32 ? offsets.const_data_ptr<int32_t>()[g] : offsets.const_data_ptr<int64_t>()[g];
+      TORCH_CHECK(end >= start && end <= rows, "group offsets must be non-decreasing and at most ", rows, "; offset ",
+                  g, " is ", end);
+      if (end > start) {
+        at::Tensor out = y.narrow(0, start, end - start);
+        at::mm_out(out, x.narrow(0, start, end - start), weights[g]);
       }
-      start = end[g];
+      start = end;
     }
     if (start < rows) y.narrow(0, start, rows - start).zero_();
   });

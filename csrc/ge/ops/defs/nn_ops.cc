@@ -145,14 +145,10 @@ Status InferFusedAttention(InferContext& ctx) {
     return ctx.Error("query, key and value must have the same rank, 3 or 4, got {}, {}, {}", ShapeToString(q),
                      ShapeToString(k), ShapeToString(v));
   const size_t r = q.size();
-  for (size_t i = 0; i + 2 < r; ++i) {
-    const bool heads = r == 4 && i == 1;  // grouped-query attention: key/value heads divide the query's
-    if (k[i] != v[i] || (heads ? k[i] <= 0 || q[i] % k[i] != 0 : q[i] != k[i]))
-      return ctx.Error(
-          "leading dims differ: query {}, key {}, value {} (rank 4: key/value heads must divide the "
-          "query's)",
-          ShapeToString(q), ShapeToString(k), ShapeToString(v));
-  }
+  if (!AttentionLeadingDimsCompatible(q, k, v))
+    return ctx.Error(
+        "leading dims differ: query {}, key {}, value {} (rank 4: key/value heads must divide the query's)",
+        ShapeToString(q), ShapeToString(k), ShapeToString(v));
   if (k[r - 1] != q[r - 1] || v[r - 2] != k[r - 2] || v[r - 1] != q[r - 1])
     return ctx.Error("key and value must be [..., S, {}] like the query's head size; got key {}, value {}", q[r - 1],
                      ShapeToString(k), ShapeToString(v));

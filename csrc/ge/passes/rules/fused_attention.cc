@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ge/passes/rewrite_rules.h"
+#include "ge/ops/infer_util.h"
 #include "ge/ops/rewrite_utils.h"
 #include "ge/ops/op_names.h"
 
@@ -55,16 +56,6 @@ Value UnrepeatedHeads(Value v) {
   const bool repeat = gs == Shape{xs[0], xs[1], 1, xs[2], xs[3]} && ss == Shape{xs[0], xs[1], groups, xs[2], xs[3]} &&
                       vs == Shape{xs[0], xs[1] * groups, xs[2], xs[3]};
   return repeat ? x : v;
-}
-
-// Leading dims equal, except that rank-4 key/value may have fewer heads (dim 1) than the
-// query when they divide it (grouped-query attention).
-bool HeadsCompatible(const Shape& q, const Shape& k, const Shape& v) {
-  for (size_t i = 0; i + 2 < q.size(); ++i) {
-    const bool heads = q.size() == 4 && i == 1;
-    if (k[i] != v[i] || (heads ? k[i] <= 0 || q[i] % k[i] != 0 : q[i] != k[i])) return false;
-  }
-  return true;
 }
 
 std::optional<AttentionMatch> Match(const Node& root) {
@@ -115,7 +106,7 @@ std::optional<AttentionMatch> Match(const Node& root) {
   const Shape &q = ShapeOf(m.q), &k = ShapeOf(m.k), &v = ShapeOf(m.v);
   if (q.size() < 3 || q.size() > 4 || k.size() != q.size() || v.size() != q.size() || v.back() != q.back())
     return std::nullopt;
-  if (!HeadsCompatible(q, k, v)) return std::nullopt;
+  if (!AttentionLeadingDimsCompatible(q, k, v)) return std::nullopt;
   return m;
 }
 
