@@ -75,6 +75,9 @@ def markdown(results):
     if results.get("limits"):
         from bench import limits
         lines += limits.markdown(results["limits"])
+    if results.get("codegen"):
+        from bench import codegen
+        lines += codegen.markdown(results["codegen"])
     if results.get("dynamic"):
         from bench import dynamic
         lines += dynamic.markdown(results["dynamic"])

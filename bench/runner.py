@@ -95,6 +95,10 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
     if any(m["name"] in limits.BANDWIDTH_MODELS + limits.COMPUTE_MODELS for m in results["models"]):
         log("limits: bandwidth and GEMM peak ...")
         results["limits"] = limits.run(results["models"], entries, quick, log)
+    if any(m["name"] == "tiny_chain" for m in results["models"]):
+        from bench import codegen
+        log("generated kernels: vector vs blocks ...")
+        results["codegen"] = codegen.run(quick, log)
     if overhead:
         from bench.overhead import host_overhead
         log("host overhead per task ...")

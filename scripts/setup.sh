@@ -3,7 +3,8 @@
 set -euo pipefail
 PY=${PY:-python3}
 
-deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache)
+deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev)
+# libxsimd-dev: the SIMD library generated vector kernels include (compiled at run time)
 missing=()
 for p in "${deb_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -80,7 +80,8 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
     CompiledGraphSummary summary;
   };
 
-  Result Run(const Build& build, const Inputs& in, DataType dtype, bool fuse, bool run_time_sizes = false) {
+  Result Run(const Build& build, const Inputs& in, DataType dtype, bool fuse, bool run_time_sizes = false,
+             const char* codegen = "vector") {
     es::GraphBuilder b("case");
     std::vector<es::EsTensor> graph_inputs;
     for (size_t i = 0; i < in.shapes.size(); ++i) {
@@ -98,7 +99,8 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
       inputs.emplace_back(d->output_desc(0), storage.back().data(), nullptr);
     }
     Session s(Options{{option::kAutofuse, fuse ? "true" : "false"},
-                      {option::kKernelRunTimeSizes, run_time_sizes ? "true" : "false"}});
+                      {option::kKernelRunTimeSizes, run_time_sizes ? "true" : "false"},
+                      {option::kKernelCodegen, codegen}});
     EXPECT_TRUE(s.AddGraph(1, std::move(graph).value()).ok());
     Status st = s.CompileGraph(1);
     EXPECT_TRUE(st.ok()) << st.ToString();
@@ -111,12 +113,13 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
     return r;
   }
 
-  // Fused (kernels with literal sizes, and with sizes read at run time) vs unfused: same
-  // numbers within the dtype's tolerance, fewer kernels.
+  // Fused (vector kernels with literal sizes and with sizes read at run time, block kernels) vs
+  // unfused: same numbers within the dtype's tolerance, fewer kernels.
   void Check(const std::string& name, const Build& build, const Inputs& in, int max_fused_kernels = 1) {
     const Result plain = Run(build, in, GetParam(), false);
     CheckFused(name, Run(build, in, GetParam(), true), plain, max_fused_kernels);
     CheckFused(name + " (run-time sizes)", Run(build, in, GetParam(), true, true), plain, max_fused_kernels);
+    CheckFused(name + " (blocks)", Run(build, in, GetParam(), true, false, "blocks"), plain, max_fused_kernels);
   }
 
   void CheckFused(const std::string& name, const Result& fused, const Result& plain, int max_fused_kernels) {

@@ -132,6 +132,26 @@ def test_a_failing_or_hanging_compiler_falls_back_to_library_kernels(tmp_path, m
     assert "running library kernels instead" in capfd.readouterr().err
 
 
+def test_without_xsimd_the_kernels_are_written_as_blocks(tmp_path, monkeypatch, capfd):
+    # A compiler on a machine without libxsimd-dev: every unit that includes xsimd fails as
+    # the prelude's #error makes it fail there.
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CXX", _fake_compiler(tmp_path / "fake-c++", (
+        'for a; do last="$a"; done\n'
+        'if grep -q "xsimd/xsimd.hpp" "$last"; then\n'
+        '  echo "$last:3:2: error: #error \\"torchair_ge vector kernels need the xsimd headers\\""; exit 1\n'
+        'fi\nexec g++ "$@"')))
+    model, inputs = _block()
+    with torch.no_grad():
+        expected = model(*inputs)
+    out, (report,) = _compile(model, inputs)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert report["autofuse"]["kernels"] >= 1 and not report["autofuse"]["fallback"]
+    source = open(report["autofuse"]["source"]).read()
+    assert "GeV" not in source and "ge_fused_0" in source  # block kernels ran
+    assert "xsimd headers not found" in capfd.readouterr().err
+
+
 def test_the_cache_keeps_only_the_most_recently_used_entries(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TORCHAIR_GE_CACHE_MAX_ENTRIES", "2")

@@ -11,7 +11,8 @@ def test_defaults_and_engine_options():
     assert config.ge_config.enable_single_stream is False
     optimizer = {"ge.oo.level": "O3", "ge.oo.constantFolding": "true", "ge.oo.deadCodeElimination": "true",
                  "ge.topoSortingMode": "MemoryAware", "ge.exec.disableReuseMemory": "0",
-                 "ge.staticKernelCompile": "true", "ge.autofuse": "true", "ge.kernelFastMath": "false"}
+                 "ge.staticKernelCompile": "true", "ge.autofuse": "true", "ge.kernelFastMath": "false",
+                 "ge.kernelCodegen": "vector"}
     assert config.ge_options() == optimizer
     config.debug.graph_dump.type = "txt"
     config.debug.graph_dump.path = "/tmp/x"

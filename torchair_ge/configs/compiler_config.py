@@ -101,6 +101,10 @@ class ExperimentalConfig(OptionGroup):
                            "turns it off too, as in GE", env="TORCHAIR_GE_AUTOFUSE")
     kernel_fast_math = Bool(False, "compile generated kernels with -ffast-math (faster, numerics may differ)",
                             env="TORCHAIR_GE_KERNEL_FAST_MATH")
+    kernel_codegen = Choice("vector", ("vector", "blocks"),
+                            "generated kernels: 'vector' carries one xsimd vector at a time through every op of a "
+                            "fused chain, in registers; 'blocks' runs blocks of elements op by op (needs no xsimd)",
+                            env="TORCHAIR_GE_KERNEL_CODEGEN")
     # TorchAir's names, same meaning.
     keep_inference_input_mutations = Bool(True, "inference graphs write mutated inputs (KV caches, buffers) "
                                           "themselves, in place; off: AOT autograd returns the new values and "
@@ -162,6 +166,7 @@ class CompilerConfig(OptionGroup):
         options["ge.staticKernelCompile"] = str(experimental.static_kernel_compile).lower()
         options["ge.autofuse"] = str(experimental.enable_autofuse).lower()
         options["ge.kernelFastMath"] = str(experimental.kernel_fast_math).lower()
+        options["ge.kernelCodegen"] = experimental.kernel_codegen
         switches = [ge.optimization_switch] if ge.optimization_switch else []
         if not experimental.remove_noop_ops:
             switches.append("NoOpElimination:off")

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "ge/autofuse/cpp_codegen.h"
@@ -249,6 +250,19 @@ Expected<Node*> ReplaceGroup(Graph& graph, const LoweredGroup& lowered, const Fu
   return fused;
 }
 
+// Vector kernels need xsimd's headers; without them (a machine set up by hand) the graph gets
+// block kernels and the process one warning naming the package.
+bool MissingVectorLibrary(const Status& failed) {
+  if (failed.message().find("need the xsimd headers") == std::string::npos) return false;
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    GE_LOGW(
+        "xsimd headers not found (Debian/Ubuntu: apt install libxsimd-dev): generated kernels use blocks, "
+        "which are slower on long elementwise chains");
+  });
+  return true;
+}
+
 }  // namespace
 
 Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
@@ -263,6 +277,8 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   GE_ASSIGN_OR_RETURN(out.compiler.fast_math, BoolOption(options, option::kKernelFastMath));
   GE_ASSIGN_OR_RETURN(bool run_time_sizes, BoolOption(options, option::kKernelRunTimeSizes));
   out.sizes = run_time_sizes ? SizeMode::kRunTime : SizeMode::kLiteral;
+  GE_ASSIGN_OR_RETURN(std::string codegen, OptionValue(options, option::kKernelCodegen));
+  out.style = codegen == "blocks" ? KernelStyle::kBlocks : KernelStyle::kVector;
   return out;
 }
 
@@ -288,8 +304,12 @@ Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& option
   std::vector<KernelIR> kernels;
   for (const LoweredGroup& l : lowered) kernels.push_back(l.ir);
   KernelBuildInfo build;
-  GeneratedKernels generated = GenerateCpp(kernels, options.sizes);
-  auto library = BuildKernelLibrary(generated.source, options.compiler, &build);
+  GeneratedKernels generated = GenerateCpp(kernels, options.sizes, options.style);
+  auto library = BuildKernelLibrary(generated.prelude, generated.body, options.compiler, &build);
+  if (!library.ok() && options.style == KernelStyle::kVector && MissingVectorLibrary(library.status())) {
+    generated = GenerateCpp(kernels, options.sizes, KernelStyle::kBlocks);
+    library = BuildKernelLibrary(generated.prelude, generated.body, options.compiler, &build);
+  }
   stats->source = build.source;
   if (!library.ok()) {
     stats->fallback = library.status().message();

@@ -21,7 +21,8 @@ struct AutofuseOptions {
   bool enabled = true;  // ge.autofuse, and AUTOFUSE_FLAGS="--enable_autofuse=false" as in GE
   GroupingOptions grouping;
   KernelCompilerOptions compiler;
-  SizeMode sizes = SizeMode::kLiteral;  // ge.kernelRunTimeSizes: kRunTime
+  SizeMode sizes = SizeMode::kLiteral;       // ge.kernelRunTimeSizes: kRunTime
+  KernelStyle style = KernelStyle::kVector;  // ge.kernelCodegen
   static Expected<AutofuseOptions> FromOptions(const Options& options);
 };
 

@@ -6,13 +6,19 @@
 #include <set>
 
 #include "ge/autofuse/cpp_scalar.h"
+#include "ge/autofuse/cpp_vector.h"
 #include "ge/runtime/fused_kernel_abi.h"
 
 namespace ge::autofuse {
 namespace {
 
-// Elements per work item when a kernel's single row is cut into chunks.
-constexpr int64_t kChunk = 8192;
+// Elements per work item when a kernel's single row is cut into chunks (a multiple of every
+// unrolled vector step).
+constexpr int64_t kChunk = 1024;
+// The cost model's price of a task: work (VCost units x elements) below which waking another
+// pool thread costs more than it saves (~5 us: a VCost unit is roughly 1/16 of a cycle per
+// element in vector code, and waking a thread and joining it costs a few thousand cycles).
+constexpr int64_t kMinTaskWork = int64_t{1} << 18;
 
 // How an input is read along a row.
 enum class Access { kContiguous, kBroadcast, kGeneral };
@@ -24,8 +30,11 @@ struct InputPlan {
 
 class KernelWriter {
  public:
-  KernelWriter(const KernelIR& k, SizeMode mode)
-      : k_(k), rank_(static_cast<int>(k.shape.size())), run_time_sizes_(mode == SizeMode::kRunTime) {
+  KernelWriter(const KernelIR& k, SizeMode mode, KernelStyle style)
+      : k_(k),
+        rank_(static_cast<int>(k.shape.size())),
+        run_time_sizes_(mode == SizeMode::kRunTime),
+        vector_(style == KernelStyle::kVector && Vectorizable(k)) {
     for (const KBuffer& in : k.inputs) plans_.push_back(Plan(in));
     // Without reductions a single row (all axes inner) is cut into chunks so that it runs in parallel.
     bool reduces = false;
@@ -105,20 +114,29 @@ class KernelWriter {
         "extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const int64_t* sizes, "
         "const GeKernelRuntime* runtime) {{\n  const int64_t* S = sizes;\n  (void)S;\n",
         k_.name);
-    // Below ~32K element-ops per thread, waking another thread costs more than it saves.
-    const int64_t work = 32768;
+    // Items per task from the cost model: enough that a task's work pays for waking its thread.
+    const int64_t cost = ElementCost();
     if (chunked_) {
       out_ += fmt::format("  const int64_t items = ({} + {}) / {}, grain = {};\n", row, kChunk - 1, kChunk,
-                          std::max<int64_t>(1, work / kChunk));
+                          std::max<int64_t>(1, kMinTaskWork / (kChunk * cost)));
     } else {
       out_ += fmt::format("  const int64_t row = {}, items = {};\n", row, Size("rows", k_.rows()));
-      out_ += fmt::format("  const int64_t grain = row < 1 ? {0} : ({0} / row < 1 ? 1 : {0} / row);\n", work);
+      out_ += fmt::format("  const int64_t work = (row < 1 ? 1 : row) * {};\n", cost);
+      out_ += fmt::format("  const int64_t grain = work >= {0} ? 1 : ({0} + work - 1) / work;\n", kMinTaskWork);
     }
     out_ += "  const GeKernelCall call{buffers, sizes};\n";
     const std::string body =
         cached_body ? fmt::format("({} <= {} ? &{}_body_cached : &{}_body)", row, kCachedRow, k_.name, k_.name)
                     : fmt::format("&{}_body", k_.name);
     out_ += fmt::format("  runtime->parallel_for(items, grain, {}, const_cast<GeKernelCall*>(&call));\n}}\n\n", body);
+  }
+
+  // The work of one element of a row: every element-level op's VCost, and one for the stores.
+  int64_t ElementCost() const {
+    int64_t cost = static_cast<int64_t>(k_.stores.size());
+    for (const KOp& op : k_.ops)
+      if (!op.row) cost += VCost(op);
+    return std::max<int64_t>(cost, 1) * (vector_ ? 1 : 2);  // block loops store and reload every op
   }
 
   // A size (extent, stride, offset) named by what it is (`key`, from the kernel's structure
@@ -353,7 +371,9 @@ class KernelWriter {
         stack.pop_back();
         const KOp& op = k_.ops[static_cast<size_t>(id)];
         if (op.row || !seen.insert(id).second) continue;
-        if (computed_before.count(id) && op.kind != OpKind::kLoad && budget >= cache_row) {
+        // (vector kernels keep float values only: a mask has no vector store to a row cache)
+        const bool cacheable = op.kind != OpKind::kLoad && (!vector_ || op.type == ScalarType::kFloat);
+        if (computed_before.count(id) && cacheable && budget >= cache_row) {
           if (cached_.insert(id).second) {
             budget -= cache_row;
             out_ += fmt::format("    {} c{}[{}];\n", CType(op.type), id, cache_row);
@@ -487,14 +507,17 @@ class KernelWriter {
   // A reduction over the row: blocks op by op, then 16 independent lanes per block (the
   // compiler vectorizes without reassociating: no fast-math), the lanes folded, the tail.
   void WriteReduction(int id) {
+    if (vector_) return WriteVectorReduction(id);
     const KOp& op = k_.ops[static_cast<size_t>(id)];
     const int operand = op.args[0];
     const bool row_operand = k_.ops[static_cast<size_t>(operand)].row;
     const std::vector<int> body = ElementClosure({operand});
     const std::string acc = fmt::format("acc{}", id);
     out_ += fmt::format("    float {};\n", Name(id));
+    const bool sum = op.fn == KFn::kSum;
     out_ += fmt::format("    {{\n      float {}[16];\n      for (int l = 0; l < 16; ++l) {}[l] = {};\n", acc, acc,
                         ReduceInit(op.fn));
+    if (sum) out_ += "      GeBlockSum cascade;\n";
     out_ += "      int64_t i = lo;\n";
     for (const int b : BlockSizes()) {
       out_ += fmt::format("      for (; i + {0} <= hi; i += {0}) {{\n", b);
@@ -502,9 +525,12 @@ class KernelWriter {
       const std::string value = row_operand ? Name(operand) : slots.at(operand);
       out_ += fmt::format(
           "        for (int jj = 0; jj < {}; jj += 16)\n          for (int l = 0; l < 16; ++l) {{\n"
-          "            const int j = jj + l;\n            {}[l] = {};\n          }}\n      }}\n",
+          "            const int j = jj + l;\n            {}[l] = {};\n          }}\n",
           b, acc, Combine(op.fn, acc + "[l]", value));
+      if (sum) out_ += fmt::format("        cascade.add({});\n", acc);
+      out_ += "      }\n";
     }
+    if (sum) out_ += fmt::format("      cascade.total({});\n", acc);
     out_ += fmt::format("      float red = {};\n", FoldLanes(op.fn, acc));
     out_ += "      for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "        ");
@@ -520,6 +546,7 @@ class KernelWriter {
       if (IsElementOutput(s.output)) roots.push_back(s.op);
     if (roots.empty()) return;
     const std::vector<int> body = ElementClosure(roots);
+    if (vector_) return WriteVectorElementLoop(body, roots);
     out_ += "    int64_t i = lo;\n";
     for (const int b : BlockSizes()) {
       out_ += fmt::format("    for (; i + {0} <= hi; i += {0}) {{\n", b);
@@ -542,9 +569,161 @@ class KernelWriter {
     out_ += "    }\n";
   }
 
+  // The vector variable of each element op in each unrolled copy.
+  struct VectorNames {
+    std::map<int, std::vector<std::string>> names;
+    const std::string& Of(int id, size_t u) const { return names.at(id)[u]; }
+  };
+
+  // The element stores of one vector step: every element output, at `index` (a row-level
+  // value is stored in every lane).
+  void WriteVectorStores(const std::vector<std::string>& lanes, const VectorNames& names, const std::string& indent) {
+    for (const KStore& s : k_.stores) {
+      if (!IsElementOutput(s.output)) continue;
+      const KOp& op = k_.ops[static_cast<size_t>(s.op)];
+      const DataType dtype = k_.outputs[static_cast<size_t>(s.output)].desc.dtype;
+      for (size_t u = 0; u < lanes.size(); ++u) {
+        const std::string v = op.row ? VBroadcast(op.type, Name(s.op)) : names.Of(s.op, u);
+        out_ += indent + VStore(dtype, fmt::format("out{} + obase + {}", s.output, lanes[u]), v) + "\n";
+      }
+    }
+  }
+
+  // The element loop of a vector kernel: `unroll` vectors per step, then single vectors, then
+  // the scalar tail.
+  void WriteVectorElementLoop(const std::vector<int>& body, const std::vector<int>& roots) {
+    const int unroll = Unroll(body, roots);
+    out_ += "    int64_t i = lo;\n";
+    for (int u : unroll > 1 ? std::vector<int>{unroll, 1} : std::vector<int>{1}) {
+      out_ += fmt::format("    for (; i + {0} * kGeW <= hi; i += {0} * kGeW) {{\n", u);
+      const std::vector<std::string> lanes = Lanes(u);
+      const VectorNames names = EmitVectors(body, lanes, "      ");
+      WriteVectorStores(lanes, names, "      ");
+      out_ += "    }\n";
+    }
+    out_ += "    for (; i < hi; ++i) {\n";
+    EmitElements(body, "i", "      ");
+    for (const KStore& s : k_.stores)
+      if (IsElementOutput(s.output))
+        out_ += fmt::format("      out{}[obase + i] = {};\n", s.output,
+                            StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
+    out_ += "    }\n";
+  }
+
+  // A reduction of a vector kernel: sums in a cascade (GeSum), max/min in one accumulator per
+  // unrolled vector; the lanes folded pairwise; the scalar tail.
+  void WriteVectorReduction(int id) {
+    const KOp& op = k_.ops[static_cast<size_t>(id)];
+    const int operand = op.args[0];
+    const bool row_operand = k_.ops[static_cast<size_t>(operand)].row;
+    const std::vector<int> body = ElementClosure({operand});
+    const int unroll = Unroll(body, {operand});
+    const bool sum = op.fn == KFn::kSum;
+    out_ += fmt::format("    float {};\n    {{\n", Name(id));
+    if (sum) out_ += "      GeSum acc;\n";
+    for (int u = 0; !sum && u < unroll; ++u) out_ += fmt::format("      GeV acc{} = GeV({});\n", u, ReduceInit(op.fn));
+    out_ += "      int64_t i = lo;\n";
+    for (int u : unroll > 1 ? std::vector<int>{unroll, 1} : std::vector<int>{1}) {
+      out_ += fmt::format("      for (; i + {0} * kGeW <= hi; i += {0} * kGeW) {{\n", u);
+      const std::vector<std::string> lanes = Lanes(u);
+      const VectorNames names = EmitVectors(body, lanes, "        ");
+      for (int l = 0; l < u; ++l) {
+        const std::string acc = sum ? fmt::format("acc.a{}", l % 4) : fmt::format("acc{}", l);
+        const std::string v = row_operand ? VBroadcast(ScalarType::kFloat, Name(operand)) : names.Of(operand, l);
+        out_ += fmt::format("        {} = {};\n", acc, VCombine(op.fn, acc, v));
+      }
+      if (sum) out_ += "        acc.step();\n";
+      out_ += "      }\n";
+    }
+    std::string total = sum ? "acc.total()" : "acc0";
+    for (int u = 1; !sum && u < unroll; ++u) total = VCombine(op.fn, total, fmt::format("acc{}", u));
+    out_ += fmt::format("      float red = {};\n", VFold(op.fn, total));
+    out_ += "      for (; i < hi; ++i) {\n";
+    EmitElements(body, "i", "        ");
+    out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", Name(operand)));
+    out_ += fmt::format("      {} = red;\n    }}\n", Name(id));
+    MarkCached(body);
+    emitted_row_.insert(id);
+  }
+
+  // The element index of each unrolled vector of a step at `i`.
+  static std::vector<std::string> Lanes(int unroll) {
+    std::vector<std::string> lanes;
+    for (int u = 0; u < unroll; ++u) lanes.push_back(u == 0 ? "i" : fmt::format("(i + {} * kGeW)", u));
+    return lanes;
+  }
+
+  // How many vectors a step carries through the chain: enough independent chains to hide the
+  // ops' latency (3-4 cycles each, 2 issued per cycle), few enough that the live values of all
+  // of them fit AVX2's 16 vector registers (AVX-512 has 32).
+  int Unroll(const std::vector<int>& body, const std::vector<int>& roots) const {
+    std::map<int, size_t> last_use;
+    for (size_t k = 0; k < body.size(); ++k)
+      for (int a : k_.ops[static_cast<size_t>(body[k])].args) last_use[a] = k;
+    for (int r : roots) last_use[r] = body.size();
+    size_t live = 0, peak = 1;
+    for (size_t k = 0; k < body.size(); ++k) {
+      ++live;
+      for (const auto& [id, last] : last_use)
+        if (last == k && !k_.ops[static_cast<size_t>(id)].row) live -= live > 0 ? 1 : 0;
+      peak = std::max(peak, live);
+    }
+    int unroll = 8;
+    while (unroll > 1 && static_cast<size_t>(unroll) * peak > 16) unroll /= 2;
+    return unroll;
+  }
+
+  // One step's vectors: every element op of `ops` once per unrolled copy, copy by copy within
+  // each op so that the copies' independent chains interleave.
+  VectorNames EmitVectors(const std::vector<int>& ops, const std::vector<std::string>& lanes,
+                          const std::string& indent) {
+    VectorNames names;
+    for (int id : ops) {
+      const KOp& op = k_.ops[static_cast<size_t>(id)];
+      for (size_t u = 0; u < lanes.size(); ++u) {
+        const std::string name = fmt::format("w{}_{}", id, u);
+        names.names[id].push_back(name);
+        const std::string value = cached_ready_.count(id) ? fmt::format("GeV::load_unaligned(c{} + {})", id, lanes[u])
+                                                          : VectorExpr(op, lanes[u], names, u);
+        out_ += fmt::format("{}const {} {} = {};\n", indent, VType(op.type), name, value);
+        if (cached_.count(id) && !cached_ready_.count(id))
+          out_ += fmt::format("{}{}.store_unaligned(c{} + {});\n", indent, name, id, lanes[u]);
+      }
+    }
+    return names;
+  }
+
+  // An element op as a vector of the elements from `index` on; operands are this copy's vectors,
+  // or row-level scalars broadcast.
+  std::string VectorExpr(const KOp& op, const std::string& index, const VectorNames& names, size_t u) const {
+    auto a = [&](size_t n) {
+      const int id = op.args[n];
+      const KOp& arg = k_.ops[static_cast<size_t>(id)];
+      return arg.row ? VBroadcast(arg.type, Name(id)) : names.Of(id, u);
+    };
+    switch (op.kind) {
+      case OpKind::kLoad: {
+        const size_t b = static_cast<size_t>(op.buffer);
+        const DataType dtype = k_.inputs[b].desc.dtype;
+        if (plans_[b].access == Access::kContiguous)
+          return VLoad(dtype, fmt::format("in{} + {}", b, InnerIndex(b, index)));
+        return VGather(dtype, LoadExpr(dtype, fmt::format("in{}", b), InnerIndex(b, fmt::format("({} + l)", index))));
+      }
+      case OpKind::kConst: return VBroadcast(op.type, Expr(op, index));
+      case OpKind::kUnary: return VUnary(op.fn, a(0));
+      case OpKind::kBinary: return VBinary(op.fn, a(0), a(1));
+      case OpKind::kSelect: return VSelect(op.type, a(0), a(1), a(2));
+      case OpKind::kCast: return VCast(k_.ops[static_cast<size_t>(op.args[0])].type, op.type, a(0));
+      case OpKind::kReduce:
+      case OpKind::kConcat: break;  // reductions are row-level; Vectorizable excludes element concats
+    }
+    return "?";
+  }
+
   const KernelIR& k_;
   int rank_;
   bool run_time_sizes_;
+  bool vector_;
   mutable std::vector<int64_t> sizes_;                // run-time sizes: the values S holds
   mutable std::map<std::string, size_t> size_index_;  // which entry of S each named size is
   std::vector<InputPlan> plans_;
@@ -556,16 +735,18 @@ class KernelWriter {
 
 }  // namespace
 
-GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode) {
+GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode, KernelStyle style) {
   GeneratedKernels out;
-  out.source = "// Generated by torchair_ge auto-fusion: one function per fused group.\n";
-  out.source += kScalarPrelude;
-  out.source += kFusedKernelAbiSource;
+  out.prelude = "// Generated by torchair_ge auto-fusion: one function per fused group.\n";
+  out.prelude += kScalarPrelude;
+  if (style == KernelStyle::kVector) out.prelude += kVectorPrelude;
+  out.prelude += kFusedKernelAbiSource;
   // What a kernel's body gets from its entry through parallel_for.
-  out.source += "\nstruct GeKernelCall { void* const* buffers; const int64_t* sizes; };\n\n";
+  out.prelude += "\nstruct GeKernelCall { void* const* buffers; const int64_t* sizes; };\n";
+  out.body = "\n";
   for (const KernelIR& k : kernels) {
-    KernelWriter writer(k, mode);
-    out.source += writer.Write();
+    KernelWriter writer(k, mode, style);
+    out.body += writer.Write();
     out.sizes.push_back(writer.sizes());
   }
   return out;

@@ -15,11 +15,22 @@ namespace ge::autofuse {
 
 enum class SizeMode : uint8_t { kLiteral, kRunTime };
 
+// kVector: element loops and reductions run one xsimd vector (per unrolled copy) through every
+// op of the chain, in registers (cpp_vector.h); kernels with element-level int64 values or
+// concats keep block loops. kBlocks: every kernel runs blocks of elements op by op over
+// stack arrays, which the compiler vectorizes op by op (no library needed).
+enum class KernelStyle : uint8_t { kVector, kBlocks };
+
 struct GeneratedKernels {
-  std::string source;
+  // The headers and helpers every kernel uses (the same text for every graph of a style, so the
+  // compiler can keep it precompiled), then the kernels.
+  std::string prelude;
+  std::string body;
   std::vector<std::vector<int64_t>> sizes;  // per kernel: its `sizes` argument (empty for literal sizes)
+  std::string source() const { return prelude + body; }
 };
 
-GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode = SizeMode::kLiteral);
+GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode = SizeMode::kLiteral,
+                             KernelStyle style = KernelStyle::kVector);
 
 }  // namespace ge::autofuse

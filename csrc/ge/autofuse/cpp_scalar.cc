@@ -82,6 +82,23 @@ inline float ge_erf(float x) {
   const float y = 1.f - r * ge_exp(-ax * ax);
   return x < 0.f ? -y : y;
 }
+// A float sum of block kernels in a cascade over 16 lanes: each block's lane sums go into a
+// level that takes 16 blocks, that one into a level that takes 16 of those, and so on, so
+// every partial sum adds values of similar size (accuracy comparable to ATen's cascade sum).
+struct GeBlockSum {
+  float l1[16] = {}, l2[16] = {}, l3[16] = {};
+  int64_t n = 0;
+  inline void add(float* acc) {
+    for (int l = 0; l < 16; ++l) { l1[l] += acc[l]; acc[l] = 0.f; }
+    if ((++n & 15) != 0) return;
+    for (int l = 0; l < 16; ++l) { l2[l] += l1[l]; l1[l] = 0.f; }
+    if ((n & 255) != 0) return;
+    for (int l = 0; l < 16; ++l) { l3[l] += l2[l]; l2[l] = 0.f; }
+  }
+  inline void total(float* acc) const {
+    for (int l = 0; l < 16; ++l) acc[l] = l3[l] + (l2[l] + (l1[l] + acc[l]));
+  }
+};
 inline float ge_gelu_tanh(float x) {
   return 0.5f * x * (1.f + ge_tanh(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
 }

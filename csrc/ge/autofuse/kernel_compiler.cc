@@ -18,6 +18,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ge/base/fingerprint.h"
 #include "ge/base/logging.h"
 #include "ge/base/options.h"
 #include "ge/serialize/file_io.h"
@@ -27,15 +28,7 @@ extern char** environ;
 namespace ge::autofuse {
 namespace {
 
-// 128-bit FNV-1a (two 64-bit lanes with different offsets): stable across runs and builds.
-std::string Hash(std::string_view data) {
-  uint64_t a = 1469598103934665603ull, b = 0x6c62272e07bb0142ull;
-  for (unsigned char c : data) {
-    a = (a ^ c) * 1099511628211ull;
-    b = (b ^ c) * 0x100000001b3ull + 0x9e3779b97f4a7c15ull;
-  }
-  return fmt::format("{:016x}{:016x}", a, b);
-}
+std::string Hash(std::string_view data) { return Fingerprint(data); }
 
 bool IsExecutable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 
@@ -147,9 +140,6 @@ Expected<std::string> ReadFile(const std::string& path) {
 
 bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-// -march=native code is only valid on a CPU like this one: the model name and feature flags of
-// the first processor go into the cache key, so a cache shared between machines (a network
-// home directory) never hands one machine another's instructions.
 // Keeps at most `max_entries` kernel libraries: the least recently used entries (by the .so's
 // modification time, refreshed on every hit) go first, never `keep`. Best effort: a file another
 // process removes first is fine.
@@ -170,18 +160,10 @@ void PruneCache(const std::string& dir, int max_entries, const std::string& keep
   }
 }
 
-const std::string& CpuIdentity() {
-  static const std::string identity = [] {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line, model, flags;
-    while (std::getline(in, line) && (model.empty() || flags.empty())) {
-      if (model.empty() && line.rfind("model name", 0) == 0) model = line;
-      if (flags.empty() && line.rfind("flags", 0) == 0) flags = line;
-    }
-    return model + "\n" + flags;
-  }();
-  return identity;
-}
+// -march=native code is only valid on a CPU like this one: the model name and feature flags of
+// the first processor go into the cache key, so a cache shared between machines (a network
+// home directory) never hands one machine another's instructions.
+const std::string& CpuIdentity() { return HostCpuIdentity(); }
 
 // A checked entry: the library's checksum matches its .sum and it loads.
 Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const std::string& library, const std::string& sum_path) {
@@ -189,6 +171,52 @@ Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const std::string& libr
   GE_ASSIGN_OR_RETURN(std::string sum, ReadFile(sum_path));
   if (Hash(bytes) != sum) return Internal("checksum mismatch");
   return KernelLibrary::Load(library);
+}
+
+// GCC reads a precompiled header in a fraction of the time it parses one (xsimd's headers
+// take longer to parse than a graph's kernels take to compile); clang's are another format.
+bool Precompiles(const std::string& version) { return version.find("clang") == std::string::npos; }
+
+// The prelude compiled once per text, flags, compiler and CPU into a precompiled header in the
+// cache; returns the header to include (its .gch beside it). An error leaves the caller to
+// compile the prelude as plain text.
+Expected<std::string> PrecompiledPrelude(const std::string& dir, const std::string& compiler,
+                                         const std::string& version, std::vector<std::string> flags,
+                                         const std::string& prelude, int timeout_seconds) {
+  const std::string key =
+      Hash(fmt::format("{}\n{}\n{}\n{}\n{}", prelude, fmt::join(flags, " "), compiler, version, CpuIdentity()));
+  const std::string header = fmt::format("{}/prelude-{}.h", dir, key), pch = header + ".gch";
+  if (Exists(pch)) return header;
+  GE_RETURN_IF_ERROR(WriteFileAtomic(header, prelude));
+  flags.erase(std::remove(flags.begin(), flags.end(), "-shared"), flags.end());
+  const std::string tmp =
+      fmt::format("{}.{}.{}", pch, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  std::vector<std::string> argv = {compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-x", "c++-header", "-o", tmp, header});
+  GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, tmp + ".log", timeout_seconds));
+  if (r.timed_out || r.exit_code != 0 || ::rename(tmp.c_str(), pch.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return Internal("precompiling {} failed: {}", header, r.output.substr(0, 2000));
+  }
+  return header;
+}
+
+// The translation unit the compiler reads: the prelude's precompiled header and the body, or
+// when that is unavailable the whole source (also what the cache keeps for reading).
+Expected<std::string> CompiledUnit(const std::string& dir, const std::string& compiler, const std::string& version,
+                                   const std::vector<std::string>& flags, const std::string& prelude,
+                                   const std::string& body, const KernelCompilerOptions& options,
+                                   const std::string& tmp, const std::string& full_source) {
+  if (!prelude.empty() && Precompiles(version)) {
+    auto header = PrecompiledPrelude(dir, compiler, version, flags, prelude, options.timeout_seconds);
+    if (header.ok()) {
+      GE_RETURN_IF_ERROR(WriteFileAtomic(tmp + ".cc", fmt::format("#include \"{}\"\n{}", *header, body)));
+      return tmp + ".cc";
+    }
+    GE_LOGW("{}; compiling the kernels without it", header.status().message());
+  }
+  return full_source;
 }
 
 }  // namespace
@@ -218,9 +246,10 @@ std::string KernelCacheDir(const KernelCompilerOptions& options) {
   return options.cache_dir.empty() ? DefaultKernelCacheDir() : options.cache_dir;
 }
 
-Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,
+Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude, const std::string& body,
                                                                   const KernelCompilerOptions& options,
                                                                   KernelBuildInfo* info) {
+  const std::string source = prelude + body;
   const std::string dir = KernelCacheDir(options) + "/kernels";
   GE_RETURN_IF_ERROR(MakePrivateDir(dir));
   GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
@@ -248,11 +277,14 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
   const std::string tmp =
       fmt::format("{}.{}.{}", stem, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
   GE_RETURN_IF_ERROR(WriteFileAtomic(info->source, source));
+  const auto start = std::chrono::steady_clock::now();
+  GE_ASSIGN_OR_RETURN(std::string unit,
+                      CompiledUnit(dir, compiler, version, flags, prelude, body, options, tmp, info->source));
   std::vector<std::string> argv = {compiler};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-o", tmp + ".so", info->source});
-  const auto start = std::chrono::steady_clock::now();
+  argv.insert(argv.end(), {"-o", tmp + ".so", unit});
   GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, tmp + ".log", options.timeout_seconds));
+  if (unit != info->source) ::unlink(unit.c_str());
   info->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (r.timed_out) {
     ::unlink((tmp + ".so").c_str());

@@ -34,7 +34,9 @@ std::vector<std::string> CompileFlags(const KernelCompilerOptions& options);
 // Where the cache lives for these options (created with mode 0700 on first use).
 std::string KernelCacheDir(const KernelCompilerOptions& options);
 
-Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& source,
+// The translation unit is `prelude` + `body`; the prelude (the same text for many graphs) is
+// precompiled once into the cache where the compiler supports it.
+Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude, const std::string& body,
                                                                   const KernelCompilerOptions& options,
                                                                   KernelBuildInfo* info);
 

@@ -36,6 +36,7 @@ inline constexpr const char* kKernelCacheDir = "ge.kernelCacheDir";
 inline constexpr const char* kKernelCacheMaxEntries = "ge.kernelCacheMaxEntries";
 inline constexpr const char* kKernelCompileTimeout = "ge.kernelCompileTimeout";
 inline constexpr const char* kKernelFastMath = "ge.kernelFastMath";
+inline constexpr const char* kKernelCodegen = "ge.kernelCodegen";
 // Set by the frontend for the instances of a graph with symbolic sizes: generated kernels read
 // their sizes at run time, so every instance shares one kernel library.
 inline constexpr const char* kKernelRunTimeSizes = "ge.kernelRunTimeSizes";
