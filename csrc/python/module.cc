@@ -38,12 +38,14 @@ PYBIND11_MODULE(_C, m) {
           for (size_t i = 0; i < c.names.size(); ++i) times[pybind11::str(c.names[i])] = c.best_us[i];
           out.append(pybind11::dict(pybind11::arg("key") = c.key, pybind11::arg("best_us") = times,
                                     pybind11::arg("winner") = c.names[static_cast<size_t>(c.winner)],
-                                    pybind11::arg("measure_us") = c.measure_us));
+                                    pybind11::arg("measure_us") = c.measure_us,
+                                    pybind11::arg("from_disk") = c.from_disk));
         }
         return out;
       },
       "The CPU kernels chosen by measurement in this process (matrix products: MKL or oneDNN), in order: "
-      "the shape key, each candidate's best time in us, the winner, and what deciding cost.");
+      "the shape key, each candidate's best time in us, the winner, what deciding cost, and whether an "
+      "earlier process on this kind of CPU had decided it (from_disk: nothing timed).");
   m.def("log_level", [] {
     static const char* kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR", "OFF", "EVENT"};
     return std::string(kNames[static_cast<int>(ge::CurrentLogLevel())]);

@@ -1,8 +1,13 @@
-// Kernels chosen by measurement: the faster candidate wins, a key is timed once per process, a
-// candidate that throws never wins, and every decision is recorded.
+// Kernels chosen by measurement: the faster candidate wins, a key is timed once per process and
+// then stored for later processes on this kind of CPU, a candidate that throws never wins, and
+// every decision is recorded.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -10,6 +15,32 @@
 
 namespace ge::cpu {
 namespace {
+
+// Each test decides in a cache of its own (the store is read again after a Forget).
+class KernelChoiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("ge_kernel_choice_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    const char* old = std::getenv("TORCHAIR_GE_CACHE_DIR");
+    if (old != nullptr) saved_ = old;
+    had_ = old != nullptr;
+    ::setenv("TORCHAIR_GE_CACHE_DIR", dir_.c_str(), 1);
+    ForgetKernelChoicesForTesting();
+  }
+  void TearDown() override {
+    if (had_)
+      ::setenv("TORCHAIR_GE_CACHE_DIR", saved_.c_str(), 1);
+    else
+      ::unsetenv("TORCHAIR_GE_CACHE_DIR");
+    ForgetKernelChoicesForTesting();
+    std::filesystem::remove_all(dir_);
+  }
+  std::filesystem::path dir_;
+  std::string saved_;
+  bool had_ = false;
+};
 
 void Sleep(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
 
@@ -19,14 +50,14 @@ const KernelChoice* Find(const std::vector<KernelChoice>& choices, const std::st
   return nullptr;
 }
 
-TEST(KernelChoiceTest, TheFasterCandidateWinsAndIsRemembered) {
+TEST_F(KernelChoiceTest, TheFasterCandidateWinsAndIsRemembered) {
   int built = 0;
   auto candidates = [&built]() {
     ++built;
     return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}};
   };
-  EXPECT_EQ(ChooseByMeasurement("test slow-vs-fast", candidates), 1);
-  EXPECT_EQ(ChooseByMeasurement("test slow-vs-fast", candidates), 1);
+  EXPECT_EQ(ChooseByMeasurement("test slow-vs-fast", {"slow", "fast"}, candidates), 1);
+  EXPECT_EQ(ChooseByMeasurement("test slow-vs-fast", {"slow", "fast"}, candidates), 1);
   EXPECT_EQ(built, 1);  // the second call looked the winner up
   const auto choices = KernelChoices();
   const KernelChoice* c = Find(choices, "test slow-vs-fast");
@@ -37,19 +68,68 @@ TEST(KernelChoiceTest, TheFasterCandidateWinsAndIsRemembered) {
   EXPECT_GT(c->measure_us, 3 * 2000.0);  // at least three timed rounds of the slow one
 }
 
-TEST(KernelChoiceTest, ACandidateThatThrowsNeverWins) {
+TEST_F(KernelChoiceTest, ACandidateThatThrowsNeverWins) {
   auto candidates = [] {
     return std::vector<KernelCandidate>{{"throws", [] { throw std::runtime_error("rejects these operands"); }},
                                         {"works", [] { Sleep(100); }}};
   };
-  EXPECT_EQ(ChooseByMeasurement("test throwing", candidates), 1);
+  EXPECT_EQ(ChooseByMeasurement("test throwing", {"throws", "works"}, candidates), 1);
 }
 
-TEST(KernelChoiceTest, ASingleCandidateIsNotTimedOrRecorded) {
+TEST_F(KernelChoiceTest, ASingleCandidateIsNotTimedOrRecorded) {
   auto one = [] { return std::vector<KernelCandidate>{{"only", [] { Sleep(100); }}}; };
-  EXPECT_EQ(ChooseByMeasurement("test single", one), 0);
+  EXPECT_EQ(ChooseByMeasurement("test single", {"only"}, one), 0);
   const auto choices = KernelChoices();
   EXPECT_EQ(Find(choices, "test single"), nullptr);
+}
+
+TEST_F(KernelChoiceTest, ALaterProcessStartsWithTheStoredWinner) {
+  auto candidates = [] { return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}}; };
+  EXPECT_EQ(ChooseByMeasurement("test stored", {"slow", "fast"}, candidates), 1);
+  ForgetKernelChoicesForTesting();  // as a new process: only the file remembers
+  int built = 0;
+  auto never = [&built] {
+    ++built;
+    return std::vector<KernelCandidate>{{"slow", [] {}}, {"fast", [] {}}};
+  };
+  EXPECT_EQ(ChooseByMeasurement("test stored", {"slow", "fast"}, never), 1);
+  EXPECT_EQ(built, 0);  // not timed again
+  const auto choices = KernelChoices();
+  EXPECT_TRUE(choices.back().key == "test stored" && choices.back().from_disk);
+  // A stored winner that is not a candidate of the key (an older build's names) is timed again.
+  EXPECT_EQ(ChooseByMeasurement("test renamed", {"a", "b"},
+                                [] {
+                                  return std::vector<KernelCandidate>{{"a", [] { Sleep(2000); }}, {"b", [] {}}};
+                                }),
+            1);
+  ForgetKernelChoicesForTesting();
+  EXPECT_EQ(ChooseByMeasurement("test renamed", {"c", "d"},
+                                [&built] {
+                                  ++built;
+                                  return std::vector<KernelCandidate>{{"c", [] {}}, {"d", [] { Sleep(2000); }}};
+                                }),
+            0);
+  EXPECT_EQ(built, 1);
+}
+
+TEST_F(KernelChoiceTest, TornOrEditedLinesInTheStoreAreSkipped) {
+  std::vector<std::filesystem::path> files;
+  ChooseByMeasurement("test torn", {"slow", "fast"}, [] {
+    return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}};
+  });
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir_))
+    if (f.path().extension() == ".tsv") files.push_back(f.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::ofstream(files[0], std::ios::trunc) << "test torn\n\tfast\ntest torn\tfast\textra\ngarbage without tabs\n";
+  ForgetKernelChoicesForTesting();
+  int built = 0;
+  EXPECT_EQ(ChooseByMeasurement("test torn", {"slow", "fast"},
+                                [&built] {
+                                  ++built;
+                                  return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}};
+                                }),
+            1);
+  EXPECT_EQ(built, 1);  // nothing usable was stored: timed
 }
 
 }  // namespace

@@ -2,6 +2,11 @@
 for the shape on this CPU (csrc/devices/cpu/kernels/kernel_choice.h). Each path, forced with
 TORCHAIR_GE_CPU_MATMUL, must give eager's numbers for every weight layout, with and without bias,
 with the weight as a graph input or a frozen constant; the measured choice is reported."""
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 
@@ -69,7 +74,8 @@ def test_weight_updated_between_runs_is_read_again(product_kernel):
         torch.testing.assert_close(compiled(x), model(x))
 
 
-def test_the_measured_choice_is_reported():
+def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))  # no decision stored by an earlier run
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(256, 768), torch.nn.ReLU(), torch.nn.Linear(768, 256)).eval()
     backend = torchair_ge.get_npu_backend(compiler_config=frozen_config(True))
@@ -84,6 +90,28 @@ def test_the_measured_choice_is_reported():
         assert set(choice["best_us"]) == {"mkl", "onednn"} and choice["winner"] in choice["best_us"]
         assert choice["best_us"][choice["winner"]] == min(choice["best_us"].values())
         assert choice["measure_us"] > 0
+
+
+_CHOOSE_IN_A_NEW_PROCESS = """
+import json, torch, torchair_ge
+model = torch.nn.Linear(320, 640).eval()
+backend = torchair_ge.get_npu_backend()
+with torch.no_grad():
+    x = torch.randn(24, 320)
+    torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x))
+print(json.dumps(backend.compiler.reports[0]["kernel_choices"]))
+"""
+
+
+def test_a_later_process_starts_with_the_stored_choice(tmp_path):
+    env = {**os.environ, "TORCHAIR_GE_CACHE_DIR": str(tmp_path)}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", _CHOOSE_IN_A_NEW_PROCESS], env=env, check=True,
+                                      capture_output=True, text=True).stdout.splitlines()[-1]) for _ in range(2)]
+    (first,), (second,) = runs
+    assert "24x320x640" in first["key"] and not first["from_disk"] and first["measure_us"] > 0
+    assert second["key"] == first["key"] and second["from_disk"] and second["measure_us"] == 0
+    assert second["winner"] == first["winner"]  # the decision, not a new race
+    assert list(tmp_path.glob("kernel_choices/*.tsv"))
 
 
 def test_a_bad_setting_is_a_clear_error(monkeypatch):

@@ -1,11 +1,21 @@
 #include "devices/cpu/kernels/kernel_choice.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <sstream>
+
+#include "ge/base/fingerprint.h"
+#include "ge/base/logging.h"
+#include "ge/base/options.h"
 
 namespace ge::cpu {
 namespace {
@@ -20,7 +30,50 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, int> winners;
   std::vector<KernelChoice> choices;
+  std::string store_path;                     // the file `stored` was read from
+  std::map<std::string, std::string> stored;  // key -> winner's name, from earlier processes
 };
+
+// Where decisions are stored: one file per kind of CPU in the kernel cache (the same
+// directory generated kernels use: ge.kernelCacheDir's environment variable or the default).
+std::string StorePath() {
+  std::string dir;
+  if (auto options = WithEnvironment({}); options.ok())
+    if (auto value = OptionValue(*options, option::kKernelCacheDir); value.ok()) dir = *value;
+  if (dir.empty()) dir = DefaultKernelCacheDir();
+  return fmt::format("{}/kernel_choices/{}.tsv", dir, Fingerprint(HostCpuIdentity()));
+}
+
+// Lines of `key<TAB>winner`; the file is the user's own (mode 0600 in a 0700 directory), but a
+// torn or edited line is skipped, never trusted: a stored winner counts only if it names a
+// candidate of the key.
+std::map<std::string, std::string> ReadStore(const std::string& path) {
+  std::map<std::string, std::string> stored;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos || tab == 0 || line.find('\t', tab + 1) != std::string::npos) continue;
+    stored[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  return stored;
+}
+
+// Appends one decision (one write of one short line with O_APPEND: processes appending at the
+// same time do not interleave within it). Best effort: a cache that cannot be written only
+// means the next process times again.
+void Store(const std::string& path, const std::string& key, const std::string& winner) {
+  if (key.find_first_of("\t\n") != std::string::npos || winner.find_first_of("\t\n") != std::string::npos) return;
+  const std::string dir = path.substr(0, path.rfind('/'));
+  ::mkdir(dir.substr(0, dir.rfind('/')).c_str(), 0700);
+  ::mkdir(dir.c_str(), 0700);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  const std::string line = key + "\t" + winner + "\n";
+  if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+    GE_LOGW("could not store a kernel choice in {}", path);
+  ::close(fd);
+}
 
 Registry& TheRegistry() {
   static Registry* registry = new Registry();  // never destroyed: kernels may load at exit
@@ -61,17 +114,42 @@ KernelChoice Measure(const std::string& key, const std::vector<KernelCandidate>&
 
 }  // namespace
 
-int ChooseByMeasurement(const std::string& key, const std::function<std::vector<KernelCandidate>()>& make_candidates) {
+int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& names,
+                        const std::function<std::vector<KernelCandidate>()>& make_candidates) {
   Registry& registry = TheRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   auto it = registry.winners.find(key);
   if (it != registry.winners.end()) return it->second;
+  // The cache directory in effect now (a process may point TORCHAIR_GE_CACHE_DIR elsewhere).
+  if (std::string path = StorePath(); path != registry.store_path) {
+    registry.stored = ReadStore(path);
+    registry.store_path = std::move(path);
+  }
+  if (auto stored = registry.stored.find(key); stored != registry.stored.end()) {
+    auto at = std::find(names.begin(), names.end(), stored->second);
+    if (at != names.end()) {
+      KernelChoice choice{key, names, std::vector<double>(names.size(), 0), static_cast<int>(at - names.begin()),
+                          0,   true};
+      registry.winners.emplace(key, choice.winner);
+      registry.choices.push_back(std::move(choice));
+      return registry.choices.back().winner;
+    }
+  }
   const std::vector<KernelCandidate> candidates = make_candidates();
   if (candidates.size() < 2) return 0;  // nothing to choose: not recorded, asked again next time
   KernelChoice choice = Measure(key, candidates);
   registry.winners.emplace(key, choice.winner);
+  Store(registry.store_path, key, choice.names[static_cast<size_t>(choice.winner)]);
   registry.choices.push_back(std::move(choice));
   return registry.choices.back().winner;
+}
+
+void ForgetKernelChoicesForTesting() {
+  Registry& registry = TheRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.winners.clear();
+  registry.stored.clear();
+  registry.store_path.clear();
 }
 
 std::vector<KernelChoice> KernelChoices() {

@@ -3,7 +3,10 @@
 // faster depends on the CPU: oneDNN's AVX-512 kernels were 2-2.5x faster on an AMD EPYC where
 // MKL takes its AVX2 path, and not on an Intel Xeon where MKL has its own AVX-512 path. So no
 // size threshold decides: the first time a process meets a shape key, every candidate is timed
-// on scratch inputs of that shape, interleaved, and the fastest is kept for the key.
+// on scratch inputs of that shape, interleaved, and the fastest is kept for the key -- in the
+// process and on disk, in the kernel cache ($TORCHAIR_GE_CACHE_DIR/kernel_choices/<cpu>.tsv,
+// one file per CPU model and feature set), so later processes on this kind of machine start
+// with the decision instead of timing again.
 #pragma once
 
 #include <functional>
@@ -25,12 +28,19 @@ struct KernelChoice {
   std::vector<double> best_us;
   int winner = 0;
   double measure_us = 0;
+  bool from_disk = false;  // decided by an earlier process on this kind of CPU (best_us unknown: 0)
 };
 
-// The index of the fastest candidate for `key`: the first time a process meets the key,
-// `make_candidates` builds them (scratch inputs and all) and they are timed; later the winner
-// is looked up. Thread-safe; timings never overlap. A single candidate is not timed.
-int ChooseByMeasurement(const std::string& key, const std::function<std::vector<KernelCandidate>()>& make_candidates);
+// The index of the fastest candidate for `key`: the first time a process meets the key, the
+// winner an earlier process stored for it, if it is one of `names`; else `make_candidates`
+// builds them (scratch inputs and all, named `names` in that order) and they are timed, and
+// the winner is stored. Thread-safe; timings never overlap. A single candidate is not timed.
+int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& names,
+                        const std::function<std::vector<KernelCandidate>()>& make_candidates);
+
+// Tests: forget this process's decisions (the stored ones are read again on the next call).
+// (The store is also read again whenever the cache directory in effect changes.)
+void ForgetKernelChoicesForTesting();
 
 // Every choice made in this process, in order.
 std::vector<KernelChoice> KernelChoices();

@@ -1,4 +1,5 @@
 // Matrix products and reductions.
+#include <ATen/Parallel.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/bmm.h>
 #include <ATen/ops/empty_like.h>
@@ -38,10 +39,12 @@ std::function<void()> AtenProduct(at::Tensor x1, at::Tensor x2, at::Tensor bias,
 // Names the shapes and options that decide which product kernel is faster.
 std::string ProductKey(const KernelArgs& a, const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
                        const CpuEpilogue* activation) {
-  return fmt::format("{} {} {}x{}x{}{}{}{}{}", a.task.type, c10::toString(x1.scalar_type()), x1.size(0), x1.size(1),
-                     x2.size(1), x2.stride(0) == 1 && x2.size(0) > 1 ? " x2^T" : "", bias.defined() ? " +bias" : "",
+  // (the threads too: the candidates' times depend on how many share a product)
+  return fmt::format("{} {} {}x{}x{}{}{}{}{} threads={}", a.task.type, c10::toString(x1.scalar_type()), x1.size(0),
+                     x1.size(1), x2.size(1), x2.stride(0) == 1 && x2.size(0) > 1 ? " x2^T" : "",
+                     bias.defined() ? " +bias" : "",
                      activation ? fmt::format(" {}", EpilogueActivationName(activation->activation)) : "",
-                     a.InputIsConstant(1) ? " const-weight" : "");
+                     a.InputIsConstant(1) ? " const-weight" : "", at::get_num_threads());
 }
 
 // Scratch operands of the task's shapes for timing candidates: at load the arena's buffers
@@ -94,7 +97,8 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
       c10::InferenceMode inference;
       c10::impl::ExcludeDispatchKeyGuard no_python(
           c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
-      if (setting == "onednn" || ChooseByMeasurement(ProductKey(a, x1, x2, bias, activation), candidates) == 1)
+      if (setting == "onednn" ||
+          ChooseByMeasurement(ProductKey(a, x1, x2, bias, activation), {"mkl", "onednn"}, candidates) == 1)
         return MakeKernel(a.task, std::move(*onednn));
     }
   }
