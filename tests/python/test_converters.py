@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import check_against_eager
+from conftest import check_against_eager, compile_with_ge
 
 FLOATS = [torch.float32, torch.float16, torch.bfloat16]
 
@@ -260,6 +260,32 @@ def test_embedding_and_arange():
     check_against_eager(lambda w, i: torch.nn.functional.embedding(i.int(), w) * 2, weight, ids)
     check_against_eager(lambda x: x + torch.arange(6), rand(4, 6))
     check_against_eager(lambda x: x + torch.arange(2, 14, 2, dtype=torch.float32), rand(4, 6))
+
+
+@pytest.mark.parametrize("width", [1, 3, 4, 8, 16, 32, 100])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64], ids=str)
+def test_row_gathers_of_every_width(width, dtype):
+    """Embedding lookups copy whole table rows (fixed-size copies for common widths): every
+    width and element size, int64 and int32 ids, a strided column of ids (recsys models index
+    one sparse feature per column), a 3-D table and enough rows to run on several threads."""
+    table = rand(50, width, dtype=dtype)
+    ids = torch.randint(0, 50, (64, 4))
+    check_against_eager(lambda w, i: torch.nn.functional.embedding(i[:, 1], w), table, ids)
+    check_against_eager(lambda w, i: torch.nn.functional.embedding(i.int(), w), table, ids)
+    check_against_eager(lambda w, i: torch.index_select(w, 0, i.flatten()), rand(50, 2, width, dtype=dtype), ids)
+    many = torch.randint(0, 50, (20000,))
+    check_against_eager(lambda w, i: torch.nn.functional.embedding(i, w), table, many)
+
+
+def test_a_gather_index_outside_the_table_is_a_clear_error():
+    compiled = compile_with_ge(lambda w, i: torch.nn.functional.embedding(i, w) + 1)
+    table = rand(10, 4)
+    with torch.no_grad():
+        compiled(table, torch.tensor([0, 9]))
+        for bad in (10, -1):
+            with pytest.raises(Exception, match=rf"GatherV2 '.*': index {bad} \(position 1\) is out of range for a "
+                                                r"table of 10 rows"):
+                compiled(table, torch.tensor([0, bad]))
     check_against_eager(lambda x: x * torch.arange(0.5, 3.5, 0.5), rand(4, 6))
 
 
