@@ -55,6 +55,39 @@ TEST_F(PassTest, TransposeMatMulFoldLeavesLayoutTransposes) {
   EXPECT_EQ(Count(*g, "Transpose"), 2);
 }
 
+TEST_F(PassTest, ConcatFlattenMergesAConcatOfConcats) {
+  // torch.cat([torch.cat([a, b], 1), c, torch.cat([d, e], -1)], 1): one concat of five parts.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto a = b.CreateInput(0, DataType::kFloat, {4, 2});
+        auto bb = b.CreateInput(1, DataType::kFloat, {4, 3});
+        auto c = b.CreateInput(2, DataType::kFloat, {4, 1});
+        auto inner = es::ConcatV2({a, bb}, b.CreateScalar(1, DataType::kInt64), 2);
+        auto last = es::ConcatV2({c, a}, b.CreateScalar(-1, DataType::kInt64), 2);
+        b.SetOutputs({es::ConcatV2({inner, c, last}, b.CreateScalar(1, DataType::kInt64), 3)});
+      },
+      CreateConcatFlattenPass(), true);
+  ASSERT_EQ(Count(*g, "ConcatV2"), 1);
+  for (Node* n : g->nodes())
+    if (n->type() == "ConcatV2") {
+      EXPECT_EQ(n->num_inputs(), 6);  // five parts and the axis
+      EXPECT_EQ(n->GetAttrOr<int64_t>("N", 0), 5);
+    }
+}
+
+TEST_F(PassTest, ConcatFlattenKeepsConcatsReadElsewhereOrAlongAnotherAxis) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto a = b.CreateInput(0, DataType::kFloat, {4, 2});
+        auto shared = es::ConcatV2({a, a}, b.CreateScalar(1, DataType::kInt64), 2);  // also an output
+        auto rows = es::ConcatV2({a, a}, b.CreateScalar(0, DataType::kInt64), 2);    // [8, 2]: another axis
+        b.SetOutputs({es::ConcatV2({shared, a}, b.CreateScalar(1, DataType::kInt64), 2), shared,
+                      es::ConcatV2({rows, rows}, b.CreateScalar(1, DataType::kInt64), 2)});
+      },
+      CreateConcatFlattenPass(), false);
+  EXPECT_EQ(Count(*g, "ConcatV2"), 4);
+}
+
 TEST_F(PassTest, MatMulBiasFoldMovesTheBiasIntoTheProduct) {
   auto g = RunPass(
       [](es::GraphBuilder& b) {

@@ -13,6 +13,7 @@ std::unique_ptr<GraphPass> CreateCommonSubexpressionEliminationPass();
 std::unique_ptr<GraphPass> CreateNoOpEliminationPass();
 std::unique_ptr<GraphPass> CreateConstantFoldingPass();
 std::unique_ptr<GraphPass> CreateTransposeMatMulFoldPass();
+std::unique_ptr<GraphPass> CreateConcatFlattenPass();
 std::unique_ptr<GraphPass> CreateMatMulBiasFoldPass();
 std::unique_ptr<GraphPass> CreateBatchNormFoldPass();
 std::unique_ptr<GraphPass> CreatePatternRewritePass();

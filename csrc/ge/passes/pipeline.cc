@@ -20,6 +20,7 @@ const std::vector<PassStage>& OptimizerStages() {
       {"optimize_stage1",
        {
            {"TransposeMatMulFold", CreateTransposeMatMulFoldPass, OptLevel::kO3},
+           {"ConcatFlatten", CreateConcatFlattenPass, OptLevel::kO3},
            {"MatMulBiasFold", CreateMatMulBiasFoldPass, OptLevel::kO3},
            {"BatchNormFold", CreateBatchNormFoldPass, OptLevel::kO3},
            // Declarative rules (rewrite_rules.h): built-in FusedAttention and user rules.
