@@ -1,7 +1,8 @@
-"""MatMulV2 on the CPU device: oneDNN's inner product or at::mm (MKL), whichever measured faster
-for the shape on this CPU (csrc/devices/cpu/kernels/kernel_choice.h). Each path, forced with
-TORCHAIR_GE_CPU_MATMUL, must give eager's numbers for every weight layout, with and without bias,
-with the weight as a graph input or a frozen constant; the measured choice is reported."""
+"""MatMulV2 on the CPU device: oneDNN's inner product, at::mm (MKL) or, for a few rows,
+weight-row streaming, whichever measured fastest for the shape on this CPU
+(csrc/devices/cpu/kernels/kernel_choice.h). Each path, forced with TORCHAIR_GE_CPU_MATMUL, must
+give eager's numbers for every weight layout, with and without bias, with the weight as a graph
+input or a frozen constant; the measured choice is reported."""
 import json
 import os
 import subprocess
@@ -15,7 +16,8 @@ from conftest import check_against_eager
 
 # (rows, in, out): tiny, mid-sized, bert- and llama-sized projections, odd sizes, a decode step
 # (one row, a large weight).
-SHAPES = [(8, 32, 16), (128, 128, 256), (64, 512, 1408), (37, 300, 1001), (1, 512, 1536)]
+SHAPES = [(8, 32, 16), (128, 128, 256), (64, 512, 1408), (37, 300, 1001), (1, 512, 1536), (3, 300, 1001),
+          (4, 129, 7)]
 
 
 def frozen_config(frozen):
@@ -24,7 +26,7 @@ def frozen_config(frozen):
     return config
 
 
-@pytest.fixture(params=["mkl", "onednn", "measure"])
+@pytest.fixture(params=["mkl", "onednn", "gemv", "measure"])
 def product_kernel(request, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", request.param)
     return request.param
@@ -92,6 +94,21 @@ def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
         assert choice["measure_us"] > 0
 
 
+@pytest.mark.parametrize("rows", [1, 4])
+def test_decode_products_race_weight_row_streaming(rows, tmp_path, monkeypatch):
+    """A few rows (a decode step) against an nn.Linear weight: weight-row streaming (gemv) is one
+    of the timed candidates, with the bias and the activation of a FusedMatMul."""
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(333, 1029), torch.nn.GELU(approximate="tanh")).eval()
+    backend = torchair_ge.get_npu_backend()
+    x = torch.randn(rows, 333)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x))
+    (choice,) = [c for c in backend.compiler.reports[0]["kernel_choices"] if f"{rows}x333x1029" in c["key"]]
+    assert set(choice["best_us"]) == {"mkl", "onednn", "gemv"}, choice
+
+
 _CHOOSE_IN_A_NEW_PROCESS = """
 import json, torch, torchair_ge
 model = torch.nn.Linear(320, 640).eval()
@@ -117,7 +134,7 @@ def test_a_later_process_starts_with_the_stored_choice(tmp_path):
 def test_a_bad_setting_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", "fastest")
     compiled = torch.compile(torch.nn.Linear(64, 64).eval(), backend=torchair_ge.get_npu_backend(), dynamic=False)
-    with pytest.raises(Exception, match="TORCHAIR_GE_CPU_MATMUL='fastest': expected measure, mkl or onednn"):
+    with pytest.raises(Exception, match="TORCHAIR_GE_CPU_MATMUL='fastest': expected measure, mkl, onednn or gemv"):
         with torch.no_grad():
             compiled(torch.randn(4, 64))
 

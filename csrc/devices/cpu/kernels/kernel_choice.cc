@@ -13,6 +13,9 @@
 #include <mutex>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "ge/base/fingerprint.h"
 #include "ge/base/logging.h"
 #include "ge/base/options.h"
@@ -125,7 +128,10 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
     registry.stored = ReadStore(path);
     registry.store_path = std::move(path);
   }
-  if (auto stored = registry.stored.find(key); stored != registry.stored.end()) {
+  // Stored under the key and the candidates' names: a build with another set of candidates
+  // (a new kernel) times the key again instead of trusting a race the new one did not run in.
+  const std::string stored_key = fmt::format("{} [{}]", key, fmt::join(names, ","));
+  if (auto stored = registry.stored.find(stored_key); stored != registry.stored.end()) {
     auto at = std::find(names.begin(), names.end(), stored->second);
     if (at != names.end()) {
       KernelChoice choice{key, names, std::vector<double>(names.size(), 0), static_cast<int>(at - names.begin()),
@@ -139,7 +145,7 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
   if (candidates.size() < 2) return 0;  // nothing to choose: not recorded, asked again next time
   KernelChoice choice = Measure(key, candidates);
   registry.winners.emplace(key, choice.winner);
-  Store(registry.store_path, key, choice.names[static_cast<size_t>(choice.winner)]);
+  Store(registry.store_path, stored_key, choice.names[static_cast<size_t>(choice.winner)]);
   registry.choices.push_back(std::move(choice));
   return registry.choices.back().winner;
 }

@@ -16,6 +16,7 @@
 
 #include "devices/cpu/kernel_registry.h"
 #include "devices/cpu/kernels/epilogue_activations.h"
+#include "devices/cpu/kernels/gemv.h"
 #include "devices/cpu/kernels/kernel_choice.h"
 #include "devices/cpu/kernels/onednn_linear.h"
 
@@ -62,18 +63,49 @@ struct ProductScratch {
         y(at::empty_like(y_)) {}
 };
 
-// TORCHAIR_GE_CPU_MATMUL: "measure" (the default) or a forced "mkl" / "onednn" (to reproduce a
-// result, compare the two, or debug one).
+// TORCHAIR_GE_CPU_MATMUL: "measure" (the default) or a forced "mkl" / "onednn" / "gemv" (to
+// reproduce a result, compare them, or debug one; a forced kernel that does not apply to a
+// product leaves it to MKL).
 Expected<std::string> ProductKernelSetting() {
   const char* value = std::getenv("TORCHAIR_GE_CPU_MATMUL");
   const std::string setting = value != nullptr && *value != '\0' ? value : "measure";
-  if (setting != "measure" && setting != "mkl" && setting != "onednn")
-    return InvalidArgument("TORCHAIR_GE_CPU_MATMUL='{}': expected measure, mkl or onednn", setting);
+  if (setting != "measure" && setting != "mkl" && setting != "onednn" && setting != "gemv")
+    return InvalidArgument("TORCHAIR_GE_CPU_MATMUL='{}': expected measure, mkl, onednn or gemv", setting);
   return setting;
 }
 
-// MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm) or oneDNN's inner product
-// with the activation as a post-op, whichever measured faster for this shape on this CPU.
+// y = act(x1 · x2 + bias) by weight-row streaming (gemv.h), when x1 has a few contiguous float
+// rows and x2 is the transpose of a contiguous [N, K] weight (nn.Linear's).
+std::optional<std::function<void()>> GemvProduct(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
+                                                 const CpuEpilogue* activation, const at::Tensor& y) {
+  const at::Tensor w = x2.t();
+  const bool floats = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
+  if (!floats || x1.dim() != 2 || x1.size(0) > kGemvMaxRows || x1.stride(1) != 1 || !w.is_contiguous() ||
+      y.stride(1) != 1 ||
+      (bias.defined() && (bias.dim() != 1 || !bias.is_contiguous() || bias.scalar_type() != at::kFloat)))
+    return std::nullopt;
+  void (*apply)(at::Tensor&) = activation ? activation->apply_in_place : [](at::Tensor&) {};
+  return [x1, w, bias, apply, y = at::Tensor(y)]() mutable {
+    Gemv(GemvArgs{x1.const_data_ptr<float>(), x1.size(0), x1.stride(0), w.const_data_ptr<float>(), w.size(0), w.size(1),
+                  bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(), y.stride(0)});
+    apply(y);
+  };
+}
+
+// Every kernel that can compute this product, named, on operands `x1`, `x2`, `bias`, `y`.
+std::vector<KernelCandidate> ProductCandidates(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
+                                               bool constant_weight, const CpuEpilogue* activation, const at::Tensor& y,
+                                               bool transposed_x1) {
+  std::vector<KernelCandidate> out{{"mkl", AtenProduct(x1, x2, bias, activation, y)}};
+  if (transposed_x1) return out;
+  if (auto dnn = OneDnnLinear(x1, x2, bias, constant_weight, activation, y)) out.push_back({"onednn", std::move(*dnn)});
+  if (auto gemv = GemvProduct(x1, x2, bias, activation, y)) out.push_back({"gemv", std::move(*gemv)});
+  return out;
+}
+
+// MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm), oneDNN's inner product
+// with the activation as a post-op, or weight-row streaming for a few rows, whichever measured
+// fastest for this shape on this CPU.
 Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
   GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
   GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
@@ -84,25 +116,24 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
   at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
   const bool constant_weight = a.InputIsConstant(1);
   GE_ASSIGN_OR_RETURN(const std::string setting, ProductKernelSetting());
-  if (!t1 && setting != "mkl") {
-    if (auto onednn = OneDnnLinear(x1, x2, bias, constant_weight, activation, a.outputs[0])) {
-      auto candidates = [&]() {
-        ProductScratch s(x1, x2, constant_weight, bias, a.outputs[0]);
-        std::vector<KernelCandidate> timed{{"mkl", AtenProduct(s.x1, s.x2, s.bias, activation, s.y)}};
-        if (auto dnn = OneDnnLinear(s.x1, s.x2, s.bias, constant_weight, activation, s.y))
-          timed.push_back({"onednn", std::move(*dnn)});
-        return timed;
-      };
-      // Timed as the task runs: no autograd, no Python dispatch mode of the compiling frontend.
-      c10::InferenceMode inference;
-      c10::impl::ExcludeDispatchKeyGuard no_python(
-          c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
-      if (setting == "onednn" ||
-          ChooseByMeasurement(ProductKey(a, x1, x2, bias, activation), {"mkl", "onednn"}, candidates) == 1)
-        return MakeKernel(a.task, std::move(*onednn));
-    }
+  std::vector<KernelCandidate> kernels = ProductCandidates(x1, x2, bias, constant_weight, activation, a.outputs[0], t1);
+  std::vector<std::string> names;
+  for (const KernelCandidate& k : kernels) names.push_back(k.name);
+  size_t chosen = 0;
+  if (setting != "measure") {
+    chosen = static_cast<size_t>(std::find(names.begin(), names.end(), setting) - names.begin()) % names.size();
+  } else if (kernels.size() > 1) {
+    auto timed = [&]() {
+      ProductScratch s(x1, x2, constant_weight, bias, a.outputs[0]);
+      return ProductCandidates(s.x1, s.x2, s.bias, constant_weight, activation, s.y, t1);
+    };
+    // Timed as the task runs: no autograd, no Python dispatch mode of the compiling frontend.
+    c10::InferenceMode inference;
+    c10::impl::ExcludeDispatchKeyGuard no_python(
+        c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
+    chosen = static_cast<size_t>(ChooseByMeasurement(ProductKey(a, x1, x2, bias, activation), names, timed));
   }
-  return MakeKernel(a.task, AtenProduct(x1, x2, bias, activation, a.outputs[0]));
+  return MakeKernel(a.task, std::move(kernels[chosen].run));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) { return CreateProduct(a, nullptr); }

@@ -1,0 +1,46 @@
+#include "devices/cpu/kernels/gemv.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+
+namespace ge::cpu {
+namespace gemv_detail {
+void RowsAvx512(const GemvArgs& a, int64_t begin, int64_t end);
+void RowsAvx2(const GemvArgs& a, int64_t begin, int64_t end);
+}  // namespace gemv_detail
+
+namespace {
+
+void RowsPortable(const GemvArgs& a, int64_t begin, int64_t end) {
+  for (int64_t m = 0; m < a.rows; ++m)
+    for (int64_t j = begin; j < end; ++j) {
+      float s = 0.f;
+      for (int64_t i = 0; i < a.k; ++i) s += a.w[j * a.k + i] * a.x[m * a.x_stride + i];
+      a.y[m * a.y_stride + j] = s + (a.bias ? a.bias[j] : 0.f);
+    }
+}
+
+using RowsFn = void (*)(const GemvArgs&, int64_t, int64_t);
+
+RowsFn PickRows() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return gemv_detail::RowsAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return gemv_detail::RowsAvx2;
+  return RowsPortable;
+}
+
+}  // namespace
+
+void GemvRows(const GemvArgs& a, int64_t begin, int64_t end) {
+  static const RowsFn rows = PickRows();
+  rows(a, begin, end);
+}
+
+void Gemv(const GemvArgs& a) {
+  // Chunks of at least 64 KiB of weights: a thread is worth waking for that much streaming.
+  const int64_t grain = std::max<int64_t>(2, (int64_t{1} << 14) / std::max<int64_t>(a.k, 1));
+  at::parallel_for(0, a.n, grain, [&](int64_t begin, int64_t end) { GemvRows(a, begin, end); });
+}
+
+}  // namespace ge::cpu

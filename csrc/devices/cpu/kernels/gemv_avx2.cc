@@ -1,0 +1,9 @@
+// GemvRows for AVX2 with FMA (this file is compiled with -mavx2 -mfma; called only on CPUs that
+// have them).
+#include "devices/cpu/kernels/gemv_impl.h"
+
+namespace ge::cpu::gemv_detail {
+
+void RowsAvx2(const GemvArgs& a, int64_t begin, int64_t end) { Rows<xsimd::fma3<xsimd::avx2>>(a, begin, end); }
+
+}  // namespace ge::cpu::gemv_detail

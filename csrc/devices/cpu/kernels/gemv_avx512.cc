@@ -1,0 +1,9 @@
+// GemvRows for AVX-512 (this file is compiled with -mavx512f and friends; called only on CPUs
+// that have them).
+#include "devices/cpu/kernels/gemv_impl.h"
+
+namespace ge::cpu::gemv_detail {
+
+void RowsAvx512(const GemvArgs& a, int64_t begin, int64_t end) { Rows<xsimd::avx512f>(a, begin, end); }
+
+}  // namespace ge::cpu::gemv_detail
