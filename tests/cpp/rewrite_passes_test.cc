@@ -88,6 +88,76 @@ TEST_F(PassTest, ConcatFlattenKeepsConcatsReadElsewhereOrAlongAnotherAxis) {
   EXPECT_EQ(Count(*g, "ConcatV2"), 4);
 }
 
+TEST_F(PassTest, ReduceOverPackSumsTheWeightedPartsWithoutStacking) {
+  // A mixture of experts' combination: (gate[B, E, 1] * stack(experts, 1)).sum(1), E = 3.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto gate = b.CreateInput(0, DataType::kFloat, {5, 3, 1});
+        std::vector<es::EsTensor> experts;
+        for (int e = 0; e < 3; ++e) experts.push_back(b.CreateInput(1 + e, DataType::kFloat, {5, 4}));
+        auto stacked = es::Pack(experts, 3, 1);
+        b.SetOutputs({es::ReduceSum(es::Mul(gate, stacked), b.CreateVector({1}), false)});
+      },
+      CreateReduceOverPackPass(), true);
+  EXPECT_EQ(Count(*g, "Pack"), 0);
+  EXPECT_EQ(Count(*g, "ReduceSum"), 0);
+  EXPECT_EQ(Count(*g, "Mul"), 3);
+  EXPECT_EQ(Count(*g, "Add"), 2);
+}
+
+TEST_F(PassTest, ReduceOverPackKeepsDimsAndPlainStacks) {
+  // torch.stack(xs, 0).sum(0, keepdim=True), and a weight that is one value per part.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x0 = b.CreateInput(0, DataType::kFloat, {2, 3});
+        auto x1 = b.CreateInput(1, DataType::kFloat, {2, 3});
+        auto w = b.CreateInput(2, DataType::kFloat, {2, 1, 1});
+        b.SetOutputs({es::ReduceSum(es::Pack({x0, x1}, 2, 0), b.CreateVector({0}), true),
+                      es::ReduceSum(es::Mul(es::Pack({x1, x0}, 2, 0), w), b.CreateVector({0}), false)});
+      },
+      CreateReduceOverPackPass(), true);
+  EXPECT_EQ(Count(*g, "Pack"), 0);
+  EXPECT_EQ(Count(*g, "ReduceSum"), 0);
+}
+
+TEST_F(PassTest, ReduceOverPackLeavesOtherAxes) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x0 = b.CreateInput(0, DataType::kFloat, {2, 3});
+        auto x1 = b.CreateInput(1, DataType::kFloat, {2, 3});
+        b.SetOutputs({es::ReduceSum(es::Pack({x0, x1}, 2, 1), b.CreateVector({2}), false)});
+      },
+      CreateReduceOverPackPass(), false);
+  EXPECT_EQ(Count(*g, "ReduceSum"), 1);
+}
+
+TEST_F(PassTest, ReduceOverPackReadsTheStackOfEveryReaderWithoutMakingIt) {
+  // Two tasks combine the same experts with their own gates; the stack is also an output once.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x0 = b.CreateInput(0, DataType::kFloat, {2, 3});
+        auto x1 = b.CreateInput(1, DataType::kFloat, {2, 3});
+        auto g0 = b.CreateInput(2, DataType::kFloat, {2, 2, 1});
+        auto g1 = b.CreateInput(3, DataType::kFloat, {2, 2, 1});
+        auto stacked = es::Pack({x0, x1}, 2, 1);
+        b.SetOutputs({es::ReduceSum(es::Mul(g0, stacked), b.CreateVector({1}), false),
+                      es::ReduceSum(es::Mul(stacked, g1), b.CreateVector({1}), false)});
+      },
+      CreateReduceOverPackPass(), true);
+  EXPECT_EQ(Count(*g, "Pack"), 0);
+  EXPECT_EQ(Count(*g, "ReduceSum"), 0);
+  auto kept = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x0 = b.CreateInput(0, DataType::kFloat, {2, 3});
+        auto x1 = b.CreateInput(1, DataType::kFloat, {2, 3});
+        auto stacked = es::Pack({x0, x1}, 2, 1);
+        b.SetOutputs({es::ReduceSum(stacked, b.CreateVector({1}), false), stacked});
+      },
+      CreateReduceOverPackPass(), true);
+  EXPECT_EQ(Count(*kept, "Pack"), 1);  // an output: made for it, not for the sum
+  EXPECT_EQ(Count(*kept, "ReduceSum"), 0);
+}
+
 TEST_F(PassTest, MatMulBiasFoldMovesTheBiasIntoTheProduct) {
   auto g = RunPass(
       [](es::GraphBuilder& b) {

@@ -14,6 +14,7 @@ std::unique_ptr<GraphPass> CreateNoOpEliminationPass();
 std::unique_ptr<GraphPass> CreateConstantFoldingPass();
 std::unique_ptr<GraphPass> CreateTransposeMatMulFoldPass();
 std::unique_ptr<GraphPass> CreateConcatFlattenPass();
+std::unique_ptr<GraphPass> CreateReduceOverPackPass();
 std::unique_ptr<GraphPass> CreateMatMulBiasFoldPass();
 std::unique_ptr<GraphPass> CreateBatchNormFoldPass();
 std::unique_ptr<GraphPass> CreatePatternRewritePass();

@@ -21,6 +21,7 @@ const std::vector<PassStage>& OptimizerStages() {
        {
            {"TransposeMatMulFold", CreateTransposeMatMulFoldPass, OptLevel::kO3},
            {"ConcatFlatten", CreateConcatFlattenPass, OptLevel::kO3},
+           {"ReduceOverPack", CreateReduceOverPackPass, OptLevel::kO3},
            {"MatMulBiasFold", CreateMatMulBiasFoldPass, OptLevel::kO3},
            {"BatchNormFold", CreateBatchNormFoldPass, OptLevel::kO3},
            // Declarative rules (rewrite_rules.h): built-in FusedAttention and user rules.
