@@ -126,9 +126,14 @@ def test_a_later_process_starts_with_the_stored_choice(tmp_path):
                                       capture_output=True, text=True).stdout.splitlines()[-1]) for _ in range(2)]
     (first,), (second,) = runs
     assert "24x320x640" in first["key"] and not first["from_disk"] and first["measure_us"] > 0
-    assert second["key"] == first["key"] and second["from_disk"] and second["measure_us"] == 0
-    assert second["winner"] == first["winner"]  # the decision, not a new race
-    assert list(tmp_path.glob("kernel_choices/*.tsv"))
+    assert second["key"] == first["key"]
+    times = sorted(first["best_us"].values())
+    if times[0] * 1.1 <= times[1]:  # a clear win is stored and taken as it is
+        assert second["from_disk"] and second["measure_us"] == 0
+        assert second["winner"] == first["winner"]  # the decision, not a new race
+        assert list(tmp_path.glob("kernel_choices/*.tsv"))
+    else:  # a close race (within 10%) is timed again
+        assert not second["from_disk"] and second["measure_us"] > 0
 
 
 def test_a_bad_setting_is_a_clear_error(monkeypatch):

@@ -115,6 +115,17 @@ KernelChoice Measure(const std::string& key, const std::vector<KernelCandidate>&
   return choice;
 }
 
+// Only a clear win outlives the process: within 10% the order can flip with the machine's load
+// (a decision stored while the machine was busy would stay wrong), and a close race costs little
+// to run again.
+bool Decisive(const KernelChoice& choice) {
+  const double best = choice.best_us[static_cast<size_t>(choice.winner)];
+  double second = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < choice.best_us.size(); ++i)
+    if (static_cast<int>(i) != choice.winner) second = std::min(second, choice.best_us[i]);
+  return std::isfinite(best) && best * 1.1 <= second;
+}
+
 }  // namespace
 
 int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& names,
@@ -145,7 +156,7 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
   if (candidates.size() < 2) return 0;  // nothing to choose: not recorded, asked again next time
   KernelChoice choice = Measure(key, candidates);
   registry.winners.emplace(key, choice.winner);
-  Store(registry.store_path, stored_key, choice.names[static_cast<size_t>(choice.winner)]);
+  if (Decisive(choice)) Store(registry.store_path, stored_key, choice.names[static_cast<size_t>(choice.winner)]);
   registry.choices.push_back(std::move(choice));
   return registry.choices.back().winner;
 }

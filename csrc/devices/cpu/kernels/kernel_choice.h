@@ -4,9 +4,10 @@
 // MKL takes its AVX2 path, and not on an Intel Xeon where MKL has its own AVX-512 path. So no
 // size threshold decides: the first time a process meets a shape key, every candidate is timed
 // on scratch inputs of that shape, interleaved, and the fastest is kept for the key -- in the
-// process and on disk, in the kernel cache ($TORCHAIR_GE_CACHE_DIR/kernel_choices/<cpu>.tsv,
-// one file per CPU model and feature set), so later processes on this kind of machine start
-// with the decision instead of timing again.
+// process and, when the winner is at least 10% faster than the rest, on disk in the kernel
+// cache ($TORCHAIR_GE_CACHE_DIR/kernel_choices/<cpu>.tsv, one file per CPU model and feature
+// set), so later processes on this kind of machine start with the decision instead of timing
+// again.
 #pragma once
 
 #include <functional>
