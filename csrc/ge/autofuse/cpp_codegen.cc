@@ -560,6 +560,11 @@ class KernelWriter {
       }
       out_ += "    }\n";
     }
+    WriteScalarTail(body);
+  }
+
+  // The elements after the last whole block or vector step, one at a time, and their stores.
+  void WriteScalarTail(const std::vector<int>& body) {
     out_ += "    for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "      ");
     for (const KStore& s : k_.stores)
@@ -601,13 +606,7 @@ class KernelWriter {
       WriteVectorStores(lanes, names, "      ");
       out_ += "    }\n";
     }
-    out_ += "    for (; i < hi; ++i) {\n";
-    EmitElements(body, "i", "      ");
-    for (const KStore& s : k_.stores)
-      if (IsElementOutput(s.output))
-        out_ += fmt::format("      out{}[obase + i] = {};\n", s.output,
-                            StoreValue(k_.outputs[static_cast<size_t>(s.output)].desc.dtype, Name(s.op)));
-    out_ += "    }\n";
+    WriteScalarTail(body);
   }
 
   // A reduction of a vector kernel: sums in a cascade (GeSum), max/min in one accumulator per

@@ -202,27 +202,15 @@ std::string VUnary(KFn fn, const std::string& x) {
   return UnaryExpr(fn, x);  // not unary: KernelIR::Verify rejects it first
 }
 
+// xsimd overloads the infix operators (comparisons give masks, && and || combine masks), so only
+// the functions differ from the scalar spellings.
 std::string VBinary(KFn fn, const std::string& a, const std::string& b) {
-  const auto infix = [&](const char* op) { return fmt::format("({} {} {})", a, op, b); };
   switch (fn) {
-    case KFn::kAdd: return infix("+");
-    case KFn::kSub: return infix("-");
-    case KFn::kMul: return infix("*");
-    case KFn::kDiv: return infix("/");
-    case KFn::kLt: return infix("<");
-    case KFn::kLe: return infix("<=");
-    case KFn::kGt: return infix(">");
-    case KFn::kGe: return infix(">=");
-    case KFn::kEq: return infix("==");  // masks compare as masks (batch_bool has == and !=)
-    case KFn::kNe: return infix("!=");
-    case KFn::kAnd: return infix("&&");
-    case KFn::kOr: return infix("||");
     case KFn::kPow: return fmt::format("ge_vmap2({}, {}, [](float x, float y) {{ return std::pow(x, y); }})", a, b);
     case KFn::kMax: return fmt::format("ge_vmax({}, {})", a, b);
     case KFn::kMin: return fmt::format("ge_vmin({}, {})", a, b);
-    default: break;
+    default: return BinaryExpr(fn, a, b);
   }
-  return BinaryExpr(fn, a, b);
 }
 
 std::string VSelect(ScalarType t, const std::string& c, const std::string& a, const std::string& b) {
