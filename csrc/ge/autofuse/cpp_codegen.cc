@@ -532,6 +532,13 @@ class KernelWriter {
     }
     if (sum) out_ += fmt::format("      cascade.total({});\n", acc);
     out_ += fmt::format("      float red = {};\n", FoldLanes(op.fn, acc));
+    FinishReduction(id, body);
+  }
+
+  // A reduction's scalar tail from `red` (the folded lanes) on, and its result.
+  void FinishReduction(int id, const std::vector<int>& body) {
+    const KOp& op = k_.ops[static_cast<size_t>(id)];
+    const int operand = op.args[0];
     out_ += "      for (; i < hi; ++i) {\n";
     EmitElements(body, "i", "        ");
     out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", Name(operand)));
@@ -637,12 +644,7 @@ class KernelWriter {
     std::string total = sum ? "acc.total()" : "acc0";
     for (int u = 1; !sum && u < unroll; ++u) total = VCombine(op.fn, total, fmt::format("acc{}", u));
     out_ += fmt::format("      float red = {};\n", VFold(op.fn, total));
-    out_ += "      for (; i < hi; ++i) {\n";
-    EmitElements(body, "i", "        ");
-    out_ += fmt::format("        red = {};\n      }}\n", Combine(op.fn, "red", Name(operand)));
-    out_ += fmt::format("      {} = red;\n    }}\n", Name(id));
-    MarkCached(body);
-    emitted_row_.insert(id);
+    FinishReduction(id, body);
   }
 
   // The element index of each unrolled vector of a step at `i`.
