@@ -28,8 +28,6 @@ extern char** environ;
 namespace ge::autofuse {
 namespace {
 
-std::string Hash(std::string_view data) { return Fingerprint(data); }
-
 bool IsExecutable(const std::string& path) { return !path.empty() && ::access(path.c_str(), X_OK) == 0; }
 
 std::string FindOnPath(const std::string& name) {
@@ -114,22 +112,6 @@ Expected<std::string> CompilerVersion(const std::string& compiler, const std::st
   return r.output;
 }
 
-Status MakePrivateDir(const std::string& dir) {
-  std::string partial;
-  std::stringstream parts(dir);
-  std::string part;
-  if (!dir.empty() && dir[0] == '/') partial = "/";
-  while (std::getline(parts, part, '/')) {
-    if (part.empty()) continue;
-    partial += part + "/";
-    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
-      return Internal("cannot create the kernel cache directory {}: {}", partial, std::strerror(errno));
-  }
-  // The last component is ours: nobody else may read or plant kernels there.
-  if (::chmod(dir.c_str(), 0700) != 0) return Internal("cannot chmod {}: {}", dir, std::strerror(errno));
-  return {};
-}
-
 Expected<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("{} does not exist", path);
@@ -160,16 +142,21 @@ void PruneCache(const std::string& dir, int max_entries, const std::string& keep
   }
 }
 
-// -march=native code is only valid on a CPU like this one: the model name and feature flags of
-// the first processor go into the cache key, so a cache shared between machines (a network
-// home directory) never hands one machine another's instructions.
-const std::string& CpuIdentity() { return HostCpuIdentity(); }
+// What a cache entry (a kernel library, a precompiled prelude) is built from. -march=native code
+// is only valid on a CPU like this one: the model name and feature flags of the first processor
+// go into the key, so a cache shared between machines (a network home directory) never hands
+// one machine another's instructions.
+std::string CacheKey(const std::string& text, const std::vector<std::string>& flags, const std::string& compiler,
+                     const std::string& version) {
+  return Fingerprint(
+      fmt::format("{}\n{}\n{}\n{}\n{}", text, fmt::join(flags, " "), compiler, version, HostCpuIdentity()));
+}
 
 // A checked entry: the library's checksum matches its .sum and it loads.
 Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const std::string& library, const std::string& sum_path) {
   GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(library));
   GE_ASSIGN_OR_RETURN(std::string sum, ReadFile(sum_path));
-  if (Hash(bytes) != sum) return Internal("checksum mismatch");
+  if (Fingerprint(bytes) != sum) return Internal("checksum mismatch");
   return KernelLibrary::Load(library);
 }
 
@@ -183,8 +170,7 @@ bool Precompiles(const std::string& version) { return version.find("clang") == s
 Expected<std::string> PrecompiledPrelude(const std::string& dir, const std::string& compiler,
                                          const std::string& version, std::vector<std::string> flags,
                                          const std::string& prelude, int timeout_seconds) {
-  const std::string key =
-      Hash(fmt::format("{}\n{}\n{}\n{}\n{}", prelude, fmt::join(flags, " "), compiler, version, CpuIdentity()));
+  const std::string key = CacheKey(prelude, flags, compiler, version);
   const std::string header = fmt::format("{}/prelude-{}.h", dir, key), pch = header + ".gch";
   if (Exists(pch)) return header;
   GE_RETURN_IF_ERROR(WriteFileAtomic(header, prelude));
@@ -251,12 +237,11 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
                                                                   KernelBuildInfo* info) {
   const std::string source = prelude + body;
   const std::string dir = KernelCacheDir(options) + "/kernels";
-  GE_RETURN_IF_ERROR(MakePrivateDir(dir));
+  GE_RETURN_IF_ERROR(MakePrivateDir(dir, "the kernel cache directory"));
   GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
   GE_ASSIGN_OR_RETURN(std::string version, CompilerVersion(compiler, dir));
   const std::vector<std::string> flags = CompileFlags(options);
-  const std::string key =
-      Hash(fmt::format("{}\n{}\n{}\n{}\n{}", source, fmt::join(flags, " "), compiler, version, CpuIdentity()));
+  const std::string key = CacheKey(source, flags, compiler, version);
   const std::string stem = dir + "/" + key;
   info->library = stem + ".so";
   info->source = stem + ".cc";
@@ -295,7 +280,7 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
     return Internal("{} failed (exit {}) on {}:\n{}", compiler, r.exit_code, info->source, r.output.substr(0, 4000));
   }
   GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(tmp + ".so"));
-  GE_RETURN_IF_ERROR(WriteFileAtomic(stem + ".sum", Hash(bytes)));
+  GE_RETURN_IF_ERROR(WriteFileAtomic(stem + ".sum", Fingerprint(bytes)));
   if (::rename((tmp + ".so").c_str(), info->library.c_str()) != 0)
     return Internal("cannot move {} into the cache: {}", tmp + ".so", std::strerror(errno));
   PruneCache(dir, options.max_entries, key);

@@ -1,7 +1,6 @@
 #include "devices/cpu/kernels/kernel_choice.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "ge/base/fingerprint.h"
 #include "ge/base/logging.h"
 #include "ge/base/options.h"
+#include "ge/serialize/file_io.h"
 
 namespace ge::cpu {
 namespace {
@@ -67,9 +67,7 @@ std::map<std::string, std::string> ReadStore(const std::string& path) {
 // means the next process times again.
 void Store(const std::string& path, const std::string& key, const std::string& winner) {
   if (key.find_first_of("\t\n") != std::string::npos || winner.find_first_of("\t\n") != std::string::npos) return;
-  const std::string dir = path.substr(0, path.rfind('/'));
-  ::mkdir(dir.substr(0, dir.rfind('/')).c_str(), 0700);
-  ::mkdir(dir.c_str(), 0700);
+  if (!MakePrivateDir(path.substr(0, path.rfind('/')), "the kernel choice store").ok()) return;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return;
   const std::string line = key + "\t" + winner + "\n";
