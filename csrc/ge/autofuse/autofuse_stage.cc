@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ge/autofuse/cpp_codegen.h"
+#include "ge/autofuse/cpp_vector.h"
 #include "ge/autofuse/fusible_ops.h"
 #include "ge/autofuse/library_epilogues.h"
 #include "ge/base/logging.h"
@@ -253,7 +254,7 @@ Expected<Node*> ReplaceGroup(Graph& graph, const LoweredGroup& lowered, const Fu
 // Vector kernels need xsimd's headers; without them (a machine set up by hand) the graph gets
 // block kernels and the process one warning naming the package.
 bool MissingVectorLibrary(const Status& failed) {
-  if (failed.message().find("need the xsimd headers") == std::string::npos) return false;
+  if (failed.message().find(kMissingVectorLibrary) == std::string::npos) return false;
   static std::once_flag warned;
   std::call_once(warned, [] {
     GE_LOGW(

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -581,21 +582,18 @@ class KernelWriter {
     out_ += "    }\n";
   }
 
-  // The vector variable of each element op in each unrolled copy.
-  struct VectorNames {
-    std::map<int, std::vector<std::string>> names;
-    const std::string& Of(int id, size_t u) const { return names.at(id)[u]; }
-  };
+  // The vector variable of element op `id` in unrolled copy `u`.
+  static std::string VName(int id, size_t u) { return fmt::format("w{}_{}", id, u); }
 
   // The element stores of one vector step: every element output, at `index` (a row-level
   // value is stored in every lane).
-  void WriteVectorStores(const std::vector<std::string>& lanes, const VectorNames& names, const std::string& indent) {
+  void WriteVectorStores(const std::vector<std::string>& lanes, const std::string& indent) {
     for (const KStore& s : k_.stores) {
       if (!IsElementOutput(s.output)) continue;
       const KOp& op = k_.ops[static_cast<size_t>(s.op)];
       const DataType dtype = k_.outputs[static_cast<size_t>(s.output)].desc.dtype;
       for (size_t u = 0; u < lanes.size(); ++u) {
-        const std::string v = op.row ? VBroadcast(op.type, Name(s.op)) : names.Of(s.op, u);
+        const std::string v = op.row ? VBroadcast(op.type, Name(s.op)) : VName(s.op, u);
         out_ += indent + VStore(dtype, fmt::format("out{} + obase + {}", s.output, lanes[u]), v) + "\n";
       }
     }
@@ -609,8 +607,8 @@ class KernelWriter {
     for (int u : unroll > 1 ? std::vector<int>{unroll, 1} : std::vector<int>{1}) {
       out_ += fmt::format("    for (; i + {0} * kGeW <= hi; i += {0} * kGeW) {{\n", u);
       const std::vector<std::string> lanes = Lanes(u);
-      const VectorNames names = EmitVectors(body, lanes, "      ");
-      WriteVectorStores(lanes, names, "      ");
+      EmitVectors(body, lanes, "      ");
+      WriteVectorStores(lanes, "      ");
       out_ += "    }\n";
     }
     WriteScalarTail(body);
@@ -632,10 +630,10 @@ class KernelWriter {
     for (int u : unroll > 1 ? std::vector<int>{unroll, 1} : std::vector<int>{1}) {
       out_ += fmt::format("      for (; i + {0} * kGeW <= hi; i += {0} * kGeW) {{\n", u);
       const std::vector<std::string> lanes = Lanes(u);
-      const VectorNames names = EmitVectors(body, lanes, "        ");
+      EmitVectors(body, lanes, "        ");
       for (int l = 0; l < u; ++l) {
         const std::string acc = sum ? fmt::format("acc.a{}", l % 4) : fmt::format("acc{}", l);
-        const std::string v = row_operand ? VBroadcast(ScalarType::kFloat, Name(operand)) : names.Of(operand, l);
+        const std::string v = row_operand ? VBroadcast(ScalarType::kFloat, Name(operand)) : VName(operand, l);
         out_ += fmt::format("        {} = {};\n", acc, VCombine(op.fn, acc, v));
       }
       if (sum) out_ += "        acc.step();\n";
@@ -658,16 +656,19 @@ class KernelWriter {
   // ops' latency (3-4 cycles each, 2 issued per cycle), few enough that the live values of all
   // of them fit AVX2's 16 vector registers (AVX-512 has 32).
   int Unroll(const std::vector<int>& body, const std::vector<int>& roots) const {
+    // Each value dies after its last reader in `body` (roots live to the end); the peak of live
+    // element values is what every copy keeps in registers at once.
     std::map<int, size_t> last_use;
     for (size_t k = 0; k < body.size(); ++k)
-      for (int a : k_.ops[static_cast<size_t>(body[k])].args) last_use[a] = k;
+      for (int a : k_.ops[static_cast<size_t>(body[k])].args)
+        if (!k_.ops[static_cast<size_t>(a)].row) last_use[a] = k;
     for (int r : roots) last_use[r] = body.size();
+    std::vector<size_t> deaths(body.size() + 1, 0);
+    for (const auto& [id, last] : last_use) ++deaths[last];
     size_t live = 0, peak = 1;
     for (size_t k = 0; k < body.size(); ++k) {
-      ++live;
-      for (const auto& [id, last] : last_use)
-        if (last == k && !k_.ops[static_cast<size_t>(id)].row) live -= live > 0 ? 1 : 0;
-      peak = std::max(peak, live);
+      peak = std::max(peak, ++live);  // op k's operands and its value, all at once
+      live -= std::min(live, deaths[k]);
     }
     int unroll = 8;
     while (unroll > 1 && static_cast<size_t>(unroll) * peak > 16) unroll /= 2;
@@ -676,31 +677,26 @@ class KernelWriter {
 
   // One step's vectors: every element op of `ops` once per unrolled copy, copy by copy within
   // each op so that the copies' independent chains interleave.
-  VectorNames EmitVectors(const std::vector<int>& ops, const std::vector<std::string>& lanes,
-                          const std::string& indent) {
-    VectorNames names;
+  void EmitVectors(const std::vector<int>& ops, const std::vector<std::string>& lanes, const std::string& indent) {
     for (int id : ops) {
       const KOp& op = k_.ops[static_cast<size_t>(id)];
       for (size_t u = 0; u < lanes.size(); ++u) {
-        const std::string name = fmt::format("w{}_{}", id, u);
-        names.names[id].push_back(name);
         const std::string value = cached_ready_.count(id) ? fmt::format("GeV::load_unaligned(c{} + {})", id, lanes[u])
-                                                          : VectorExpr(op, lanes[u], names, u);
-        out_ += fmt::format("{}const {} {} = {};\n", indent, VType(op.type), name, value);
+                                                          : VectorExpr(op, lanes[u], u);
+        out_ += fmt::format("{}const {} {} = {};\n", indent, VType(op.type), VName(id, u), value);
         if (cached_.count(id) && !cached_ready_.count(id))
-          out_ += fmt::format("{}{}.store_unaligned(c{} + {});\n", indent, name, id, lanes[u]);
+          out_ += fmt::format("{}{}.store_unaligned(c{} + {});\n", indent, VName(id, u), id, lanes[u]);
       }
     }
-    return names;
   }
 
   // An element op as a vector of the elements from `index` on; operands are this copy's vectors,
   // or row-level scalars broadcast.
-  std::string VectorExpr(const KOp& op, const std::string& index, const VectorNames& names, size_t u) const {
+  std::string VectorExpr(const KOp& op, const std::string& index, size_t u) const {
     auto a = [&](size_t n) {
       const int id = op.args[n];
       const KOp& arg = k_.ops[static_cast<size_t>(id)];
-      return arg.row ? VBroadcast(arg.type, Name(id)) : names.Of(id, u);
+      return arg.row ? VBroadcast(arg.type, Name(id)) : VName(id, u);
     };
     switch (op.kind) {
       case OpKind::kLoad: {
@@ -740,7 +736,9 @@ GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode
   GeneratedKernels out;
   out.prelude = "// Generated by torchair_ge auto-fusion: one function per fused group.\n";
   out.prelude += kScalarPrelude;
-  if (style == KernelStyle::kVector) out.prelude += kVectorPrelude;
+  // xsimd only where a kernel uses it: a graph whose kernels all keep blocks needs no library.
+  const bool vectors = style == KernelStyle::kVector && std::any_of(kernels.begin(), kernels.end(), Vectorizable);
+  if (vectors) out.prelude += kVectorPrelude;
   out.prelude += kFusedKernelAbiSource;
   // What a kernel's body gets from its entry through parallel_for.
   out.prelude += "\nstruct GeKernelCall { void* const* buffers; const int64_t* sizes; };\n";

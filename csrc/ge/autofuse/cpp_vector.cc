@@ -9,9 +9,10 @@ namespace ge::autofuse {
 // xsimd picks the widest instruction set the compiler targets (-march=native): AVX-512 lanes
 // of 16 floats where the CPU has them, AVX2's 8 elsewhere. A missing header is a compile
 // error that names the package; the stage then falls back to block kernels (autofuse_stage.cc).
-const char* const kVectorPrelude = R"prelude(
-#if !__has_include(<xsimd/xsimd.hpp>)
-#error "torchair_ge vector kernels need the xsimd headers (Debian/Ubuntu: apt install libxsimd-dev)"
+#define GE_MISSING_XSIMD "torchair_ge vector kernels need the xsimd headers (Debian/Ubuntu: apt install libxsimd-dev)"
+const char* const kMissingVectorLibrary = GE_MISSING_XSIMD;
+
+const char* const kVectorPrelude = "\n#if !__has_include(<xsimd/xsimd.hpp>)\n#error \"" GE_MISSING_XSIMD R"prelude("
 #endif
 #include <xsimd/xsimd.hpp>
 
@@ -119,6 +120,7 @@ struct GeSum {
 };
 }  // namespace
 )prelude";
+#undef GE_MISSING_XSIMD
 
 namespace {
 

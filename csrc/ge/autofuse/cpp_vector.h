@@ -12,6 +12,8 @@
 namespace ge::autofuse {
 
 extern const char* const kVectorPrelude;
+// What the prelude's #error says when xsimd's headers are missing (the stage recognizes it).
+extern const char* const kMissingVectorLibrary;
 
 // Whether a kernel can be written with vectors: every element-level value is a float or a
 // bool, read from and stored to float/float16/bfloat16/bool buffers, and no element-level
@@ -22,7 +24,7 @@ const char* VType(ScalarType t);                                                
 std::string VBroadcast(ScalarType t, const std::string& scalar);                   // a row-level scalar in every lane
 std::string VLoad(DataType t, const std::string& pointer);                         // kGeW contiguous elements
 std::string VStore(DataType t, const std::string& pointer, const std::string& v);  // a statement
-// Lane l of a vector built from scalar element expressions of `index_of(l)`: strided reads.
+// A vector whose lane l is the scalar expression `element_of_l` (it reads `l`): strided reads.
 std::string VGather(DataType t, const std::string& element_of_l);
 std::string VUnary(KFn fn, const std::string& x);
 std::string VBinary(KFn fn, const std::string& a, const std::string& b);

@@ -268,8 +268,9 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
   std::vector<std::string> argv = {compiler};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-o", tmp + ".so", unit});
-  GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, tmp + ".log", options.timeout_seconds));
+  auto run = RunProcess(argv, tmp + ".log", options.timeout_seconds);
   if (unit != info->source) ::unlink(unit.c_str());
+  GE_ASSIGN_OR_RETURN(ProcessResult r, std::move(run));
   info->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (r.timed_out) {
     ::unlink((tmp + ".so").c_str());
