@@ -122,25 +122,25 @@ class ReduceOverPack final : public GraphPass {
 
   static Status Rewrite(Graph& graph, const Match& m) {
     const std::string base = m.reduce->name();
-    std::optional<Value> sum;
-    Node* last = nullptr;
+    Value sum;
     for (int e = 0; e < m.pack->num_inputs(); ++e) {
       Value term = m.pack->input(e);
       if (m.weight) {
         GE_ASSIGN_OR_RETURN(Value w, WeightSlice(graph, m, e));
-        GE_ASSIGN_OR_RETURN(last, Added(graph, kOpMul, base + "_term" + std::to_string(e), {w, term}));
-        term = last->output(0);
+        GE_ASSIGN_OR_RETURN(Node * product, Added(graph, kOpMul, base + "_term" + std::to_string(e), {w, term}));
+        term = product->output(0);
       }
-      if (sum) {
-        GE_ASSIGN_OR_RETURN(last, Added(graph, kOpAdd, base + "_sum" + std::to_string(e), {*sum, term}));
-        term = last->output(0);
+      if (e > 0) {
+        GE_ASSIGN_OR_RETURN(Node * add, Added(graph, kOpAdd, base + "_sum" + std::to_string(e), {sum, term}));
+        term = add->output(0);
       }
       sum = term;
     }
-    // keep_dims, or a part that already had the reduced shape: one reshape to the reduction's shape.
-    if (last == nullptr || last->output_desc(0).shape != m.reduce->output_desc(0).shape) {
+    Node* last = sum.node;  // the last Add: a pack has at least two parts
+    // keep_dims: one reshape to the reduction's shape.
+    if (last->output_desc(0).shape != m.reduce->output_desc(0).shape) {
       GE_ASSIGN_OR_RETURN(last, Added(graph, kOpReshape, base + "_out",
-                                      {*sum, ShapeConst(graph, m.reduce->output_desc(0).shape, base + "_out_shape")}));
+                                      {sum, ShapeConst(graph, m.reduce->output_desc(0).shape, base + "_out_shape")}));
     }
     GE_RETURN_IF_ERROR(SubstituteNode(graph, m.reduce, last));
     return RemoveWithDeadInputs(graph, m.reduce);
