@@ -12,9 +12,10 @@ logger = logging.getLogger("torchair_ge")
 class ConcreteGraph:
     """Callable with AOT autograd's boxed convention (one list of input tensors)."""
 
-    _boxed_call = True
-
     def __init__(self, session, graph_id, converted, profiling_path=None, frozen=None):
+        # An instance attribute: Dynamo wraps a backward graph in torch._dynamo.disable, whose
+        # functools.wraps copies the instance's __dict__ (not its class's) onto the wrapper.
+        self._boxed_call = True
         self._session = session
         self._graph_id = graph_id
         self._outputs = converted.outputs
