@@ -112,8 +112,9 @@ def argument_values(op, args, kwargs):
 
 
 def output_metas(meta):
-    """The node's output fake tensors as a list; static tensors only."""
-    metas = list(meta) if isinstance(meta, (tuple, list)) else [meta]
+    """The node's output fake tensors as a list; static tensors only. Outputs the op returns as
+    None (convolution_backward's unrequested gradients) are left out: the kernel skips them too."""
+    metas = [m for m in meta if m is not None] if isinstance(meta, (tuple, list)) else [meta]
     for m in metas:
         if not isinstance(m, torch.Tensor):
             raise CannotFallBack(f"it returns {type(m).__name__}, not only tensors")
@@ -155,5 +156,7 @@ def fallback_node(op, args, kwargs, meta, name):
          "output_shapes": [int(d) for m in metas for d in m.shape], "output_ranks": [m.dim() for m in metas]},
         name, len(metas))
     if isinstance(meta, (tuple, list)):
-        return tuple(outputs) if isinstance(meta, tuple) else list(outputs)
+        produced = iter(outputs)
+        values = [None if m is None else next(produced) for m in meta]
+        return tuple(values) if isinstance(meta, tuple) else values
     return outputs[0]

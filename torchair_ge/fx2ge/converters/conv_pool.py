@@ -42,6 +42,31 @@ def convert_convolution(input, weight, bias, stride, padding, dilation, transpos
     return restore(ge.Conv2D(x, weight, bias, **attrs))
 
 
+@register_fx_node_ge_converter(aten.convolution_backward.default)
+def convert_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                                 output_padding, groups, output_mask, *, meta_outputs=None):
+    """2-D convolution's gradients: the input's is the transposed convolution of the output's
+    gradient (output padding restores the sizes the stride rounded off), the filter's one
+    Conv2DBackpropFilterD, the bias's a sum over batch and space."""
+    if (transposed or len(weight.shape) != 4 or len(input.shape) != 4
+            or not all(m is None or m.dtype.is_floating_point for m in meta_outputs)):
+        return NotImplemented  # 1-D/3-D, transposed or integer convolutions: host fallback
+    (sh, sw), (ph, pw), (dh, dw) = pair(stride), pair(padding), pair(dilation)
+    attrs = dict(strides=[1, 1, sh, sw], pads=[ph, ph, pw, pw], dilations=[1, 1, dh, dw], groups=groups)
+    grads = [None, None, None]
+    if output_mask[0]:
+        kh, kw = weight.shape[2:]
+        ho, wo = grad_output.shape[2:]
+        lost = [input.shape[2] - ((ho - 1) * sh - 2 * ph + dh * (kh - 1) + 1),
+                input.shape[3] - ((wo - 1) * sw - 2 * pw + dw * (kw - 1) + 1)]
+        grads[0] = ge.Conv2DTranspose(grad_output, weight, None, output_padding=[0, 0, *lost], **attrs)
+    if output_mask[1]:
+        grads[1] = ge.Conv2DBackpropFilterD(input, grad_output, filter_size=list(weight.shape), **attrs)
+    if output_mask[2]:
+        grads[2] = ge.ReduceSum(grad_output, int_vector([0, 2, 3]), keep_dims=False)
+    return tuple(grads)
+
+
 def _conv1d(input, weight, bias, stride, padding, dilation, groups, meta):
     batched = len(input.shape) == 3
     n, c, length = (input.shape if batched else [1, *input.shape])

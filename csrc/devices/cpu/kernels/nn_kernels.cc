@@ -4,6 +4,8 @@
 #include <ATen/ops/adaptive_avg_pool2d.h>
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/native_batch_norm.h>
@@ -40,6 +42,24 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
     at::convolution_out(y, x, w, bias, stride, padding, dilation, /*transposed=*/false, /*output_padding=*/{0, 0},
                         groups);
+  });
+}
+
+// ATen's convolution_backward asked for the weight gradient only. It reads the weight's shape,
+// not its values: a zero filter made once at load stands in for it.
+Expected<std::unique_ptr<Kernel>> CreateConv2DBackpropFilter(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(IntList filter_size, a.Attr<IntList>("filter_size"));
+  GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
+  GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
+  GE_ASSIGN_OR_RETURN(int64_t groups, a.Attr<int64_t>("groups"));
+  GE_ASSIGN_OR_RETURN(IntList padding, SymmetricPadding(a));
+  IntList stride = {strides[2], strides[3]}, dilation = {dilations[2], dilations[3]};
+  at::Tensor filter = at::zeros(filter_size, a.inputs[0].options());
+  return MakeKernel(a.task, [=, x = a.inputs[0], dy = a.inputs[1], y = a.outputs[0]]() mutable {
+    auto grads = at::convolution_backward(dy, x, filter, /*bias_sizes=*/std::nullopt, stride, padding, dilation,
+                                          /*transposed=*/false, /*output_padding=*/{0, 0}, groups,
+                                          /*output_mask=*/{false, true, false});
+    y.copy_(std::get<1>(grads));
   });
 }
 
@@ -186,6 +206,7 @@ Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
 void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("Conv2D", CreateConv2D);
   r.Register("Conv2DTranspose", CreateConv2DTranspose);
+  r.Register("Conv2DBackpropFilterD", CreateConv2DBackpropFilter);
   r.Register(
       "MaxPoolV3", CreateMaxPoolV3,
       [](const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs, const AttrMap&) {

@@ -172,8 +172,12 @@ void CopyReturns(const torch::jit::Stack& stack, std::vector<at::Tensor>& output
     ++k;
   };
   for (const c10::IValue& v : stack) {
-    if (v.isTensor())
+    // An undefined tensor is an output the op was asked not to compute (convolution_backward's
+    // output_mask): the graph planned no memory for it, as for a None.
+    if (v.isTensor() && v.toTensor().defined())
       copy(v.toTensor());
+    else if (v.isTensor())
+      continue;
     else if (v.isTensorList())
       for (const at::Tensor& t : v.toTensorList().vec()) copy(t);
     else if (!v.isNone())

@@ -67,6 +67,29 @@ Status InferConv2DTranspose(InferContext& ctx) {
   return {};
 }
 
+// The weight gradient of Conv2D: x [N, Cin, H, W] and the output's gradient [N, Cout, Ho, Wo]
+// give a gradient shaped like the filter (attr filter_size, [Cout, Cin/groups, kh, kw]).
+Status InferConv2DBackpropFilter(InferContext& ctx) {
+  GE_RETURN_IF_ERROR(CheckNchw(ctx));
+  IntList filter, strides, pads, dilations;
+  GE_RETURN_IF_ERROR(CheckList(ctx, "filter_size", 4, &filter));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "dilations", 4, &dilations));
+  const Shape& x = ctx.Input(0).shape;
+  const Shape& dy = ctx.Input(1).shape;
+  const int64_t groups = ctx.Attr<int64_t>("groups");
+  if (groups < 1 || x[1] != filter[1] * groups || filter[0] % groups != 0)
+    return ctx.Error("filter_size {} does not fit x channels {} in {} groups", ShapeToString(filter), x[1], groups);
+  const int64_t h = WindowOutputSize(x[2], filter[2], strides[2], pads[0], pads[1], dilations[2], false);
+  const int64_t w = WindowOutputSize(x[3], filter[3], strides[3], pads[2], pads[3], dilations[3], false);
+  if (dy != Shape{x[0], filter[0], h, w})
+    return ctx.Error("out_backprop {} must be the convolution's output [{}, {}, {}, {}]", ShapeToString(dy), x[0],
+                     filter[0], h, w);
+  ctx.Output(0).SetShape(Shape(filter.begin(), filter.end()));
+  return {};
+}
+
 Status InferPool(InferContext& ctx) {
   GE_RETURN_IF_ERROR(CheckNchw(ctx));
   const Shape& x = ctx.Input(0).shape;
@@ -201,6 +224,21 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("data_format", AttrType::kString, std::string("NCHW"))
                        .Infer(InferConv2DTranspose)
                        .Doc("transposed 2-D convolution (filter [Cin, Cout/groups, kh, kw]); pads as Conv2D")
+                       .Build());
+  (void)r.Register(OpDef("Conv2DBackpropFilterD")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Input("out_backprop", "T")
+                       .Output("y", "T")
+                       .Attr("filter_size", AttrType::kListInt)
+                       .Attr("strides", AttrType::kListInt)
+                       .Attr("pads", AttrType::kListInt)
+                       .Attr("dilations", AttrType::kListInt, ones)
+                       .Attr("groups", AttrType::kInt, int64_t{1})
+                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+                       .Infer(InferConv2DBackpropFilter)
+                       .Doc("Conv2D's filter gradient from x and the output's gradient; attrs as Conv2D's, "
+                            "filter_size = [Cout, Cin/groups, kh, kw]")
                        .Build());
   (void)r.Register(PoolDef("MaxPoolV3").Doc("2-D max pooling; pads = [top, bottom, left, right]").Build());
   (void)r.Register(PoolDef("AvgPoolV2")
