@@ -34,6 +34,8 @@ _DECOMPOSED = [
     aten.mse_loss_backward,
     aten.native_dropout_backward,
     aten.max_pool2d_with_indices_backward,
+    aten.select_backward,  # zeros, then select_scatter
+    aten.slice_backward,  # zeros, then slice_scatter
 ]
 
 

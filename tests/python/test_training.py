@@ -1,0 +1,181 @@
+"""Training through the engine: AOT autograd's forward and backward graphs both compiled by
+torchair_ge, checked step by step against eager training of an identical copy of the model
+(loss, every gradient, batch-norm running statistics, the parameters after the step)."""
+import copy
+
+import pytest
+import torch
+from torch import nn
+
+import torchair_ge
+from bench.models.resnet import small_resnet
+
+TOLERANCE = dict(rtol=1e-4, atol=1e-5)
+
+
+class TinyTransformer(nn.Module):
+    """Embedding, two pre-LN encoder layers (GELU feed-forward), mean pooling, a classifier."""
+
+    def __init__(self, vocab=100, hidden=32, heads=4, classes=5, dropout=0.0):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+        layer = nn.TransformerEncoderLayer(hidden, heads, 2 * hidden, dropout=dropout, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, ids):
+        return self.head(self.encoder(self.embed(ids)).mean(dim=1))
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 4))
+
+
+def _batches(kind, steps):
+    g = torch.Generator().manual_seed(2)
+    for _ in range(steps):
+        if kind == "mlp":
+            yield torch.randn(8, 16, generator=g), torch.randn(8, 4, generator=g)
+        elif kind == "cnn":
+            yield torch.randn(4, 3, 32, 32, generator=g), torch.randint(0, 10, (4,), generator=g)
+        else:
+            yield torch.randint(0, 100, (4, 12), generator=g), torch.randint(0, 5, (4,), generator=g)
+
+
+def _loss(kind, out, target):
+    return nn.functional.mse_loss(out, target) if kind == "mlp" else nn.functional.cross_entropy(out, target)
+
+
+def _resync(eager, model, opt_e, opt_c):
+    """Makes the eager copy start the next step from the compiled model's state. Training is
+    chaotic: a difference in the last bit flips a ReLU or a max-pool choice a few steps later and
+    the two runs part ways (within 20 steps for the CNN), so each step is checked from one state."""
+    with torch.no_grad():
+        for mine, theirs in ((model.parameters(), eager.parameters()), (model.buffers(), eager.buffers())):
+            for src, dst in zip(mine, theirs):
+                dst.copy_(src)
+        for p_c, p_e in zip(opt_c.param_groups[0]["params"], opt_e.param_groups[0]["params"]):
+            for key, value in opt_c.state[p_c].items():
+                if isinstance(value, torch.Tensor):
+                    opt_e.state[p_e][key].copy_(value)
+
+
+def _check_optimizer_state(opt_c, opt_e, step):
+    for p_c, p_e in zip(opt_c.param_groups[0]["params"], opt_e.param_groups[0]["params"]):
+        for key, value in opt_c.state[p_c].items():
+            torch.testing.assert_close(value, opt_e.state[p_e][key], **TOLERANCE,
+                                       msg=lambda m: f"step {step} optimizer state {key}: {m}")
+
+
+def _train_side_by_side(kind, model, steps, optimizer=torch.optim.SGD, **optimizer_args):
+    """Trains `model` compiled and an identical eager copy on the same batches; checks every step
+    (loss, gradients, buffers, parameters and optimizer state after the step)."""
+    torch.manual_seed(0)
+    eager = copy.deepcopy(model)
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    opt_c = optimizer(model.parameters(), **optimizer_args)
+    opt_e = optimizer(eager.parameters(), **optimizer_args)
+    losses = []
+    for step, (x, target) in enumerate(_batches(kind, steps)):
+        loss_c = _loss(kind, compiled(x), target)
+        loss_e = _loss(kind, eager(x), target)
+        torch.testing.assert_close(loss_c, loss_e, **TOLERANCE, msg=lambda m: f"step {step} loss: {m}")
+        loss_c.backward()
+        loss_e.backward()
+        for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, **TOLERANCE, msg=lambda m: f"step {step} grad {name}: {m}")
+        opt_c.step()
+        opt_e.step()
+        opt_c.zero_grad()
+        opt_e.zero_grad()
+        for (name, b), c in zip(model.named_buffers(), eager.buffers()):
+            torch.testing.assert_close(b, c, **TOLERANCE, msg=lambda m: f"step {step} buffer {name}: {m}")
+        for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(p, q, **TOLERANCE, msg=lambda m: f"step {step} parameter {name}: {m}")
+        _check_optimizer_state(opt_c, opt_e, step)
+        _resync(eager, model, opt_e, opt_c)
+        losses.append(loss_c.item())
+    return backend, losses
+
+
+def _fallbacks(backend):
+    return {op: n for report in backend.compiler.reports for op, n in report["fallback_ops"].items()}
+
+
+def test_mlp_trains_like_eager_and_runs_natively():
+    backend, losses = _train_side_by_side("mlp", _mlp(), 50, lr=0.05)
+    assert losses[-1] < losses[0]
+    assert len(backend.compiler.reports) == 2, "one forward and one backward graph"
+    assert not _fallbacks(backend)
+
+
+def test_cnn_with_batch_norm_in_training_mode():
+    model = small_resnet().train()
+    backend, losses = _train_side_by_side("cnn", model, 50, lr=0.02, momentum=0.9)
+    assert losses[-1] < losses[0]
+    # running_mean/var and num_batches_tracked were compared with eager's after every step
+    # (AOT autograd writes the updated statistics back into the module's buffers).
+    assert model.stem[1].num_batches_tracked.item() == 50
+    # Only max-pool's argmax (its forward keeps the indices for backward) leaves the engine's own kernels.
+    assert set(_fallbacks(backend)) <= {"aten.max_pool2d_with_indices.default"}
+
+
+def test_small_transformer_trains_like_eager():
+    # SGD: the key projection's bias has an exactly-zero gradient in exact arithmetic (softmax
+    # ignores a shift of all scores), so Adam's first step (about lr * sign(grad)) turns rounding
+    # noise of 1e-10 into updates of lr, in eager too. Adam and AdamW: test_compiled_optimizers.py.
+    backend, losses = _train_side_by_side("transformer", TinyTransformer(), 50, lr=0.05, momentum=0.9)
+    assert losses[-1] < losses[0]
+    # Attention in training keeps its log-sum-exp for the backward: ATen's flash kernels run both
+    # directions on the host-fallback engine (FusedAttention is inference-only).
+    sdpa = {"aten._scaled_dot_product_flash_attention_for_cpu.default",
+            "aten._scaled_dot_product_flash_attention_for_cpu_backward.default"}
+    assert set(_fallbacks(backend)) <= sdpa, _fallbacks(backend)
+
+
+def test_backward_of_a_graph_whose_input_requires_grad():
+    """Gradients flow to an input tensor as well as to parameters; a second backward through a
+    retained graph gives the same gradients."""
+    model = _mlp()
+    compiled = torch.compile(model, backend="torchair_ge", dynamic=False)
+    x = torch.randn(8, 16, requires_grad=True)
+    x_e = x.detach().clone().requires_grad_()
+    out = compiled(x).square().sum()
+    out.backward()
+    model(x_e).square().sum().backward()
+    torch.testing.assert_close(x.grad, x_e.grad, **TOLERANCE)
+
+
+def test_dropout_in_training_mode_keeps_its_rate():
+    """Dropout draws random numbers: compiled and eager masks need not agree bit for bit, but the
+    rate and the scaling must (and the gradient is masked like the output)."""
+    drop = nn.Dropout(p=0.3).train()
+    compiled = torch.compile(drop, backend="torchair_ge", dynamic=False)
+    x = torch.ones(200, 500, requires_grad=True)
+    y = compiled(x)
+    zeros = (y == 0).float().mean().item()
+    assert abs(zeros - 0.3) < 0.01, zeros
+    torch.testing.assert_close(y[y != 0], torch.full_like(y[y != 0], 1 / 0.7))
+    y.sum().backward()
+    torch.testing.assert_close(x.grad, (y != 0).float() / 0.7)
+
+
+@pytest.mark.parametrize("p", [0.1])
+def test_transformer_with_dropout_learns(p):
+    """With dropout on, compiled training still lowers the loss like eager's does (statistically:
+    the masks differ)."""
+    torch.manual_seed(0)
+    model = TinyTransformer(dropout=p)
+    compiled = torch.compile(model, backend="torchair_ge", dynamic=False)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    x, target = next(_batches("transformer", 1))
+    losses = []
+    for _ in range(30):
+        loss = _loss("transformer", compiled(x), target)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0], losses
