@@ -140,6 +140,7 @@ def _report(graph_id, converted, ir_ops, summary, frozen, convert_ms, start):
         "arena_no_reuse": summary["arena_no_reuse"],
         "view_values": summary["view_values"],
         "inplace_values": summary["inplace_values"],
+        "updates_in_input": summary["updates_in_input"],
         "workspace_bytes": summary["workspace_bytes"],
         "const_bytes": summary["const_memory_size"],
         "native_nodes": summary["engines"].get("native", 0),
@@ -209,6 +210,7 @@ def write_compile_stat(report, summary, directory):
         "shape_instances": report.get("shape_instances"),
         "memory": {"arena_bytes": arena, "arena_lower_bound": bound, "arena_no_reuse": report["arena_no_reuse"],
                    "view_values": report["view_values"], "inplace_values": report["inplace_values"],
+                   "updates_in_input": report["updates_in_input"],
                    "workspace_bytes": report["workspace_bytes"],
                    "arena_over_lower_bound": arena / bound if bound else None, "const_bytes": report["const_bytes"]},
     }

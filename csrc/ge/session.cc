@@ -98,6 +98,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.arena_no_reuse = m.arena_no_reuse;
   s.view_values = m.view_values;
   s.inplace_values = m.inplace_values;
+  s.updates_in_input = m.updates_in_input;
   s.workspace_bytes = m.workspace_bytes;
   s.task_num = static_cast<int64_t>(m.tasks.size());
   s.input_descs = m.input_descs;

@@ -45,6 +45,7 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
                   py::arg("feature_memory_size") = s.feature_memory_size,
                   py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("arena_no_reuse") = s.arena_no_reuse,
                   py::arg("view_values") = s.view_values, py::arg("inplace_values") = s.inplace_values,
+                  py::arg("updates_in_input") = s.updates_in_input,
                   py::arg("workspace_bytes") = s.workspace_bytes, py::arg("stream_num") = s.stream_num,
                   py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),
                   py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts,

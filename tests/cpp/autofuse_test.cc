@@ -316,6 +316,43 @@ TEST(KernelIrTest, VerifyChecksEveryFunctionAgainstItsKind) {
   EXPECT_FALSE(autofuse::KFnNamed("banana"));
 }
 
+// An output may be stored over an input only when the kernel reads that input at the element it
+// stores and nowhere else: dense, same shape and dtype, and no reduction or concatenation.
+TEST(KernelIrTest, OutputsAreStorableOnlyOverInputsReadAtTheSameElement) {
+  autofuse::KernelIR ir;
+  ir.name = "k";
+  ir.shape = {4, 8};
+  ir.inner_from = 1;
+  const TensorDesc dense(DataType::kFloat, {4, 8});
+  ir.inputs = {{dense, {}, false},                                     // 0: same element
+               {TensorDesc(DataType::kFloat, {8, 4}), {1, 8}, false},  // 1: read transposed
+               {TensorDesc(DataType::kFloat, {8}), {}, false},         // 2: broadcast over rows
+               {TensorDesc(DataType::kFloat16, {4, 8}), {}, false}};   // 3: other element size
+  auto op = [](autofuse::OpKind kind, autofuse::KFn fn, std::vector<int> args, int buffer = -1) {
+    autofuse::KOp k;
+    k.kind = kind;
+    k.fn = fn;
+    k.args = std::move(args);
+    k.buffer = buffer;
+    return k;
+  };
+  for (int b = 0; b < 4; ++b) ir.ops.push_back(op(autofuse::OpKind::kLoad, autofuse::KFn::kNone, {}, b));
+  ir.ops.push_back(op(autofuse::OpKind::kBinary, autofuse::KFn::kAdd, {0, 1}));
+  ir.ops.push_back(op(autofuse::OpKind::kBinary, autofuse::KFn::kAdd, {4, 2}));
+  ir.ops.push_back(op(autofuse::OpKind::kBinary, autofuse::KFn::kAdd, {5, 3}));
+  ir.outputs = {{dense, {}, false}};
+  ir.stores = {{0, 6}};
+  ir.ResetRowLevels();
+  ASSERT_TRUE(ir.Verify().ok()) << ir.Verify().message();
+  EXPECT_EQ(ir.InputsStorableOver(0), std::vector<int>{0});
+  autofuse::KernelIR reducing = ir;  // a row sum read by every element: two passes over the row
+  reducing.ops.push_back(op(autofuse::OpKind::kReduce, autofuse::KFn::kSum, {6}));
+  reducing.ops.push_back(op(autofuse::OpKind::kBinary, autofuse::KFn::kAdd, {6, 7}));
+  reducing.stores = {{0, 8}};
+  reducing.ResetRowLevels();
+  EXPECT_TRUE(reducing.InputsStorableOver(0).empty());
+}
+
 // The activation table is the one source: one spelling each, and a CPU body for every row.
 TEST(EpilogueActivationTest, EveryActivationHasOneSpellingAndACpuKernel) {
   std::set<std::string_view> names;

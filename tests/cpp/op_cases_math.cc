@@ -113,6 +113,23 @@ std::vector<OpCase> MathAndShapeCases() {
                                  {{"strides", IntList{1, 1, 1, 1}}, {"pads", IntList{0, 0, 0, 0}}});
                    },
                    {}});
+  cases.push_back({"Conv2DBackpropFilterD",
+                   [ones](GraphBuilder& b) {
+                     return b.Op("Conv2DBackpropFilterD", {In(b, {2, 4, 9, 9}), In(b, {2, 6, 5, 5})},
+                                 {{"filter_size", IntList{6, 2, 3, 3}},
+                                  {"strides", IntList{1, 1, 2, 2}},
+                                  {"pads", IntList{1, 1, 1, 1}},
+                                  {"groups", int64_t{2}}});
+                   },
+                   {TensorDesc(F32, {6, 2, 3, 3})}});
+  cases.push_back(
+      {"Conv2DBackpropFilterD",  // the output gradient is not the convolution's output
+       [](GraphBuilder& b) {
+         return b.Op(
+             "Conv2DBackpropFilterD", {In(b, {2, 4, 9, 9}), In(b, {2, 6, 9, 9})},
+             {{"filter_size", IntList{6, 4, 3, 3}}, {"strides", IntList{1, 1, 1, 1}}, {"pads", IntList{0, 0, 0, 0}}});
+       },
+       {}});
   cases.push_back({"MaxPoolV3",
                    [](GraphBuilder& b) {
                      return b.Op("MaxPoolV3", {In(b, {1, 2, 7, 7})},

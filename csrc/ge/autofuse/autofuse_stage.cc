@@ -154,6 +154,21 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name,
   return out;
 }
 
+// KernelIR::InputsStorableOver per output, as task inputs: the producers' inputs come first,
+// then the kernel's own inputs that no producer fills, in buffer order (ReplaceGroup).
+std::vector<std::vector<int>> StorableOver(const LoweredGroup& lowered, int producer_inputs) {
+  std::set<int> producer_buffers;
+  for (const auto& p : lowered.producers) producer_buffers.insert(p.buffer);
+  std::map<int, int> task_input;
+  for (int b = 0, next = producer_inputs; b < static_cast<int>(lowered.input_names.size()); ++b)
+    if (!producer_buffers.count(b)) task_input[b] = next++;
+  std::vector<std::vector<int>> out(lowered.outputs.size());
+  for (size_t o = 0; o < out.size(); ++o)
+    for (int b : lowered.ir.InputsStorableOver(static_cast<int>(o)))
+      if (task_input.count(b)) out[o].push_back(task_input.at(b));
+  return out;
+}
+
 // The typed description of a lowered group's kernel, which the device receives.
 FusedKernelDef DefineKernel(const LoweredGroup& lowered, std::vector<int64_t> sizes) {
   FusedKernelDef def;
@@ -172,6 +187,7 @@ FusedKernelDef DefineKernel(const LoweredGroup& lowered, std::vector<int64_t> si
   }
   for (const Node* n : lowered.group.nodes) def.fused_ops.push_back(n->type() + ":" + n->name());
   for (const Value& v : lowered.outputs) def.outputs.push_back(v.node->output_desc(v.index));
+  def.storable_over = StorableOver(lowered, def.ProducerInputs());
   return def;
 }
 

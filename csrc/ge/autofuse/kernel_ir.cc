@@ -40,6 +40,20 @@ std::vector<int64_t> IterationStrides(const KBuffer& buffer, const Shape& shape)
   return strides;
 }
 
+std::vector<int> KernelIR::InputsStorableOver(int output) const {
+  for (const KOp& op : ops)
+    if (op.kind == OpKind::kReduce || op.kind == OpKind::kConcat) return {};
+  const TensorDesc& out = outputs[static_cast<size_t>(output)].desc;
+  if (out.shape != shape) return {};
+  std::vector<int> inputs_over;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const KBuffer& in = inputs[i];
+    if (in.strides.empty() && !in.concat_part && in.desc.shape == shape && in.desc.dtype == out.dtype)
+      inputs_over.push_back(static_cast<int>(i));
+  }
+  return inputs_over;
+}
+
 bool KernelIR::RowLevel(const KOp& op) const {
   switch (op.kind) {
     case OpKind::kLoad: {

@@ -83,6 +83,11 @@ struct KernelIR {
   bool RowLevel(const KOp& op) const;
   // Recomputes every op's flag, after inner_from changed.
   void ResetRowLevels();
+  // The inputs whose bytes `output` may be stored over: the kernel computes each element in one
+  // pass (no reduction, no concatenation) and stores it after every load of that point, so an
+  // input read only at the element being stored -- shaped, typed and laid out like the output --
+  // is never read after that element is overwritten.
+  std::vector<int> InputsStorableOver(int output) const;
 };
 
 std::string_view ScalarTypeName(ScalarType type);

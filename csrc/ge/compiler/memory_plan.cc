@@ -5,6 +5,7 @@
 #include "ge/compiler/arena_planner.h"
 #include "ge/compiler/partition.h"
 #include "ge/compiler/view_ops.h"
+#include "ge/ops/op_names.h"
 #include "ge/ops/op_registry.h"
 #include "ge/ops/rewrite_utils.h"
 
@@ -31,6 +32,7 @@ MemoryPlanner::MemoryPlanner(const Graph& graph, const std::vector<Node*>& sched
 Expected<MemoryPlan> MemoryPlanner::Plan() {
   GE_RETURN_IF_ERROR(NumberValues());
   PlaceGraphOutputs();
+  if (options_.reuse) PlaceUpdatesInInputs();
   FindLastUses();
   if (options_.reuse) ShareBytes();
   PlaceArena();
@@ -98,6 +100,49 @@ void MemoryPlanner::PlaceGraphOutputs() {
       info.io_index = k;
       plan_.outputs.push_back({OutputSource::Kind::kComputed, id});
     }
+  }
+}
+
+// Whether `producer`'s `output` may be written into the bytes of graph input `ref` at its step:
+// either it does not read `ref`, or its kernel stores each element after its last read of it.
+bool MemoryPlanner::MayStoreOver(const Node* producer, int output, Value ref) const {
+  const FusedKernelDef* def = DefinitionOf(producer);
+  for (int i = 0; i < producer->num_inputs(); ++i) {
+    if (producer->input(i) != ref) continue;
+    const bool elementwise = options_.kernels != nullptr && options_.kernels->WritesOverInput(producer->type()) &&
+                             producer->num_outputs() == 1 &&
+                             ref.node->output_desc(ref.index) == producer->output_desc(0);
+    const bool fused = def != nullptr && static_cast<size_t>(output) < def->storable_over.size() &&
+                       std::count(def->storable_over[static_cast<size_t>(output)].begin(),
+                                  def->storable_over[static_cast<size_t>(output)].end(), i) != 0;
+    if (!elementwise && !fused) return false;
+  }
+  return true;
+}
+
+// An optimizer step, a batch-norm statistic, a counter: Assign(input, f(input, ...)) would compute
+// the new value in the arena and copy it over the input. Computing it in the input's bytes saves
+// the copy -- when every other reader of the old value runs before the producer, the producer
+// reads the input (if at all) only at the element it stores, and the value is not also a graph
+// output. Views of an input updated in place are copies (view_ops.h), so the readers are direct.
+void MemoryPlanner::PlaceUpdatesInInputs() {
+  for (const Node* assign : schedule_) {
+    if (assign->type() != kOpAssign) continue;
+    const Value ref = assign->input(0), value = assign->input(1);
+    ValueInfo& info = plan_.values[static_cast<size_t>(ValueOf(value))];
+    const ValueInfo& target = plan_.values[static_cast<size_t>(ValueOf(ref))];
+    if (target.placement != Placement::kInput || info.placement != Placement::kArena || !(info.desc == target.desc) ||
+        IsLocalOp(value.node->type()) || !MayStoreOver(value.node, value.index, ref))
+      continue;
+    const int32_t write_step = step_of_.at(value.node);
+    bool old_value_read_later = false;
+    for (const Use& use : ref.node->users(ref.index))
+      if (use.user != assign && use.user != value.node && step_of_.at(use.user) >= write_step)
+        old_value_read_later = true;
+    if (old_value_read_later) continue;
+    info.placement = Placement::kInput;
+    info.io_index = target.io_index;
+    plan_.updates_in_input.insert(assign);
   }
 }
 

@@ -24,6 +24,8 @@ struct MemoryPlan {
   // nodes whose output takes the bytes of an input that dies there (node -> input index).
   std::unordered_set<const Node*> views;
   std::unordered_map<const Node*, int> written_over_input;
+  // Assigns whose new value is computed in the graph input's own bytes (nothing to copy).
+  std::unordered_set<const Node*> updates_in_input;
   int64_t arena_size = 0;
   int64_t arena_lower_bound = 0;
   int64_t arena_no_reuse = 0;  // the arena if no two values shared bytes
@@ -45,6 +47,8 @@ struct MemoryPlanOptions {
 //   1. NumberValues: a value per node output; pinned placements (graph inputs, constants, and the
 //      outputs of ops updating a graph input in place).
 //   2. PlaceGraphOutputs: graph outputs are written straight into the tensors handed back.
+//      PlaceUpdatesInInputs: a new value that an Assign writes into a graph input is computed in
+//      the input's memory when nothing reads the old value later (the Assign then copies nothing).
 //   3. FindLastUses: each value's last reader in the schedule.
 //   4. ShareBytes: zero-copy views (reshapes; slices/selects that are one contiguous block, or
 //      strided where every reader takes strides) and outputs written over a dying input.
@@ -57,6 +61,8 @@ class MemoryPlanner {
  private:
   Status NumberValues();
   void PlaceGraphOutputs();
+  void PlaceUpdatesInInputs();
+  bool MayStoreOver(const Node* producer, int output, Value ref) const;
   void FindLastUses();
   void ShareBytes();
   void PlaceArena();

@@ -40,6 +40,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->arena_no_reuse = plan.arena_no_reuse;
   model->view_values = static_cast<int64_t>(plan.views.size());
   model->inplace_values = static_cast<int64_t>(plan.written_over_input.size());
+  model->updates_in_input = static_cast<int64_t>(plan.updates_in_input.size());
   model->workspace_bytes = plan.workspace_bytes;
   model->const_bytes = plan.const_bytes;
   model->kernel_library = fused.library;

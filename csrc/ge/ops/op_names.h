@@ -6,6 +6,7 @@
 namespace ge {
 
 inline constexpr const char* kOpAdd = "Add";
+inline constexpr const char* kOpAssign = "Assign";
 inline constexpr const char* kOpBatchMatMulV2 = "BatchMatMulV2";
 inline constexpr const char* kOpBatchNorm = "BatchNorm";
 inline constexpr const char* kOpCast = "Cast";

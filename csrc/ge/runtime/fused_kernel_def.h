@@ -33,6 +33,9 @@ struct FusedKernelDef {
   std::vector<FusedProducerDef> producers;
   std::vector<TensorDesc> outputs;
   std::vector<std::string> fused_ops;  // "Type:name" of every node it replaced, producers first
+  // Per output: the task inputs whose bytes it may be stored over (KernelIR::InputsStorableOver),
+  // so that an update of a graph input (an optimizer step) is computed in the input's own memory.
+  std::vector<std::vector<int>> storable_over;
 
   // The task's inputs that producers read, before the generated kernel's own inputs.
   int ProducerInputs() const;

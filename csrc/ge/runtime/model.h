@@ -65,6 +65,7 @@ struct Model {
   int64_t arena_no_reuse = 0;     // the arena if no two values shared bytes
   int64_t view_values = 0;        // values read as zero-copy views of another value
   int64_t inplace_values = 0;     // elementwise outputs written over a dying input
+  int64_t updates_in_input = 0;   // graph-input updates computed in the input's bytes (no copy)
   int64_t workspace_bytes = 0;    // scratch requested by kernels (planned in the arena)
   int64_t const_bytes = 0;
   std::shared_ptr<const KernelLibrary> kernel_library;  // generated kernels (FusedKernel tasks); may be null

@@ -6,6 +6,7 @@ from torchair_ge.fx2ge.converters import (  # noqa: F401
     composite,
     conv_pool,
     elementwise,
+    foreach,
     indexing,
     math_extra,
     matmul,

@@ -218,6 +218,13 @@ def convert_addcmul(self, tensor1, tensor2, *, value=1, meta_outputs=None):
     return ge.Add(self, ge.Mul(ge.Mul(t1, t2), to_dtype(value, meta_outputs.dtype)))
 
 
+@register_fx_node_ge_converter(torch.ops.prims.fma.default)
+def convert_fma(a, b, c, *, meta_outputs=None):
+    """a * b + c: what addcmul_ becomes when AOT autograd functionalizes Adam's in-place steps."""
+    a, b, c = promote(meta_outputs, a, b, c)
+    return ge.Add(ge.Mul(a, b), c)
+
+
 @register_fx_node_ge_converter(aten.addcdiv.default)
 def convert_addcdiv(self, tensor1, tensor2, *, value=1, meta_outputs=None):
     if not meta_outputs.dtype.is_floating_point:

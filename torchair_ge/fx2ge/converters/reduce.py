@@ -33,36 +33,13 @@ def convert_mean(self, *, dtype=None, meta_outputs=None):
     return _reduce("ReduceMean", self, None, False, meta_outputs)
 
 
-def _variance(self, dim, correction, keepdim, meta_outputs):
-    """(var, mean) in two passes (the mean first, then the mean square deviation): the one-pass
-    E[x^2] - E[x]^2 loses the variance of values far from zero to cancellation."""
-    rank = len(self.shape)
-    dims = list(range(rank)) if dim is None else ([dim] if isinstance(dim, int) else list(dim))
-    dims = [d + rank if d < 0 else d for d in dims] or list(range(rank))
-    count = 1
-    for d in dims:
-        count *= self.shape[d]
-    x = to_dtype(self, meta_outputs.dtype)
-    mean = ge.ReduceMean(x, int_vector(dims), keep_dims=True)
-    deviation = ge.Sub(x, mean)
-    square_sum = ge.ReduceSum(ge.Mul(deviation, deviation), int_vector(dims), keep_dims=bool(keepdim))
-    correction = 1 if correction is None else correction
-    # torch: a divisor <= 0 gives inf/nan, as the division by zero does here
-    var = ge.RealDiv(square_sum, ge.Const(float(max(count - correction, 0)), meta_outputs.dtype))
-    if not keepdim:
-        mean = ge.Reshape(mean, int_vector(list(var.shape)))
-    return var, mean
-
 
 @register_fx_node_ge_converter(aten.var_mean.correction)
 def convert_var_mean(self, dim=None, *, correction=None, keepdim=False, meta_outputs=None):
-    if not meta_outputs[0].dtype.is_floating_point or any(not isinstance(d, int) for d in self.shape):
+    """Batch norm's training statistics (its decomposition): ReduceVar and ReduceMean."""
+    if not meta_outputs[0].dtype.is_floating_point:
         return NotImplemented
-    return _variance(self, dim, correction, keepdim, meta_outputs[0])
-
-
-@register_fx_node_ge_converter(aten.var.correction)
-def convert_var(self, dim=None, *, correction=None, keepdim=False, meta_outputs=None):
-    if not meta_outputs.dtype.is_floating_point or any(not isinstance(d, int) for d in self.shape):
-        return NotImplemented
-    return _variance(self, dim, correction, keepdim, meta_outputs)[0]
+    dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+    var = ge.ReduceVar(self, int_vector(dims), keep_dims=bool(keepdim),
+                       correction=1.0 if correction is None else float(correction))
+    return var, ge.ReduceMean(self, int_vector(dims), keep_dims=bool(keepdim))
