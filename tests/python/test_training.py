@@ -179,3 +179,16 @@ def test_transformer_with_dropout_learns(p):
         opt.zero_grad()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_the_training_example_runs_and_learns():
+    """examples/train.py (docs/training.md) trains both models compiled and asserts they learn."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run([sys.executable, str(root / "examples" / "train.py"), "--steps", "40"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.count("time per step") == 2, result.stdout
