@@ -29,7 +29,7 @@ struct CompiledGraphSummary {
   int64_t view_values = 0;
   int64_t inplace_values = 0;
   int64_t updates_in_input = 0;  // Assigns of graph inputs whose value was computed in place
-  int64_t workspace_bytes = 0;  // kernel scratch, planned in the arena (feature_memory_size includes it)
+  int64_t workspace_bytes = 0;   // kernel scratch, planned in the arena (feature_memory_size includes it)
   int64_t stream_num = 1;
   int64_t task_num = 0;
   std::vector<TensorDesc> input_descs;

@@ -40,16 +40,15 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
                     py::arg("library_epilogues") = af.library_epilogues, py::arg("cache_hit") = af.cache_hit,
                     py::arg("build_ms") = af.build_ms, py::arg("library") = af.library, py::arg("source") = af.source,
                     py::arg("fallback") = af.fallback);
-  return py::dict(py::arg("is_static") = s.is_static, py::arg("autofuse") = autofuse, py::arg("passes") = passes,
-                  py::arg("const_memory_size") = s.const_memory_size,
-                  py::arg("feature_memory_size") = s.feature_memory_size,
-                  py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("arena_no_reuse") = s.arena_no_reuse,
-                  py::arg("view_values") = s.view_values, py::arg("inplace_values") = s.inplace_values,
-                  py::arg("updates_in_input") = s.updates_in_input,
-                  py::arg("workspace_bytes") = s.workspace_bytes, py::arg("stream_num") = s.stream_num,
-                  py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),
-                  py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts,
-                  py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages);
+  return py::dict(
+      py::arg("is_static") = s.is_static, py::arg("autofuse") = autofuse, py::arg("passes") = passes,
+      py::arg("const_memory_size") = s.const_memory_size, py::arg("feature_memory_size") = s.feature_memory_size,
+      py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("arena_no_reuse") = s.arena_no_reuse,
+      py::arg("view_values") = s.view_values, py::arg("inplace_values") = s.inplace_values,
+      py::arg("updates_in_input") = s.updates_in_input, py::arg("workspace_bytes") = s.workspace_bytes,
+      py::arg("stream_num") = s.stream_num, py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),
+      py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts,
+      py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages);
 }
 
 std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std::vector<at::Tensor>& inputs) {

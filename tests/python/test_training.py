@@ -33,6 +33,8 @@ def _mlp():
 
 
 def _batches(kind, steps):
+    """Random inputs and labels: nothing to learn across batches, so the loss need not fall --
+    what is checked is that every step equals eager's (learning: the example's test)."""
     g = torch.Generator().manual_seed(2)
     for _ in range(steps):
         if kind == "mlp":
@@ -106,7 +108,6 @@ def _fallbacks(backend):
 
 def test_mlp_trains_like_eager_and_runs_natively():
     backend, losses = _train_side_by_side("mlp", _mlp(), 50, lr=0.05)
-    assert losses[-1] < losses[0]
     assert len(backend.compiler.reports) == 2, "one forward and one backward graph"
     assert not _fallbacks(backend)
 
@@ -114,7 +115,6 @@ def test_mlp_trains_like_eager_and_runs_natively():
 def test_cnn_with_batch_norm_in_training_mode():
     model = small_resnet().train()
     backend, losses = _train_side_by_side("cnn", model, 50, lr=0.02, momentum=0.9)
-    assert losses[-1] < losses[0]
     # running_mean/var and num_batches_tracked were compared with eager's after every step
     # (AOT autograd writes the updated statistics back into the module's buffers).
     assert model.stem[1].num_batches_tracked.item() == 50
@@ -127,7 +127,6 @@ def test_small_transformer_trains_like_eager():
     # ignores a shift of all scores), so Adam's first step (about lr * sign(grad)) turns rounding
     # noise of 1e-10 into updates of lr, in eager too. Adam and AdamW: test_compiled_optimizers.py.
     backend, losses = _train_side_by_side("transformer", TinyTransformer(), 50, lr=0.05, momentum=0.9)
-    assert losses[-1] < losses[0]
     # Attention in training keeps its log-sum-exp for the backward: ATen's flash kernels run both
     # directions on the host-fallback engine (FusedAttention is inference-only).
     sdpa = {"aten._scaled_dot_product_flash_attention_for_cpu.default",

@@ -28,20 +28,32 @@ Expected<IntList> SymmetricPadding(const KernelArgs& a) {
   return IntList{pads[0], pads[2]};
 }
 
-Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
+// The convolution ops' window attributes as ATen takes them (one value per spatial dim).
+struct ConvWindow {
+  IntList stride, padding, dilation;
+  int64_t groups = 1;
+};
+
+Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
   GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
-  GE_ASSIGN_OR_RETURN(int64_t groups, a.Attr<int64_t>("groups"));
-  GE_ASSIGN_OR_RETURN(IntList padding, SymmetricPadding(a));
+  ConvWindow w;
+  GE_ASSIGN_OR_RETURN(w.groups, a.Attr<int64_t>("groups"));
+  GE_ASSIGN_OR_RETURN(w.padding, SymmetricPadding(a));
+  w.stride = {strides[2], strides[3]};
+  w.dilation = {dilations[2], dilations[3]};
+  return w;
+}
+
+Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(ConvWindow c, ReadConvWindow(a));
   if (a.inputs.size() > 3 && a.inputs[3].defined())
     return Unimplemented("Conv2D '{}': offset_w (int8) is not supported on CPU", a.task.name);
-  IntList stride = {strides[2], strides[3]};
-  IntList dilation = {dilations[2], dilations[3]};
   std::optional<at::Tensor> bias;
   if (a.inputs[2].defined()) bias = a.inputs[2];
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
-    at::convolution_out(y, x, w, bias, stride, padding, dilation, /*transposed=*/false, /*output_padding=*/{0, 0},
-                        groups);
+    at::convolution_out(y, x, w, bias, c.stride, c.padding, c.dilation, /*transposed=*/false,
+                        /*output_padding=*/{0, 0}, c.groups);
   });
 }
 
@@ -49,32 +61,24 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
 // not its values: a zero filter made once at load stands in for it.
 Expected<std::unique_ptr<Kernel>> CreateConv2DBackpropFilter(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(IntList filter_size, a.Attr<IntList>("filter_size"));
-  GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
-  GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
-  GE_ASSIGN_OR_RETURN(int64_t groups, a.Attr<int64_t>("groups"));
-  GE_ASSIGN_OR_RETURN(IntList padding, SymmetricPadding(a));
-  IntList stride = {strides[2], strides[3]}, dilation = {dilations[2], dilations[3]};
+  GE_ASSIGN_OR_RETURN(ConvWindow c, ReadConvWindow(a));
   at::Tensor filter = at::zeros(filter_size, a.inputs[0].options());
   return MakeKernel(a.task, [=, x = a.inputs[0], dy = a.inputs[1], y = a.outputs[0]]() mutable {
-    auto grads = at::convolution_backward(dy, x, filter, /*bias_sizes=*/std::nullopt, stride, padding, dilation,
-                                          /*transposed=*/false, /*output_padding=*/{0, 0}, groups,
+    auto grads = at::convolution_backward(dy, x, filter, /*bias_sizes=*/std::nullopt, c.stride, c.padding, c.dilation,
+                                          /*transposed=*/false, /*output_padding=*/{0, 0}, c.groups,
                                           /*output_mask=*/{false, true, false});
     y.copy_(std::get<1>(grads));
   });
 }
 
 Expected<std::unique_ptr<Kernel>> CreateConv2DTranspose(KernelArgs& a) {
-  GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
-  GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
+  GE_ASSIGN_OR_RETURN(ConvWindow c, ReadConvWindow(a));
   GE_ASSIGN_OR_RETURN(IntList output_padding, a.Attr<IntList>("output_padding"));
-  GE_ASSIGN_OR_RETURN(int64_t groups, a.Attr<int64_t>("groups"));
-  GE_ASSIGN_OR_RETURN(IntList padding, SymmetricPadding(a));
-  IntList stride = {strides[2], strides[3]}, dilation = {dilations[2], dilations[3]};
   IntList out_pad = {output_padding[2], output_padding[3]};
   std::optional<at::Tensor> bias;
   if (a.inputs[2].defined()) bias = a.inputs[2];
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
-    at::convolution_out(y, x, w, bias, stride, padding, dilation, /*transposed=*/true, out_pad, groups);
+    at::convolution_out(y, x, w, bias, c.stride, c.padding, c.dilation, /*transposed=*/true, out_pad, c.groups);
   });
 }
 

@@ -20,12 +20,17 @@ Status CheckNchw(InferContext& ctx) {
   return {};
 }
 
-Status InferConv2D(InferContext& ctx) {
+// NCHW x and the convolution window's attributes, four values each.
+Status CheckConvAttrs(InferContext& ctx, IntList* strides, IntList* pads, IntList* dilations) {
   GE_RETURN_IF_ERROR(CheckNchw(ctx));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, strides));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, pads));
+  return CheckList(ctx, "dilations", 4, dilations);
+}
+
+Status InferConv2D(InferContext& ctx) {
   IntList strides, pads, dilations;
-  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
-  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
-  GE_RETURN_IF_ERROR(CheckList(ctx, "dilations", 4, &dilations));
+  GE_RETURN_IF_ERROR(CheckConvAttrs(ctx, &strides, &pads, &dilations));
   const Shape& x = ctx.Input(0).shape;
   const Shape& w = ctx.Input(1).shape;
   const int64_t groups = ctx.Attr<int64_t>("groups");
@@ -45,11 +50,8 @@ Status InferConv2D(InferContext& ctx) {
 }
 
 Status InferConv2DTranspose(InferContext& ctx) {
-  GE_RETURN_IF_ERROR(CheckNchw(ctx));
   IntList strides, pads, dilations, output_padding;
-  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
-  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
-  GE_RETURN_IF_ERROR(CheckList(ctx, "dilations", 4, &dilations));
+  GE_RETURN_IF_ERROR(CheckConvAttrs(ctx, &strides, &pads, &dilations));
   GE_RETURN_IF_ERROR(CheckList(ctx, "output_padding", 4, &output_padding));
   const Shape& x = ctx.Input(0).shape;
   const Shape& w = ctx.Input(1).shape;  // [Cin, Cout/groups, kh, kw]
@@ -70,12 +72,9 @@ Status InferConv2DTranspose(InferContext& ctx) {
 // The weight gradient of Conv2D: x [N, Cin, H, W] and the output's gradient [N, Cout, Ho, Wo]
 // give a gradient shaped like the filter (attr filter_size, [Cout, Cin/groups, kh, kw]).
 Status InferConv2DBackpropFilter(InferContext& ctx) {
-  GE_RETURN_IF_ERROR(CheckNchw(ctx));
   IntList filter, strides, pads, dilations;
+  GE_RETURN_IF_ERROR(CheckConvAttrs(ctx, &strides, &pads, &dilations));
   GE_RETURN_IF_ERROR(CheckList(ctx, "filter_size", 4, &filter));
-  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
-  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
-  GE_RETURN_IF_ERROR(CheckList(ctx, "dilations", 4, &dilations));
   const Shape& x = ctx.Input(0).shape;
   const Shape& dy = ctx.Input(1).shape;
   const int64_t groups = ctx.Attr<int64_t>("groups");
