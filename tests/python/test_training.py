@@ -191,3 +191,47 @@ def test_the_training_example_runs_and_learns():
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.count("time per step") == 2, result.stdout
+
+
+def test_bf16_autocast_training_matches_eager():
+    model = _mlp()
+    eager = copy.deepcopy(model)
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    x, target = next(_batches("mlp", 1))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss_c = _loss("mlp", compiled(x).float(), target)
+        loss_e = _loss("mlp", eager(x).float(), target)
+    loss_c.backward()
+    loss_e.backward()
+    torch.testing.assert_close(loss_c, loss_e, rtol=1.6e-2, atol=1e-3)
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        assert p.grad.dtype == torch.float32
+        torch.testing.assert_close(p.grad, q.grad, rtol=1.6e-2, atol=1e-3, msg=lambda m: f"grad {name}: {m}")
+    assert not _fallbacks(backend)
+
+
+def test_activation_checkpointing_recomputes_in_the_backward_graph():
+    from torch.utils.checkpoint import checkpoint
+
+    class Checkpointed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner, self.head = nn.Linear(16, 32), nn.Linear(32, 4)
+
+        def forward(self, x):
+            return self.head(checkpoint(lambda y: torch.tanh(self.inner(y)), x, use_reentrant=False))
+
+    torch.manual_seed(0)
+    model = Checkpointed()
+    eager = copy.deepcopy(model)
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    x, target = next(_batches("mlp", 1))
+    _loss("mlp", compiled(x), target).backward()
+    _loss("mlp", eager(x), target).backward()
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, **TOLERANCE, msg=lambda m: f"grad {name}: {m}")
+    assert not _fallbacks(backend)
+    forward, backward = backend.compiler.reports
+    assert backward["ir_ops"].get("Tanh") == 1, "the checkpointed tanh is recomputed in the backward graph"
