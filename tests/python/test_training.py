@@ -79,7 +79,6 @@ def _train_side_by_side(kind, model, steps, optimizer=torch.optim.SGD, **optimiz
     compiled = torch.compile(model, backend=backend, dynamic=False)
     opt_c = optimizer(model.parameters(), **optimizer_args)
     opt_e = optimizer(eager.parameters(), **optimizer_args)
-    losses = []
     for step, (x, target) in enumerate(_batches(kind, steps)):
         loss_c = _loss(kind, compiled(x), target)
         loss_e = _loss(kind, eager(x), target)
@@ -98,8 +97,7 @@ def _train_side_by_side(kind, model, steps, optimizer=torch.optim.SGD, **optimiz
             torch.testing.assert_close(p, q, **TOLERANCE, msg=lambda m: f"step {step} parameter {name}: {m}")
         _check_optimizer_state(opt_c, opt_e, step)
         _resync(eager, model, opt_e, opt_c)
-        losses.append(loss_c.item())
-    return backend, losses
+    return backend
 
 
 def _fallbacks(backend):
@@ -107,14 +105,14 @@ def _fallbacks(backend):
 
 
 def test_mlp_trains_like_eager_and_runs_natively():
-    backend, losses = _train_side_by_side("mlp", _mlp(), 50, lr=0.05)
+    backend = _train_side_by_side("mlp", _mlp(), 50, lr=0.05)
     assert len(backend.compiler.reports) == 2, "one forward and one backward graph"
     assert not _fallbacks(backend)
 
 
 def test_cnn_with_batch_norm_in_training_mode():
     model = small_resnet().train()
-    backend, losses = _train_side_by_side("cnn", model, 50, lr=0.02, momentum=0.9)
+    backend = _train_side_by_side("cnn", model, 50, lr=0.02, momentum=0.9)
     # running_mean/var and num_batches_tracked were compared with eager's after every step
     # (AOT autograd writes the updated statistics back into the module's buffers).
     assert model.stem[1].num_batches_tracked.item() == 50
@@ -126,7 +124,7 @@ def test_small_transformer_trains_like_eager():
     # SGD: the key projection's bias has an exactly-zero gradient in exact arithmetic (softmax
     # ignores a shift of all scores), so Adam's first step (about lr * sign(grad)) turns rounding
     # noise of 1e-10 into updates of lr, in eager too. Adam and AdamW: test_compiled_optimizers.py.
-    backend, losses = _train_side_by_side("transformer", TinyTransformer(), 50, lr=0.05, momentum=0.9)
+    backend = _train_side_by_side("transformer", TinyTransformer(), 50, lr=0.05, momentum=0.9)
     # Attention in training keeps its log-sum-exp for the backward: ATen's flash kernels run both
     # directions on the host-fallback engine (FusedAttention is inference-only).
     sdpa = {"aten._scaled_dot_product_flash_attention_for_cpu.default",

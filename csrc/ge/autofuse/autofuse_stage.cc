@@ -154,11 +154,17 @@ Expected<LoweredGroup> LowerGroup(const FusionGroup& g, const std::string& name,
   return out;
 }
 
+// The kernel input buffers that library producers fill (not inputs of the task).
+std::set<int> ProducerBuffers(const LoweredGroup& lowered) {
+  std::set<int> buffers;
+  for (const auto& p : lowered.producers) buffers.insert(p.buffer);
+  return buffers;
+}
+
 // KernelIR::InputsStorableOver per output, as task inputs: the producers' inputs come first,
 // then the kernel's own inputs that no producer fills, in buffer order (ReplaceGroup).
 std::vector<std::vector<int>> StorableOver(const LoweredGroup& lowered, int producer_inputs) {
-  std::set<int> producer_buffers;
-  for (const auto& p : lowered.producers) producer_buffers.insert(p.buffer);
+  const std::set<int> producer_buffers = ProducerBuffers(lowered);
   std::map<int, int> task_input;
   for (int b = 0, next = producer_inputs; b < static_cast<int>(lowered.input_names.size()); ++b)
     if (!producer_buffers.count(b)) task_input[b] = next++;
@@ -240,11 +246,9 @@ Expected<Node*> ReplaceGroup(Graph& graph, const LoweredGroup& lowered, const Fu
   };
   // Producers' inputs first (in order), then the kernel's other inputs; their outputs are scratch.
   std::vector<Value> inputs;
-  std::set<int> producer_buffers;
-  for (const auto& p : lowered.producers) {
+  for (const auto& p : lowered.producers)
     for (const Value& v : p.node->inputs()) inputs.push_back(v);  // live edges: already rewired
-    producer_buffers.insert(p.buffer);
-  }
+  const std::set<int> producer_buffers = ProducerBuffers(lowered);
   for (size_t i = 0; i < lowered.input_names.size(); ++i)
     if (!producer_buffers.count(static_cast<int>(i))) inputs.push_back(current(lowered.input_names[i]));
   Node* fused = graph.AddNode(kOpFusedKernel, lowered.ir.name, inputs, static_cast<int>(lowered.outputs.size()));

@@ -141,8 +141,12 @@ Status RunMemoryStage(CompileState& s) {
 void CountEngines(const Graph& graph, const MemoryPlan& memory, CompiledGraph& result) {
   std::set<int64_t> groups;
   for (Node* node : graph.nodes()) {
-    // A zero-copy view runs on no engine: counted apart, so "native" counts kernels.
-    ++result.engine_counts[memory.IsView(node) ? std::string("view") : node->GetAttrOr<std::string>(kAttrEngine, "?")];
+    // A zero-copy view and an update already in its input's bytes run on no engine: counted
+    // apart, so "native" counts kernels.
+    const std::string engine = memory.IsView(node)       ? "view"
+                               : memory.RunsNoTask(node) ? "in_place"
+                                                         : node->GetAttrOr<std::string>(kAttrEngine, "?");
+    ++result.engine_counts[engine];
     if (node->HasAttr(kAttrFusedGroup)) groups.insert(node->GetAttrOr<int64_t>(kAttrFusedGroup, -1));
   }
   result.fused_groups = static_cast<int>(groups.size());

@@ -109,9 +109,7 @@ bool MemoryPlanner::MayStoreOver(const Node* producer, int output, Value ref) co
   const FusedKernelDef* def = DefinitionOf(producer);
   for (int i = 0; i < producer->num_inputs(); ++i) {
     if (producer->input(i) != ref) continue;
-    const bool elementwise = options_.kernels != nullptr && options_.kernels->WritesOverInput(producer->type()) &&
-                             producer->num_outputs() == 1 &&
-                             ref.node->output_desc(ref.index) == producer->output_desc(0);
+    const bool elementwise = ElementwiseWritesOver(producer, ref);
     const bool fused = def != nullptr && static_cast<size_t>(output) < def->storable_over.size() &&
                        std::count(def->storable_over[static_cast<size_t>(output)].begin(),
                                   def->storable_over[static_cast<size_t>(output)].end(), i) != 0;
@@ -135,11 +133,11 @@ void MemoryPlanner::PlaceUpdatesInInputs() {
         IsLocalOp(value.node->type()) || !MayStoreOver(value.node, value.index, ref))
       continue;
     const int32_t write_step = step_of_.at(value.node);
-    bool old_value_read_later = false;
-    for (const Use& use : ref.node->users(ref.index))
-      if (use.user != assign && use.user != value.node && step_of_.at(use.user) >= write_step)
-        old_value_read_later = true;
-    if (old_value_read_later) continue;
+    const auto& readers = ref.node->users(ref.index);
+    if (std::any_of(readers.begin(), readers.end(), [&](const Use& use) {
+          return use.user != assign && use.user != value.node && step_of_.at(use.user) >= write_step;
+        }))
+      continue;  // the old value is read after the new one would overwrite it
     info.placement = Placement::kInput;
     info.io_index = target.io_index;
     plan_.updates_in_input.insert(assign);
@@ -230,6 +228,13 @@ bool MemoryPlanner::TryView(const Node* node) {
 }
 
 // An output written over an arena input of its dtype and shape whose group dies at this op.
+// An elementwise library kernel (the device's WritesOverInput) with one output shaped and typed
+// like input `x`: it reads each element of x before writing the same element of its output.
+bool MemoryPlanner::ElementwiseWritesOver(const Node* node, Value x) const {
+  return options_.kernels != nullptr && options_.kernels->WritesOverInput(node->type()) && node->num_outputs() == 1 &&
+         x.node->output_desc(x.index) == node->output_desc(0);
+}
+
 void MemoryPlanner::TryWriteOverInput(const Node* node) {
   const KernelFactory* kernels = options_.kernels;
   if (kernels == nullptr || !kernels->WritesOverInput(node->type()) || node->num_outputs() != 1 ||
@@ -239,7 +244,7 @@ void MemoryPlanner::TryWriteOverInput(const Node* node) {
   if (plan_.values[static_cast<size_t>(out)].placement != Placement::kArena) return;
   for (int i = 0; i < node->num_inputs(); ++i) {
     const Value x = node->input(i);
-    if (!x.valid() || !(x.node->output_desc(x.index) == node->output_desc(0))) continue;
+    if (!x.valid() || !ElementwiseWritesOver(node, x)) continue;
     if (!plan_.values[static_cast<size_t>(ValueOf(x))].strides.empty()) continue;  // not dense bytes
     const int32_t root = root_of_[static_cast<size_t>(ValueOf(x))];
     if (plan_.values[static_cast<size_t>(root)].placement != Placement::kArena) continue;

@@ -24,7 +24,7 @@ struct MemoryPlan {
   // nodes whose output takes the bytes of an input that dies there (node -> input index).
   std::unordered_set<const Node*> views;
   std::unordered_map<const Node*, int> written_over_input;
-  // Assigns whose new value is computed in the graph input's own bytes (nothing to copy).
+  // Assigns whose new value is computed in the graph input's own bytes (nothing to copy: no task).
   std::unordered_set<const Node*> updates_in_input;
   int64_t arena_size = 0;
   int64_t arena_lower_bound = 0;
@@ -33,6 +33,8 @@ struct MemoryPlan {
   int64_t const_bytes = 0;
 
   bool IsView(const Node* node) const { return views.count(node) != 0; }
+  // Views and the Assigns whose value is already in the input's bytes: no kernel runs for them.
+  bool RunsNoTask(const Node* node) const { return IsView(node) || updates_in_input.count(node) != 0; }
 };
 
 struct MemoryPlanOptions {
@@ -48,7 +50,7 @@ struct MemoryPlanOptions {
 //      outputs of ops updating a graph input in place).
 //   2. PlaceGraphOutputs: graph outputs are written straight into the tensors handed back.
 //      PlaceUpdatesInInputs: a new value that an Assign writes into a graph input is computed in
-//      the input's memory when nothing reads the old value later (the Assign then copies nothing).
+//      the input's memory when nothing reads the old value later (the Assign then runs no task).
 //   3. FindLastUses: each value's last reader in the schedule.
 //   4. ShareBytes: zero-copy views (reshapes; slices/selects that are one contiguous block, or
 //      strided where every reader takes strides) and outputs written over a dying input.
@@ -63,6 +65,7 @@ class MemoryPlanner {
   void PlaceGraphOutputs();
   void PlaceUpdatesInInputs();
   bool MayStoreOver(const Node* producer, int output, Value ref) const;
+  bool ElementwiseWritesOver(const Node* node, Value x) const;
   void FindLastUses();
   void ShareBytes();
   void PlaceArena();

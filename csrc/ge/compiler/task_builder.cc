@@ -9,7 +9,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   auto model = std::make_shared<Model>();
   model->graph_name = graph.name();
   for (Node* node : schedule) {
-    if (IsLocalOp(node->type()) || plan.IsView(node)) continue;  // views need no kernel
+    if (IsLocalOp(node->type()) || plan.RunsNoTask(node)) continue;  // views, updates already in place
     TaskDef task;
     task.name = node->name();
     task.type = node->type();

@@ -7,10 +7,8 @@ namespace ge::cpu {
 
 void RegisterInplaceKernels(CpuKernelRegistry& r) {
   r.Register("Assign", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
-    // The memory plan may have computed the value in ref's own bytes (PlaceUpdatesInInputs).
-    return MakeKernel(a.task, [ref = a.inputs[0], value = a.inputs[1]]() mutable {
-      if (ref.data_ptr() != value.data_ptr()) ref.copy_(value);
-    });
+    // (An Assign whose value the memory plan computed in ref's own bytes gets no task at all.)
+    return MakeKernel(a.task, [ref = a.inputs[0], value = a.inputs[1]]() mutable { ref.copy_(value); });
   });
   r.Register("InplaceIndexCopy", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
     GE_ASSIGN_OR_RETURN(int64_t dim, a.Attr<int64_t>("dim"));
