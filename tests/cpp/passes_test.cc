@@ -160,6 +160,26 @@ TEST_F(PassTest, NoOpEliminationKeepsInexactOnes) {
   EXPECT_EQ(Count(*g, "Identity"), 1);
 }
 
+TEST_F(PassTest, NoOpEliminationBypassesOutputsOnlyOverPrivateComputedValues) {
+  // A weight gradient as AOT autograd returns it: t(t(mm)). The product becomes the output; an
+  // output that would alias an input, a constant or another output keeps its own node.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto x = b.CreateInput(0, DataType::kFloat, {4, 3});
+        auto y = b.CreateInput(1, DataType::kFloat, {4, 5});
+        auto twice = [&](const es::EsTensor& t) {
+          return es::Transpose(es::Transpose(t, b.CreateVector({1, 0})), b.CreateVector({1, 0}));
+        };
+        auto grad = es::MatMulV2(x, y, {}, {}, /*transpose_x1=*/true);
+        auto shared = es::Relu(y);
+        b.SetOutputs({twice(grad), twice(x), shared, es::Identity(shared)});
+      },
+      CreateNoOpEliminationPass(), true);
+  EXPECT_EQ(Count(*g, "Transpose"), 2);  // t(t(x)) stays: the output must not be the input itself
+  EXPECT_EQ(Count(*g, "Identity"), 1);
+  EXPECT_EQ(g->NetOutputNode()->input(0).node->type(), "MatMulV2");
+}
+
 void ConstantChain(es::GraphBuilder& b) {
   auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
   auto c = b.CreateConst(Tensor::FromVector(DataType::kInt64, {3}, std::vector<int64_t>{1, -2, 3}));

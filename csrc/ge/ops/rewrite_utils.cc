@@ -41,12 +41,20 @@ bool IsSameBytesReshape(const Node* node) {
 
 bool HasSingleUser(Value v) { return v.node->users(v.index).size() == 1; }
 
+bool IsPrivateComputedValue(Value v) {
+  const std::string& type = v.node->type();
+  if (type == kOpData || type == kOpConst || type == kOpTorch || FeedsNetOutput(v)) return false;
+  const OpProto* proto = OpRegistry::Global().Find(type);
+  return proto == nullptr || proto->InplaceInputOf(v.index) < 0;
+}
+
 bool CanBypass(const Node* node, Value replacement) {
   if (node->num_outputs() != 1 || HasControlEdges(node)) return false;
   const Value out{const_cast<Node*>(node), 0};
   const TensorDesc& a = node->output_desc(0);
   const TensorDesc& b = replacement.node->output_desc(replacement.index);
-  return a.dtype == b.dtype && a.shape == b.shape && !FeedsNetOutput(out) && !IsMutatedValue(out) &&
+  const bool output_stays_private = !FeedsNetOutput(out) || IsPrivateComputedValue(replacement);
+  return a.dtype == b.dtype && a.shape == b.shape && output_stays_private && !IsMutatedValue(out) &&
          !IsMutatedValue(replacement);
 }
 

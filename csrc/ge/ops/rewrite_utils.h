@@ -22,9 +22,14 @@ bool IsPlainReshape(const Node* node);
 bool IsSameBytesReshape(const Node* node);
 bool HasSingleUser(Value v);
 
+// Whether `v` may become a graph output without aliasing anything the caller sees: computed by
+// a native kernel into bytes of its own (not a graph input, a constant, an input updated in
+// place, or a fallback op's result, which may be a view), and not already an output. (Autograd
+// accumulates into returned gradients in place, so an output aliasing another would corrupt it.)
+bool IsPrivateComputedValue(Value v);
 // Whether every user of `node`'s single output may read `replacement` instead: same dtype and
-// shape, `node` has one output, no control edges, does not feed NetOutput (that would make an
-// output alias another value), and neither value is updated in place.
+// shape, `node` has one output, no control edges, neither value is updated in place, and if
+// `node` feeds NetOutput, `replacement` is a private computed value.
 bool CanBypass(const Node* node, Value replacement);
 // Points every user of node:0 at `replacement` and removes `node`.
 Status Bypass(Graph& graph, Node* node, Value replacement);
