@@ -21,6 +21,7 @@ class ConcreteGraph:
         self._outputs = converted.outputs
         self._mutated = converted.mutated_inputs
         self._positions = converted.input_positions  # FX input number per engine input, when some are frozen
+        self._layouts = list(converted.input_layouts.items())  # engine inputs read permuted (dense_layout)
         self._frozen = list((frozen or {}).items())
         self._span_name = f"torchair_ge::graph_{graph_id}"
         self.summary = session.summary(graph_id)
@@ -57,6 +58,11 @@ class ConcreteGraph:
             for i in strided:
                 dense[i] = args[i].contiguous()
         run_args = dense if self._positions is None else [dense[p] for p in self._positions]
+        if self._layouts:
+            run_args = list(run_args)
+            for i, perm in self._layouts:  # contiguous when laid out as at compile time
+                if isinstance(run_args[i], torch.Tensor):
+                    run_args[i] = run_args[i].permute(perm)
         try:
             results = self._session.run_graph(self._graph_id, run_args)
         except TypeError:

@@ -60,3 +60,34 @@ def test_contiguous_slices_are_views_with_eager_numbers():
     assert reports[True]["view_values"] >= 5, reports[True]
     assert reports[False]["view_values"] == 0
     assert reports[True]["tasks"] < reports[False]["tasks"]
+
+
+def test_permuted_inputs_are_read_in_their_own_layout():
+    # A transposed weight (as AOT autograd saves it for the backward), a channels-last image and a
+    # permuted activation: the engine takes each in the layout it has (no copy before the run);
+    # the transpose back folds into the product's flags or runs inside the graph.
+    def f(x, weight_t, image, conv_weight, permuted):
+        return torch.relu(x @ weight_t), torch.nn.functional.conv2d(image, conv_weight), permuted * 2
+
+    args = (torch.randn(4, 8), torch.randn(16, 8).t(), torch.randn(2, 3, 6, 6).to(memory_format=torch.channels_last),
+            torch.randn(5, 3, 3, 3), torch.randn(3, 4, 5).permute(2, 0, 1))
+    backend = torchair_ge.get_npu_backend()
+    torch._dynamo.reset()
+    got = torch.compile(f, backend=backend, dynamic=False)(*args)
+    torch.testing.assert_close(got, f(*args))
+    (report,) = backend.compiler.reports
+    assert report["ir_ops"]["Transpose"] == 3 and report["passes_fired"].get("TransposeMatMulFold"), report
+    # A call whose input has other strides than at compile time is still right (Dynamo recompiles
+    # on strides; the engine makes an input contiguous when the permutation does not).
+    contiguous = tuple(a.contiguous() for a in args)
+    torch.testing.assert_close(torch.compile(f, backend=backend, dynamic=False)(*contiguous), f(*contiguous))
+
+
+def test_dense_layout_finds_the_permutation_of_dense_tensors_only():
+    from torchair_ge.fx2ge.interpreter import dense_layout
+    assert dense_layout(torch.empty(4, 8)) is None
+    assert dense_layout(torch.empty(16, 8).t()) == [1, 0]
+    assert dense_layout(torch.empty(2, 3, 4, 5).to(memory_format=torch.channels_last)) == [0, 2, 3, 1]
+    assert dense_layout(torch.empty(8, 1, 4).permute(2, 1, 0)) == [1, 2, 0]  # a size-1 dim goes anywhere
+    assert dense_layout(torch.empty(8, 8)[:, :4]) is None  # a column slice is not dense
+    assert dense_layout(torch.empty(8, 8)[::2].t()) is None

@@ -44,6 +44,9 @@ class ConvertedGraph:
     mutated_inputs: list = field(default_factory=list)  # FX input numbers the graph writes in place
     # FX input number of each engine input; None when they are the same (nothing frozen).
     input_positions: list = None
+    # Engine input number -> the permutation that makes that input contiguous (dense_layout): the
+    # engine takes `input.permute(perm)`, read without a copy, and transposes it back in the graph.
+    input_layouts: dict = field(default_factory=dict)
     # FX node name -> the IR value(s) holding its output(s): (IR node name, output index), or
     # None for an output that is not an IR value. Accuracy compare reads data dumps through it.
     fx_values: dict = field(default_factory=dict)
@@ -97,6 +100,21 @@ def _static_shape(node, val, sizes=None):
     return shape
 
 
+def dense_layout(val):
+    """The permutation under which a non-contiguous example tensor is contiguous (a transposed
+    weight saved for the backward, a channels-last image), or None: the tensor is contiguous, has
+    symbolic sizes, or is not dense."""
+    if val.dim() < 2 or val.is_contiguous() or any(isinstance(x, SYM_TYPES) for x in (*val.shape, *val.stride())):
+        return None
+    perm = sorted(range(val.dim()), key=lambda d: (-val.stride(d), d))
+    expected = 1
+    for d in reversed(perm):
+        if val.shape[d] != 1 and val.stride(d) != expected:
+            return None
+        expected *= val.shape[d]
+    return perm
+
+
 def _check_against_meta(node, value, meta):
     if isinstance(value, NotProduced) or not isinstance(meta, torch.Tensor):
         return
@@ -126,6 +144,9 @@ class FxToGe:
         self.placeholders = []  # the ones that stay engine inputs
         self.fallback_ops = {}
         self.inplace, self.absorbed_copies = plan_inplace_updates(gm)
+        self.mutated = {n.args[0] for n in gm.graph.nodes
+                        if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"}
+        self.input_layouts = {}
 
     def check_supported(self):
         """Raises one UnsupportedOpError naming every op that has no converter and cannot fall
@@ -171,13 +192,13 @@ class FxToGe:
                     raise ConversionError(f"{_describe(node)}: {e}") from e
         engine_outputs, specs = outputs
         self.builder.set_outputs(engine_outputs)
-        mutated = sorted({self.fx_inputs[n.args[0]] for n in self.gm.graph.nodes
-                          if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"})
+        mutated = sorted(self.fx_inputs[n] for n in self.mutated)
         fx_values = {node.name: _ir_values(value) for node, value in self.env.items() if node.op == "call_function"}
         positions = [self.fx_inputs[p] for p in self.placeholders]
         positions = None if positions == list(range(len(self.fx_inputs))) else positions
         return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes),
-                              self.fallback_ops, mutated, input_positions=positions, fx_values=fx_values)
+                              self.fallback_ops, mutated, input_positions=positions, fx_values=fx_values,
+                              input_layouts=self.input_layouts)
 
     def _placeholder(self, node):
         frozen = self.frozen.get(self.fx_inputs[node])
@@ -191,7 +212,15 @@ class FxToGe:
         index = len(self.placeholders)
         self.placeholders.append(node)
         shape = _static_shape(node, val, self.sizes)
-        return self.builder.create_input(index, torch_to_ge(val.dtype), shape, node.name)
+        layout = dense_layout(val) if self.sizes is None and node not in self.mutated else None
+        if layout is None:
+            return self.builder.create_input(index, torch_to_ge(val.dtype), shape, node.name)
+        # Read in its own layout: the transpose back folds into the readers (MatMul flags) or is
+        # one copy in the graph instead of one before it.
+        self.input_layouts[index] = layout
+        data = self.builder.create_input(index, torch_to_ge(val.dtype), [shape[d] for d in layout], node.name)
+        inverse = [layout.index(d) for d in range(len(layout))]
+        return ge_ops.Transpose(data, ge_ops.Const(inverse, torch.int64))
 
     def _get_attr(self, node):
         value = self.gm
