@@ -326,6 +326,17 @@ def test_selection_ops_and_statistics():
     check_against_eager(lambda t: (torch.logsumexp(t, 1), t.var(0), t.std(1, correction=0, keepdim=True)), x)
 
 
+@pytest.mark.parametrize("shape", [(8, 16, 6, 6), (32, 8), (2, 3, 4, 5, 6), (1, 4, 1)])
+@pytest.mark.parametrize("correction", [0, 1, 2.5])
+def test_variance_over_every_dim_but_the_channels(shape, correction):
+    # Batch norm's training statistics: ATen's per-channel kernel computes them (then rescaled).
+    dims = [d for d in range(len(shape)) if d != 1]
+    x = rand(*shape) * 3 + 5  # a large mean: a one-pass sum of squares would lose the variance
+    check_against_eager(lambda t: (torch.var(t, dims, correction=correction), torch.var_mean(t, dims, keepdim=True,
+                                                                                            correction=correction)),
+                        x, equal_nan=True)  # (1, 4, 1): one element per channel, NaN with a correction
+
+
 def test_group_norm_including_an_empty_batch():
     w, b = rand(6, seed=1), rand(6, seed=2)
     check_against_eager(lambda t: torch.nn.functional.group_norm(t, 3, w, b), rand(2, 6, 5))
