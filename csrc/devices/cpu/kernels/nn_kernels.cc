@@ -4,15 +4,18 @@
 #include <ATen/ops/adaptive_avg_pool2d.h>
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/convolution.h>
-#include <ATen/ops/convolution_backward.h>
-#include <ATen/ops/zeros.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/full_like.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <ATen/ops/native_layer_norm.h>
 #include <ATen/ops/pow.h>
 
 #include "devices/cpu/kernel_registry.h"
+#include "devices/cpu/kernels/filter_gradient.h"
 
 namespace ge::cpu {
 namespace {
@@ -28,12 +31,7 @@ Expected<IntList> SymmetricPadding(const KernelArgs& a) {
   return IntList{pads[0], pads[2]};
 }
 
-// The convolution ops' window attributes as ATen takes them (one value per spatial dim).
-struct ConvWindow {
-  IntList stride, padding, dilation;
-  int64_t groups = 1;
-};
-
+// The convolution ops' window attributes as ATen takes them (ConvWindow, filter_gradient.h).
 Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
   GE_ASSIGN_OR_RETURN(IntList dilations, a.Attr<IntList>("dilations"));
@@ -57,18 +55,22 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
   });
 }
 
-// ATen's convolution_backward asked for the weight gradient only. It reads the weight's shape,
-// not its values: a zero filter made once at load stands in for it.
+// The weight gradient by oneDNN's backward-weights kernel or an im2col GEMM, whichever measured
+// faster for these shapes on this CPU (timed on scratch tensors: the arena is not bound yet).
 Expected<std::unique_ptr<Kernel>> CreateConv2DBackpropFilter(KernelArgs& a) {
-  GE_ASSIGN_OR_RETURN(IntList filter_size, a.Attr<IntList>("filter_size"));
   GE_ASSIGN_OR_RETURN(ConvWindow c, ReadConvWindow(a));
-  at::Tensor filter = at::zeros(filter_size, a.inputs[0].options());
-  return MakeKernel(a.task, [=, x = a.inputs[0], dy = a.inputs[1], y = a.outputs[0]]() mutable {
-    auto grads = at::convolution_backward(dy, x, filter, /*bias_sizes=*/std::nullopt, c.stride, c.padding, c.dilation,
-                                          /*transposed=*/false, /*output_padding=*/{0, 0}, c.groups,
-                                          /*output_mask=*/{false, true, false});
-    y.copy_(std::get<1>(grads));
-  });
+  const at::Tensor &x = a.inputs[0], &dy = a.inputs[1], &y = a.outputs[0];
+  std::vector<KernelCandidate> kernels = FilterGradientCandidates(x, dy, c, y);
+  std::vector<std::string> names;
+  for (const KernelCandidate& k : kernels) names.push_back(k.name);
+  auto timed = [&]() {
+    return FilterGradientCandidates(at::full_like(x, 0.5), at::full_like(dy, 0.5), c, at::empty_like(y));
+  };
+  c10::InferenceMode inference;  // timed as the task runs: no autograd, no Python dispatch mode
+  c10::impl::ExcludeDispatchKeyGuard no_python(
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
+  const int chosen = ChooseByMeasurement(FilterGradientKey(x, dy, c, y), names, timed);
+  return MakeKernel(a.task, std::move(kernels[static_cast<size_t>(chosen)].run));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateConv2DTranspose(KernelArgs& a) {
