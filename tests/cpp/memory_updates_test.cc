@@ -70,10 +70,13 @@ TEST_F(MemoryUpdatesTest, AnElementwiseLibraryKernelWritesTheUpdateInPlaceToo) {
   EXPECT_EQ(run.param, (std::vector<float>{0, 0, 0, 0, 0, 0}));
 }
 
-TEST_F(MemoryUpdatesTest, AReaderOfTheOldValueAfterTheProducerKeepsTheCopy) {
+TEST_F(MemoryUpdatesTest, AReaderOfTheOldValueAfterTheProducerKeepsTheCopyUnlessFusedWithIt) {
   for (bool autofuse : {false, true}) {
     UpdateRun run = Run(SgdStep(true), autofuse);
-    EXPECT_EQ(run.updates_in_input, 0) << "autofuse " << autofuse;
+    // Fused, the reader joins the update's kernel, which reads each element of param before it
+    // stores the new value there: the update goes in place. Unfused, the reader runs after the
+    // update's kernel: the new value is copied over param at the end.
+    EXPECT_EQ(run.updates_in_input, autofuse ? 1 : 0) << "autofuse " << autofuse;
     EXPECT_EQ(run.param, (std::vector<float>{0, 0, 0, 0, 0, 0}));
     EXPECT_EQ(run.outputs[1], (std::vector<float>{1, 2, 3, 4, 5, 6})) << "old + new, autofuse " << autofuse;
   }

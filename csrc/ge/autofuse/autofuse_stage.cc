@@ -263,6 +263,7 @@ Expected<Node*> ReplaceGroup(Graph& graph, const LoweredGroup& lowered, const Fu
     graph.ReplaceAllUsesWith(lowered.outputs[k], fused->output(static_cast<int>(k)));
     (*replaced)[{lowered.outputs[k].node->name(), lowered.outputs[k].index}] = fused->output(static_cast<int>(k));
   }
+  for (Node* member : g.nodes) graph.MoveControlOutputs(member, fused);  // ordered before in-place updates
   for (auto it = g.nodes.rbegin(); it != g.nodes.rend(); ++it) GE_RETURN_IF_ERROR(graph.RemoveNode(*it));
   for (const auto& p : lowered.producers) {
     for (Node* reshape : p.reshapes) GE_RETURN_IF_ERROR(graph.RemoveNode(reshape));

@@ -4,6 +4,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ge/ops/op_registry.h"
 #include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
@@ -291,9 +292,18 @@ const std::unordered_map<std::string, OpRule>& Rules() {
 
 }  // namespace
 
+bool ControlEdgesAllowFusion(const Node* node) {
+  if (!node->control_inputs().empty()) return false;
+  for (const Node* after : node->control_outputs()) {
+    const OpProto* proto = OpRegistry::Global().Find(after->type());
+    if (proto == nullptr || proto->inplace.empty()) return false;
+  }
+  return true;
+}
+
 std::optional<FusibleInfo> Fusible(const Node* node) {
   auto it = Rules().find(node->type());
-  if (it == Rules().end() || HasControlEdges(node) || HasSideEffects(node)) return std::nullopt;
+  if (it == Rules().end() || !ControlEdgesAllowFusion(node) || HasSideEffects(node)) return std::nullopt;
   for (int o = 0; o < node->num_outputs(); ++o)
     if (!IsFloatOrBool(node->output_desc(o).dtype) || IsMutatedValue(Value{const_cast<Node*>(node), o}))
       return std::nullopt;

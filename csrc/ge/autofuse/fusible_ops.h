@@ -28,6 +28,12 @@ struct FusibleInfo {
 // axes that are not trailing, control edges or side effects.
 std::optional<FusibleInfo> Fusible(const Node* node);
 
+// A node that reads a value an in-place op overwrites later is ordered before that op by a
+// control edge (OrderInplaceUpdates: an optimizer step reading the parameter it then updates).
+// The fused kernel takes such edges over, so they do not keep a node out of fusion; any other
+// control edge does.
+bool ControlEdgesAllowFusion(const Node* node);
+
 // Emits `node` into `b`; `args` are the op ids of its data inputs (-1 for an absent optional
 // input; empty for ops that load from outside). Returns one op id per output.
 Expected<std::vector<int>> LowerNode(KernelBuilder& b, const Node* node, const std::vector<int>& args);

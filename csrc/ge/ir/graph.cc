@@ -64,6 +64,15 @@ void Graph::AddControlEdge(Node* src, Node* dst) {
   dst->control_inputs_.push_back(src);
 }
 
+void Graph::MoveControlOutputs(Node* from, Node* to) {
+  for (Node* dst : std::vector<Node*>(from->control_outputs_)) {
+    auto& ins = dst->control_inputs_;
+    ins.erase(std::remove(ins.begin(), ins.end(), from), ins.end());
+    AddControlEdge(to, dst);
+  }
+  from->control_outputs_.clear();
+}
+
 Status Graph::RemoveNode(Node* node) {
   GE_CHECK(!node->HasUsers(), "cannot remove {}: it still has users", node->ToString());
   for (int i = 0; i < node->num_inputs(); ++i) RemoveUse(node->inputs_[static_cast<size_t>(i)], Use{node, i});

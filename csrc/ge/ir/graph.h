@@ -34,6 +34,8 @@ class Graph {
   // Every consumer of `from` reads `to` instead.
   void ReplaceAllUsesWith(Value from, Value to);
   void AddControlEdge(Node* src, Node* dst);
+  // `to` runs before every node `from` had to run before, and `from` no longer orders anything.
+  void MoveControlOutputs(Node* from, Node* to);
   // Removes a node that no other node uses; its input edges and control edges are dropped.
   Status RemoveNode(Node* node);
 
