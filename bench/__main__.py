@@ -1,4 +1,4 @@
-"""python -m bench [--models a,b] [--quick] [--threads N] [--systems eager,inductor,...] [--out DIR]"""
+"""python -m bench [--models a,b] [--quick] [--threads N] [--systems eager,inductor,...] [--no-training] [--out DIR]"""
 import argparse
 import os
 import sys
@@ -17,20 +17,24 @@ def main(argv=None):
     parser.add_argument("--no-dynamic", action="store_true", help="skip the dynamic-shape workloads")
     parser.add_argument("--no-generate", action="store_true",
                         help="skip the transformers generate() workload and the attention benchmark")
+    parser.add_argument("--no-training", action="store_true", help="skip the training-step workloads")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"), help="output directory")
     args = parser.parse_args(argv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None  # noqa: E731
     results = runner.run(split(args.models), args.quick, args.threads, split(args.systems), not args.no_overhead,
-                         dynamic_shapes=not args.no_dynamic, generation=not args.no_generate)
+                         dynamic_shapes=not args.no_dynamic, generation=not args.no_generate,
+                         training=not args.no_training)
     paths = report.write(results, args.out, "quick" if args.quick else "latest")
     full_default_run = not (args.quick or args.models or args.systems or args.no_overhead or args.no_dynamic
-                            or args.no_generate)
+                            or args.no_generate or args.no_training)
     doc = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "performance.md")
     if full_default_run and os.path.exists(doc) and report.update_doc(results, doc):
         paths["doc"] = doc
     print(report.markdown(results))
     print("wrote " + ", ".join(paths.values()))
     bad = [(m["name"], r["system"]) for m in results["models"] for r in m["systems"] if r["status"] in ("wrong", "error")]
+    bad += [(f"training {w['name']}", r["system"]) for w in results.get("training", {}).get("workloads", [])
+            for r in w["systems"] if "error" in r]
     if bad:
         print(f"FAILED: outputs wrong or errors for {bad}", file=sys.stderr)
         return 1

@@ -81,6 +81,9 @@ def markdown(results):
     if results.get("dynamic"):
         from bench import dynamic
         lines += dynamic.markdown(results["dynamic"])
+    if results.get("training"):
+        from bench import training
+        lines += training.markdown(results["training"])
     if results.get("generate"):
         from bench import generate
         lines += generate.markdown(results["generate"])

@@ -66,8 +66,9 @@ def run_model(entry, systems, quick, log):
 
 
 def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True,
-        generation=True):
-    """generation: the transformers generate() workload and the attention micro-benchmark."""
+        generation=True, training=True):
+    """generation: the transformers generate() workload and the attention micro-benchmark;
+    training: training steps (forward, backward, optimizer step)."""
     threads = threads or os.cpu_count()
     torch.set_num_threads(threads)
     # Cold compiles: Inductor starts from an empty on-disk cache.
@@ -109,6 +110,11 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
         log("dynamic shapes ...")
         names = [s.name for s in chosen]
         results["dynamic"] = dynamic.run(entries, quick, log, [s for s in dynamic.SYSTEMS if s in names])
+    if training:
+        from bench import training as train_steps
+        log("training steps ...")
+        names = [s.name for s in chosen]
+        results["training"] = train_steps.run(quick, log, [s for s in train_steps.SYSTEMS if s in names])
     if generation:
         from bench import generate
         log("transformers generate() ...")

@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from bench import models as zoo
-from bench import attention, dynamic, generate, limits, machine, report, runner
+from bench import attention, dynamic, generate, limits, machine, report, runner, training
 from bench.systems import InductorFreezing, OpenVino, TorchairGe
 
 
 def test_quick_run_is_correct_and_writes_reports(tmp_path):
     results = runner.run(quick=True, systems=["eager", "inductor", "torchair_ge"], log=lambda *_: None,
-                         dynamic_shapes=False, generation=False)
+                         dynamic_shapes=False, generation=False, training=False)
     assert [m["name"] for m in results["models"]] == runner.QUICK_MODELS
     for model in results["models"]:
         for row in model["systems"]:
@@ -123,3 +123,15 @@ def test_limits_relate_models_to_bandwidth_and_gemm_peak():
     assert by_model["mlp"]["achieved"] == pytest.approx(mlp_flops / 5e-3 / 1e9, rel=0.01)
     assert by_model["gpt_decode"]["unit"] == "GB/s" and by_model["gpt_decode"]["share"] > 0
     assert any(line.startswith("| gpt_decode | bandwidth |") for line in limits.markdown(result))
+
+
+def test_training_steps_agree_with_eager_and_report_time_and_memory():
+    results = training.run(quick=True, log=lambda *_: None, systems=("eager", "torchair_ge"), workloads=("mlp", "bert"))
+    for workload in results["workloads"]:
+        eager, ours = workload["systems"]
+        assert "error" not in ours, ours
+        assert ours["max_loss_rel_err"] <= training.LOSS_RTOL and len(ours["losses"]) == training.STEPS_CHECKED
+        assert ours["median_ms"] > 0 and ours["peak_mem_mb"] >= 0 and ours["graphs"] == 3  # forward, backward, step
+        assert not ours["fallback_ops"], ours["fallback_ops"]
+    lines = training.markdown(results)
+    assert any(line.startswith("| bert | torchair_ge |") for line in lines)
