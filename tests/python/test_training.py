@@ -125,11 +125,11 @@ def test_small_transformer_trains_like_eager():
     # ignores a shift of all scores), so Adam's first step (about lr * sign(grad)) turns rounding
     # noise of 1e-10 into updates of lr, in eager too. Adam and AdamW: test_compiled_optimizers.py.
     backend = _train_side_by_side("transformer", TinyTransformer(), 50, lr=0.05, momentum=0.9)
-    # Attention in training keeps its log-sum-exp for the backward: ATen's flash kernels run both
-    # directions on the host-fallback engine (FusedAttention is inference-only).
-    sdpa = {"aten._scaled_dot_product_flash_attention_for_cpu.default",
-            "aten._scaled_dot_product_flash_attention_for_cpu_backward.default"}
-    assert set(_fallbacks(backend)) <= sdpa, _fallbacks(backend)
+    # Attention keeps its log-sum-exp for the backward, which recomputes the probabilities from
+    # it: both directions run natively.
+    assert not _fallbacks(backend), _fallbacks(backend)
+    forward, backward = backend.compiler.reports[:2]
+    assert forward["ir_ops"].get("ReduceLogSumExp") == 2, "one log-sum-exp per attention layer"
 
 
 def test_backward_of_a_graph_whose_input_requires_grad():
@@ -233,3 +233,49 @@ def test_activation_checkpointing_recomputes_in_the_backward_graph():
     assert not _fallbacks(backend)
     forward, backward = backend.compiler.reports
     assert backward["ir_ops"].get("Tanh") == 1, "the checkpointed tanh is recomputed in the backward graph"
+
+
+@pytest.mark.parametrize("case", ["padding_mask", "causal_scaled", "bool_mask"])
+def test_attention_gradients_run_natively(case):
+    g = torch.Generator().manual_seed(5)
+    length, source = (5, 7) if case != "causal_scaled" else (6, 6)
+    q, k, v = (torch.randn(2, 3, n, 4, generator=g, requires_grad=True) for n in (length, source, source))
+    mask = {"padding_mask": torch.randn(2, 1, length, source, generator=g),
+            "bool_mask": torch.rand(2, 3, length, source, generator=g) > 0.3, "causal_scaled": None}[case]
+    mask = None if mask is None else mask.index_fill(-1, torch.tensor([0]), True if mask.dtype == torch.bool else 0.0)
+
+    def attend(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
+                                                                scale=0.3 if mask is None else None)
+    backend = torchair_ge.get_npu_backend()
+    grad_out = torch.randn(2, 3, length, 4, generator=g)
+    out = torch.compile(attend, backend=backend, dynamic=False)(q, k, v)
+    out.backward(grad_out)
+    grads = [t.grad for t in (q, k, v)]
+    q_e, k_e, v_e = (t.detach().clone().requires_grad_() for t in (q, k, v))
+    expected = attend(q_e, k_e, v_e)
+    expected.backward(grad_out)
+    torch.testing.assert_close(out, expected, **TOLERANCE)
+    for name, got, want in zip("qkv", grads, (q_e.grad, k_e.grad, v_e.grad)):
+        torch.testing.assert_close(got, want, **TOLERANCE, msg=lambda m: f"grad {name}: {m}")
+    assert not _fallbacks(backend), _fallbacks(backend)
+
+
+def test_bf16_attention_in_training_stays_with_atens_flash_kernels():
+    # Below float32 the recomputed probabilities would differ from the flash kernel's (which
+    # accumulates in float32), so both directions run on the host-fallback engine, named.
+    q, k, v = (torch.randn(2, 3, 5, 4, dtype=torch.bfloat16, generator=torch.Generator().manual_seed(i),
+                           requires_grad=True) for i in range(3))
+
+    def attend(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+    backend = torchair_ge.get_npu_backend()
+    torch.compile(attend, backend=backend, dynamic=False)(q, k, v).float().sum().backward()
+    grads = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    attend(q, k, v).float().sum().backward()
+    for got, t in zip(grads, (q, k, v)):
+        torch.testing.assert_close(got, t.grad)
+    assert set(_fallbacks(backend)) == {"aten._scaled_dot_product_flash_attention_for_cpu.default",
+                                        "aten._scaled_dot_product_flash_attention_for_cpu_backward.default"}

@@ -20,13 +20,14 @@ def register_fx_node_ge_converter(aten_op, *, unproduced_outputs=(), input_metas
     converter of their own. A later registration replaces an earlier one, so users can override
     the built-in converters. `unproduced_outputs` lists outputs the converter does not compute
     (it returns NotProduced for them): a node whose graph reads one of them runs on the
-    host-fallback engine instead."""
+    host-fallback engine instead. It may be a function of the node's argument metas (the
+    tensors' FakeTensor values, other arguments as they are) returning that list."""
     if not isinstance(aten_op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
         raise TypeError(f"register_fx_node_ge_converter takes a torch op overload, got {aten_op!r}")
 
     def register(fn):
         _CONVERTERS[aten_op] = fn
-        _UNPRODUCED[aten_op] = frozenset(unproduced_outputs)
+        _UNPRODUCED[aten_op] = unproduced_outputs if callable(unproduced_outputs) else frozenset(unproduced_outputs)
         _INPUT_METAS[aten_op] = input_metas
         return fn
 
@@ -49,8 +50,10 @@ def wants_input_metas(target):
     return bool(_lookup(_INPUT_METAS, target))
 
 
-def unproduced_outputs(target):
-    return _lookup(_UNPRODUCED, target) or frozenset()
+def unproduced_outputs(target, arg_metas=()):
+    """The outputs `target`'s converter leaves uncomputed for a node with these argument metas."""
+    entry = _lookup(_UNPRODUCED, target)
+    return frozenset(entry(*arg_metas) if callable(entry) else entry or ())
 
 
 def registered_ops():

@@ -23,14 +23,13 @@ def repeat_heads(x, groups):
     return ge.Reshape(spread, int_vector([*batch, heads * groups, length, dim]))
 
 
-def attention(query, key, value, attn_mask, is_causal, scale, dtype):
-    if len(query.shape) >= 3 and query.shape[-3] != key.shape[-3]:  # grouped-query attention
-        if query.shape[-3] % key.shape[-3]:
-            raise ValueError(f"query heads {query.shape[-3]} are not a multiple of key/value heads {key.shape[-3]}")
-        groups = query.shape[-3] // key.shape[-3]
-        key, value = repeat_heads(key, groups), repeat_heads(value, groups)
-    scale = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
-    scores = ge.Mul(ge.BatchMatMulV2(query, key, adj_x2=True), to_dtype(scale, dtype))
+def _scale(query, scale):
+    return scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
+
+
+def scores_of(query, key, attn_mask, is_causal, scale, dtype):
+    """q @ k^T * scale plus the causal and explicit masks: the logits the softmax reads."""
+    scores = ge.Mul(ge.BatchMatMulV2(query, key, adj_x2=True), to_dtype(_scale(query, scale), dtype))
     length, source = query.shape[-2], key.shape[-2]
     if is_causal:
         causal = torch.full((length, source), float("-inf")).triu(1)
@@ -40,16 +39,58 @@ def attention(query, key, value, attn_mask, is_causal, scale, dtype):
             scores = ge.MaskedFill(scores, ge.LogicalNot(attn_mask), to_dtype(float("-inf"), dtype))
         else:
             scores = ge.Add(scores, to_dtype(attn_mask, dtype))
-    return ge.BatchMatMulV2(ge.SoftmaxV2(scores, axes=[-1]), value)
+    return scores
 
 
-@register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu.default, unproduced_outputs=(1,))
+def attention(query, key, value, attn_mask, is_causal, scale, dtype):
+    if len(query.shape) >= 3 and query.shape[-3] != key.shape[-3]:  # grouped-query attention
+        if query.shape[-3] % key.shape[-3]:
+            raise ValueError(f"query heads {query.shape[-3]} are not a multiple of key/value heads {key.shape[-3]}")
+        groups = query.shape[-3] // key.shape[-3]
+        key, value = repeat_heads(key, groups), repeat_heads(value, groups)
+    scores = scores_of(query, key, attn_mask, is_causal, scale, dtype)
+    return ge.BatchMatMulV2(ge.SoftmaxV2(scores, axes=[-1]), value), scores
+
+
+def _differentiable(query, key, dropout_p=0.0):
+    """Training attention runs natively for float32 without dropout and with as many key/value
+    heads as query heads (what ATen's flash kernel pair takes); the rest stays with torch.
+    Takes IR values or FakeTensors."""
+    return query.dtype in (torch.float32, ge.DataType.DT_FLOAT) and not dropout_p and query.shape[-3] == key.shape[-3]
+
+
+@register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu.default,
+                               unproduced_outputs=lambda q, k, v, dropout_p=0.0, *_: () if _differentiable(q, k, dropout_p)
+                               else (1,))
 def convert_sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None,
                            meta_outputs=None):
+    """The output, and the log-sum-exp of the logits per query row that training saves for the
+    backward (a ReduceLogSumExp of the same scores; dead code when nothing reads it, so the
+    optimizer still makes an inference graph's attention one FusedAttention)."""
     if dropout_p:
         return NotImplemented  # random dropout stays with torch
-    out = attention(query, key, value, attn_mask, is_causal, scale, meta_outputs[0].dtype)
-    return out, NotProduced("attention logsumexp")
+    out, scores = attention(query, key, value, attn_mask, is_causal, scale, meta_outputs[0].dtype)
+    if not _differentiable(query, key):
+        return out, NotProduced("attention logsumexp (float32 with as many key/value heads as query heads only)")
+    return out, ge.ReduceLogSumExp(scores, int_vector([-1]), keep_dims=False)
+
+
+@register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
+def convert_sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p=0.0, is_causal=False, *,
+                                    attn_mask=None, scale=None, meta_outputs=None):
+    """Attention's gradients from the saved output and log-sum-exp, the probabilities recomputed
+    from the logits (as the flash kernel's backward does): dV = P^T dO, dS = P * (dO V^T -
+    rowsum(dO * O)) * scale, dQ = dS K, dK = dS^T Q."""
+    if not _differentiable(query, key, dropout_p):
+        return NotImplemented
+    scores = scores_of(query, key, attn_mask, is_causal, scale, ge.DataType.DT_FLOAT)
+    rows = ge.Reshape(logsumexp, int_vector([*logsumexp.shape, 1]))
+    probs = ge.Exp(ge.Sub(scores, rows))
+    grad_value = ge.BatchMatMulV2(probs, grad_out, adj_x1=True)
+    grad_probs = ge.BatchMatMulV2(grad_out, value, adj_x2=True)
+    row_dot = ge.ReduceSum(ge.Mul(grad_out, out), int_vector([-1]), keep_dims=True)
+    grad_scores = ge.Mul(ge.Mul(probs, ge.Sub(grad_probs, row_dot)), to_dtype(_scale(query, scale), ge.DataType.DT_FLOAT))
+    return (ge.BatchMatMulV2(grad_scores, key), ge.BatchMatMulV2(grad_scores, query, adj_x1=True), grad_value)
 
 
 @register_fx_node_ge_converter(aten.scaled_dot_product_attention.default)
@@ -57,4 +98,4 @@ def convert_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=Fal
                  meta_outputs=None):
     if dropout_p:
         return NotImplemented
-    return attention(query, key, value, attn_mask, is_causal, scale, meta_outputs.dtype)
+    return attention(query, key, value, attn_mask, is_causal, scale, meta_outputs.dtype)[0]
