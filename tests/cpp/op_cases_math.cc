@@ -144,6 +144,18 @@ std::vector<OpCase> MathAndShapeCases() {
                      return b.Op("MaxPoolV3", {In(b, {1, 2, 7})}, {{"ksize", IntList{1, 1, 3, 3}}});
                    },
                    {}});
+  cases.push_back(
+      {"MaxPoolWithArgmaxV2",
+       [](GraphBuilder& b) {
+         return b.Op("MaxPoolWithArgmaxV2", {In(b, {2, 3, 8, 8})},
+                     {{"ksize", IntList{1, 1, 3, 3}}, {"strides", IntList{1, 1, 2, 2}}, {"pads", IntList{1, 1, 1, 1}}});
+       },
+       {TensorDesc(F32, {2, 3, 4, 4}), TensorDesc(DataType::kInt64, {2, 3, 4, 4})}});
+  cases.push_back({"MaxPoolWithArgmaxV2",  // a window larger than the padded input
+                   [](GraphBuilder& b) {
+                     return b.Op("MaxPoolWithArgmaxV2", {In(b, {1, 1, 2, 2})}, {{"ksize", IntList{1, 1, 5, 5}}});
+                   },
+                   {}});
   cases.push_back({"AvgPoolV2",
                    [](GraphBuilder& b) {
                      return b.Op("AvgPoolV2", {In(b, {1, 2, 8, 6})},

@@ -128,6 +128,11 @@ def test_conv2d_unbatched():
                          [(2, None, 0, False), (3, 2, 1, False), (3, 2, 1, True), ((3, 2), (2, 1), (1, 0), False)])
 def test_max_pool2d(kernel, stride, padding, ceil_mode):
     check_against_eager(lambda x: F.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode), rand(2, 3, 13, 10))
+    # With the argmax (what training saves for the backward): MaxPoolWithArgmaxV2, indices too.
+    check_against_eager(lambda x: F.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode, return_indices=True),
+                        rand(2, 3, 13, 10))
+    check_against_eager(lambda x: F.max_pool2d(x, kernel, stride, padding, ceil_mode=ceil_mode, return_indices=True),
+                        rand(3, 13, 10))  # unbatched
 
 
 @pytest.mark.parametrize("count_include_pad", [True, False])

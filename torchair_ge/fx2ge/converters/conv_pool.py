@@ -3,7 +3,6 @@ import torch
 
 from torchair_ge import ge
 from torchair_ge.fx2ge.converters.common import int_vector, pair
-from torchair_ge.fx2ge.errors import NotProduced
 from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 
 aten = torch.ops.aten
@@ -84,11 +83,16 @@ def _pool_window(kernel_size, stride, padding):
     return dict(ksize=[1, 1, kh, kw], strides=[1, 1, sh, sw], pads=[ph, ph, pw, pw])
 
 
-@register_fx_node_ge_converter(aten.max_pool2d_with_indices.default, unproduced_outputs=(1,))
+@register_fx_node_ge_converter(aten.max_pool2d_with_indices.default)
 def convert_max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *,
                                     meta_outputs=None):
-    values = convert_max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode, meta_outputs=meta_outputs[0])
-    return NotImplemented if values is NotImplemented else (values, NotProduced("max-pool indices"))
+    """MaxPoolWithArgmaxV2: the values and where each maximum was (training saves the indices for
+    max_pool2d_with_indices_backward; inference graphs have max_pool2d, a MaxPoolV3)."""
+    if pair(dilation) != [1, 1] or not _float(meta_outputs[0]):
+        return NotImplemented
+    x, restore = _batched(self)
+    values, indices = ge.MaxPoolWithArgmaxV2(x, ceil_mode=ceil_mode, **_pool_window(kernel_size, stride, padding))
+    return restore(values), restore(indices)
 
 
 @register_fx_node_ge_converter(aten.max_pool2d.default)

@@ -130,6 +130,23 @@ Expected<std::unique_ptr<Kernel>> CreateMaxPoolV3(KernelArgs& a) {
   });
 }
 
+// MaxPoolV3's channels-last path with the argmax as an output: the indices ATen computes in
+// channels-last are plane indices too (h * W + w), so only their layout is copied back.
+Expected<std::unique_ptr<Kernel>> CreateMaxPoolWithArgmax(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
+  GE_CHECK(a.workspaces.size() == 3, "MaxPoolWithArgmaxV2 '{}': expected 3 workspaces", a.task.name);
+  at::Tensor x_cl = AsChannelsLast(a.workspaces[0]), y_cl = AsChannelsLast(a.workspaces[1]);
+  at::Tensor indices_cl = AsChannelsLast(a.workspaces[2]);
+  return MakeKernel(a.task,
+                    [w, x_cl, y_cl, indices_cl, x = a.inputs[0], y = a.outputs[0], argmax = a.outputs[1]]() mutable {
+                      x_cl.copy_(x);
+                      at::max_pool2d_with_indices_out(y_cl, indices_cl, x_cl, w.kernel, w.stride, w.padding,
+                                                      /*dilation=*/{1, 1}, w.ceil_mode);
+                      y.copy_(y_cl);
+                      argmax.copy_(indices_cl);
+                    });
+}
+
 Expected<std::unique_ptr<Kernel>> CreateAvgPoolV2(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
   GE_ASSIGN_OR_RETURN(bool exclusive, a.Attr<bool>("exclusive"));
@@ -219,6 +236,11 @@ void RegisterNnKernels(CpuKernelRegistry& r) {
         // channels-last copies of x and y, and the argmax indices
         return std::vector<TensorDesc>{inputs.at(0), outputs.at(0), TensorDesc(DataType::kInt64, outputs.at(0).shape)};
       });
+  r.Register("MaxPoolWithArgmaxV2", CreateMaxPoolWithArgmax,
+             [](const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs, const AttrMap&) {
+               // channels-last copies of x, y and the argmax
+               return std::vector<TensorDesc>{inputs.at(0), outputs.at(0), outputs.at(1)};
+             });
   r.Register("AvgPoolV2", CreateAvgPoolV2);
   r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);
   r.Register("BatchNorm", CreateBatchNorm);

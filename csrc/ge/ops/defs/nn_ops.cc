@@ -240,6 +240,18 @@ void RegisterNnOps(OpRegistry& r) {
                             "filter_size = [Cout, Cin/groups, kh, kw]")
                        .Build());
   (void)r.Register(PoolDef("MaxPoolV3").Doc("2-D max pooling; pads = [top, bottom, left, right]").Build());
+  (void)r.Register(PoolDef("MaxPoolWithArgmaxV2")
+                       .TypeVar("TIndex", {DataType::kInt64})
+                       .Output("argmax", "TIndex")
+                       .Infer([](InferContext& ctx) -> Status {
+                         GE_RETURN_IF_ERROR(InferPool(ctx));
+                         ctx.Output(1).SetShape(ctx.Output(0).shape);
+                         ctx.Output(1).dtype = DataType::kInt64;
+                         return {};
+                       })
+                       .Doc("MaxPoolV3 and where each maximum was: its int64 index in the flattened H*W plane "
+                            "of x (torch's max_pool2d_with_indices; kept for the backward in training)")
+                       .Build());
   (void)r.Register(PoolDef("AvgPoolV2")
                        .Attr("exclusive", AttrType::kBool, true)
                        .Attr("divisor_override", AttrType::kInt, int64_t{0})
