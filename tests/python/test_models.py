@@ -73,16 +73,16 @@ def test_forward_in_grad_mode_matches_eager():
     torch.testing.assert_close(compiled(x), model(x))
 
 
-def test_cnn_training_forward_falls_back_for_max_pool_indices():
-    # The training forward also returns the max-pool argmax indices for backward. MaxPoolV3
-    # does not compute them, so that one node runs on the host-fallback engine.
+def test_cnn_training_forward_keeps_max_pool_indices_natively():
+    # The training forward also returns the max-pool argmax indices for backward:
+    # MaxPoolWithArgmaxV2 computes them, so every node runs natively.
     model = small_resnet()
     backend = torchair_ge.get_npu_backend()
     compiled = torch.compile(model, backend=backend, dynamic=False)
     x = torch.randn(1, 3, 32, 32)
     torch.testing.assert_close(compiled(x), model(x))
     (report,) = backend.compiler.reports
-    assert report["fallback_ops"] == {"aten.max_pool2d_with_indices.default": 1}
+    assert report["fallback_ops"] == {} and report["ir_ops"]["MaxPoolWithArgmaxV2"] == 1, report
 
 
 def test_named_backend():
