@@ -315,6 +315,36 @@ std::vector<OpCase> NnAndOtherCases() {
   };
   cases.push_back({"FusedKernel", fused_kernel("ge_fused_0"), {TensorDesc(DataType::kFloat16, {4})}});
   cases.push_back({"FusedKernel", fused_kernel(""), {}});  // names no kernel
+  // Collectives: shapes only (tests/python/test_distributed.py runs them on two ranks).
+  const std::string world = "0";
+  auto collective = [world](const char* op, Shape x, AttrMap attrs) {
+    return [=](GraphBuilder& b) mutable {
+      attrs["group"] = world;
+      return b.Op(op, {In(b, x)}, attrs);
+    };
+  };
+  cases.push_back({"HcomAllReduce",
+                   collective("HcomAllReduce", {4, 3}, {{"reduction", std::string("max")}}),
+                   {TensorDesc(F32, {4, 3})}});
+  cases.push_back({"HcomAllReduce", collective("HcomAllReduce", {4, 3}, {{"reduction", std::string("mean")}}), {}});
+  cases.push_back(
+      {"HcomAllGather", collective("HcomAllGather", {4, 3}, {{"rank_size", int64_t{2}}}), {TensorDesc(F32, {8, 3})}});
+  cases.push_back({"HcomAllGather", collective("HcomAllGather", {}, {{"rank_size", int64_t{2}}}), {}});
+  cases.push_back({"HcomReduceScatter",
+                   collective("HcomReduceScatter", {4, 3}, {{"rank_size", int64_t{2}}}),
+                   {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"HcomReduceScatter", collective("HcomReduceScatter", {5, 3}, {{"rank_size", int64_t{2}}}), {}});
+  cases.push_back(
+      {"HcomBroadcast", collective("HcomBroadcast", {4, 3}, {{"root_rank", int64_t{1}}}), {TensorDesc(F32, {4, 3})}});
+  cases.push_back({"HcomBroadcast", collective("HcomBroadcast", {4, 3}, {}), {}});  // no root_rank
+  cases.push_back(
+      {"HcomAllToAllV",
+       collective("HcomAllToAllV", {4, 3}, {{"send_counts", IntList{1, 3}}, {"recv_counts", IntList{2, 2}}}),
+       {TensorDesc(F32, {4, 3})}});
+  cases.push_back(
+      {"HcomAllToAllV",
+       collective("HcomAllToAllV", {4, 3}, {{"send_counts", IntList{1, 2}}, {"recv_counts", IntList{2, 2}}}),
+       {}});
   return cases;
 }
 

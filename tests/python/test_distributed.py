@@ -1,9 +1,9 @@
 """torch.distributed inside compiled graphs, on 2 gloo ranks over loopback.
 
-Until collectives are engine ops of their own, a graph holding one must be refused with an
-error naming the op -- never run with the collective's output copied before its work is done
-(which returned wrong numbers silently). The workaround the error names (a graph break around
-the collective) must then give eager's numbers."""
+Every functional collective (and an in-graph in-place dist.all_reduce) converts to the engine's
+Hcom ops and gives eager's numbers on every rank; none runs on the host-fallback engine (whose
+copy of a collective's output before its work was done once returned wrong numbers silently).
+A graph break around a collective also matches eager."""
 import socket
 import traceback
 
@@ -23,10 +23,15 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def _functional(x):
+def _functional(x, rank):
     y = funcol.all_reduce(x * 2, "sum", dist.group.WORLD)
     g = funcol.all_gather_tensor(y + 1, 0, dist.group.WORLD)
-    return funcol.reduce_scatter_tensor(g * 3, "sum", 0, dist.group.WORLD)
+    r = funcol.reduce_scatter_tensor(g * 3, "sum", 0, dist.group.WORLD)
+    b = funcol.broadcast(r - 1, 1, dist.group.WORLD)
+    splits = [2, 6] if rank == 0 else [6, 2]  # rows to rank 0, rank 1 (and received from them)
+    a = funcol.all_to_all_single(torch.cat([b, b]), splits, splits, dist.group.WORLD)
+    stats = [funcol.all_reduce(x, op, dist.group.WORLD) for op in ("max", "min", "avg", "product")]
+    return y, g, r, b, a, *stats
 
 
 def _inplace(x):
@@ -46,16 +51,14 @@ def _broken_around(x):
     return torch.relu(y) + 1
 
 
-def _expect_refused(fn, x, op_name):
+def _expect_native(fn, x, *args, ops):
     import torchair_ge
-    compiled = torch.compile(fn, backend=torchair_ge.get_npu_backend(), dynamic=False)
-    try:
-        compiled(x)
-    except Exception as e:  # Dynamo wraps the backend's error
-        text = str(e)
-        assert "collective" in text and op_name in text and "torch.compiler.disable" in text, text
-        return
-    raise AssertionError(f"{fn.__name__}: a collective in the graph was not refused")
+    backend = torchair_ge.get_npu_backend()
+    got = torch.compile(fn, backend=backend, dynamic=False)(x, *args)
+    torch.testing.assert_close(got, fn(x, *args))
+    (report,) = backend.compiler.reports
+    assert not report["fallback_ops"], report["fallback_ops"]
+    assert all(report["ir_ops"].get(op) for op in ops), report["ir_ops"]
 
 
 def _rank_main(rank, port, errors):
@@ -64,9 +67,10 @@ def _rank_main(rank, port, errors):
         import torchair_ge
         torch.manual_seed(rank)
         x = torch.randn(4, 8)
-        _expect_refused(_functional, x, "_c10d_functional.all_reduce")
+        _expect_native(_functional, x, rank, ops=("HcomAllReduce", "HcomAllGather", "HcomReduceScatter",
+                                                  "HcomBroadcast", "HcomAllToAllV"))
         torch._dynamo.reset()
-        _expect_refused(_inplace, x, "_c10d_functional")
+        _expect_native(_inplace, x, ops=("HcomAllReduce",))
         torch._dynamo.reset()
         compiled = torch.compile(_broken_around, backend=torchair_ge.get_npu_backend(), dynamic=False)
         torch.testing.assert_close(compiled(x), _broken_around(x))
@@ -79,7 +83,7 @@ def _rank_main(rank, port, errors):
 
 
 @pytest.mark.skipif(not dist.is_available(), reason="torch built without distributed")
-def test_collectives_in_a_graph_are_refused_and_a_graph_break_around_them_matches_eager():
+def test_collectives_in_a_graph_run_natively_and_match_eager_on_every_rank():
     ctx = mp.get_context("spawn")
     errors = ctx.Queue()
     port = _free_port()
@@ -94,3 +98,16 @@ def test_collectives_in_a_graph_are_refused_and_a_graph_break_around_them_matche
     found = [errors.get() for _ in range(errors.qsize())] if not errors.empty() else []
     assert not found, "\n".join(found)
     assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch built without distributed")
+def test_the_distributed_example_runs_under_torchrun():
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+                             f"--master_port={_free_port()}", os.path.join(root, "examples", "distributed.py")],
+                            capture_output=True, text=True, timeout=TIMEOUT_S, cwd=root)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "equal to the whole block" in result.stdout

@@ -21,13 +21,14 @@ class CannotFallBack(Exception):
 # matching wait_tensor, which resolves the work by the output tensor's identity. The
 # host-fallback engine copies each op's results into planned memory as soon as the op returns,
 # so the copy would hold unreduced data and the wait would find nothing to wait for: wrong
-# numbers without an error. Until collectives are IR ops of their own, the engine refuses them.
+# numbers without an error. The collectives with converters are Hcom IR ops whose kernels wait
+# (converters/collectives.py); any other collective is refused here.
 COLLECTIVE_NAMESPACES = frozenset(_C.collective_namespaces())
 
-COLLECTIVE_HINT = ("torch.distributed collectives inside a compiled graph are not supported yet (the engine "
-                   "cannot wait for their asynchronous work and would return wrong numbers); call the "
-                   "collective from a function decorated with @torch.compiler.disable so that Dynamo "
-                   "breaks the graph around it")
+COLLECTIVE_HINT = ("this torch.distributed collective has no engine op (docs/distributed.md lists the ones that "
+                   "do), and the host-fallback engine cannot wait for its asynchronous work (it would return "
+                   "wrong numbers); call it from a function decorated with @torch.compiler.disable so that "
+                   "Dynamo breaks the graph around it")
 
 
 def is_collective(op):

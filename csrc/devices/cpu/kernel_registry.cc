@@ -46,6 +46,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterInplaceKernels(*r);
     RegisterMathExtraKernels(*r);
     RegisterSelectionKernels(*r);
+    RegisterCollectiveKernels(*r);
     RegisterTorchOpKernel(*r);
     RegisterFusedKernel(*r);
     return r;

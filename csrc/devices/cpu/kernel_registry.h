@@ -94,6 +94,7 @@ void RegisterIndexingKernels(CpuKernelRegistry& registry);
 void RegisterInplaceKernels(CpuKernelRegistry& registry);
 void RegisterMathExtraKernels(CpuKernelRegistry& registry);
 void RegisterSelectionKernels(CpuKernelRegistry& registry);
+void RegisterCollectiveKernels(CpuKernelRegistry& registry);
 void RegisterTorchOpKernel(CpuKernelRegistry& registry);  // the host-fallback engine
 // Ops derived from a framework operator's schema (OpProto::framework_op): that operator, called
 // through the torch dispatcher (kernels/framework_op_kernel.cc).

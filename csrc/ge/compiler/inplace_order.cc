@@ -26,6 +26,16 @@ std::unordered_set<const Node*> Descendants(Node* root) {
 
 }  // namespace
 
+void OrderCollectives(Graph& graph) {
+  Node* previous = nullptr;
+  for (Node* node : graph.nodes()) {  // creation order
+    const OpProto* proto = OpRegistry::Global().Find(node->type());
+    if (proto == nullptr || !proto->communicates) continue;
+    if (previous != nullptr) graph.AddControlEdge(previous, node);
+    previous = node;
+  }
+}
+
 Status OrderInplaceUpdates(Graph& graph) {
   for (Node* node : graph.nodes()) {
     const OpProto* proto = OpRegistry::Global().Find(node->type());

@@ -9,4 +9,9 @@ namespace ge {
 // is an error naming both nodes. Part of the prepare stage.
 Status OrderInplaceUpdates(Graph& graph);
 
+// Collectives (OpProto::communicates) run in the order the graph was built, which is the
+// program order on every rank: a chain of control edges from each to the next. Two ranks that
+// scheduled independent collectives differently would each wait for the other's first one.
+void OrderCollectives(Graph& graph);
+
 }  // namespace ge

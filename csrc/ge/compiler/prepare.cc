@@ -13,6 +13,7 @@ Status PrepareGraph(Graph& graph) {
              ShapeToString(desc.shape));
   }
   GE_RETURN_IF_ERROR(OrderInplaceUpdates(graph));
+  OrderCollectives(graph);
   GE_RETURN_IF_ERROR(VerifyGraphTypes(graph));
   for (Node* node : graph.nodes())
     for (int o = 0; o < node->num_outputs(); ++o)

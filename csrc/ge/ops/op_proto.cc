@@ -81,6 +81,11 @@ OpDef& OpDef::Inplace(int output, int input) {
   return *this;
 }
 
+OpDef& OpDef::Communicates() {
+  proto_.communicates = true;
+  return *this;
+}
+
 OpDef& OpDef::Doc(std::string doc) {
   proto_.doc = std::move(doc);
   return *this;

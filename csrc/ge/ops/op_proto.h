@@ -58,6 +58,10 @@ struct OpProto {
   // The framework operator's mutated arguments: {output, input}, the output being the updated
   // value (also in `inplace` when that is the input's own memory, else an updated copy).
   std::vector<std::pair<int, int>> mutated_arguments;
+  // A collective (HcomAllReduce, ...): every rank of its group must run it, in the same order as
+  // the others, so it is never removed, merged, folded or fused, and collectives keep their
+  // program order (OrderCollectives).
+  bool communicates = false;
 
   // The prototype input whose memory output `index` updates, or -1.
   int InplaceInputOf(int output) const {
@@ -99,6 +103,8 @@ class OpDef {
   OpDef& Infer(InferShapeFn fn);
   // Output `output` is input `input`'s memory, updated in place.
   OpDef& Inplace(int output, int input);
+  // A collective: see OpProto::communicates.
+  OpDef& Communicates();
   OpDef& Doc(std::string doc);
   // Hands the prototype over; the OpDef is spent afterwards.
   OpProto Build() { return std::move(proto_); }

@@ -18,6 +18,7 @@ OpRegistry& OpRegistry::Global() {
     RegisterInplaceOps(*r);
     RegisterMathExtraOps(*r);
     RegisterSelectionOps(*r);
+    RegisterCollectiveOps(*r);
     RegisterFallbackOps(*r);
     return r;
   }();

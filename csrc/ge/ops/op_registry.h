@@ -49,6 +49,7 @@ void RegisterLogicalOps(OpRegistry& registry);
 void RegisterInplaceOps(OpRegistry& registry);
 void RegisterMathExtraOps(OpRegistry& registry);
 void RegisterSelectionOps(OpRegistry& registry);
+void RegisterCollectiveOps(OpRegistry& registry);
 void RegisterFallbackOps(OpRegistry& registry);
 
 // The elementwise prototypes: y = f(x) (same shape and dtype), and y = f(x1, x2) with broadcasting.

@@ -131,7 +131,7 @@ Node* AddConst(Graph& graph, Tensor value, const std::string& name) {
 bool HasSideEffects(const Node* node) {
   if (node->type() == kOpTorch || node->type() == kOpNetOutput || node->type() == kOpData) return true;
   const OpProto* proto = OpRegistry::Global().Find(node->type());
-  return proto != nullptr && !proto->inplace.empty();
+  return proto != nullptr && (!proto->inplace.empty() || proto->communicates);
 }
 
 Status RemoveWithDeadInputs(Graph& graph, Node* node) {

@@ -48,8 +48,9 @@ Node* AddConst(Graph& graph, Tensor value, const std::string& name);
 // every user of the old output at it. The caller removes what is left.
 Status SubstituteNode(Graph& graph, Node* old_node, Node* replacement);
 
-// Ops whose effect is more than their outputs: Data, NetOutput, in-place updates, TorchOp (the
-// fallback may run anything). Never removed for being unused.
+// Ops whose effect is more than their outputs: Data, NetOutput, in-place updates, collectives
+// (the other ranks wait for them), TorchOp (the fallback may run anything). Never removed for
+// being unused.
 bool HasSideEffects(const Node* node);
 
 // Removes `node` and then any producer left without users (Const/ops, never Data), so a

@@ -2,6 +2,7 @@
 from torchair_ge.fx2ge.converters import (  # noqa: F401
     activation,
     attention,
+    collectives,
     comparison,
     composite,
     conv_pool,
