@@ -12,6 +12,8 @@
 #include <mutex>
 #include <sstream>
 
+#include <c10/core/InferenceMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -125,6 +127,16 @@ bool Decisive(const KernelChoice& choice) {
 }
 
 }  // namespace
+
+std::function<void()> FastestByMeasurement(const std::string& key, std::vector<KernelCandidate> kernels,
+                                           const std::function<std::vector<KernelCandidate>()>& timed) {
+  std::vector<std::string> names;
+  for (const KernelCandidate& k : kernels) names.push_back(k.name);
+  c10::InferenceMode inference;
+  c10::impl::ExcludeDispatchKeyGuard no_python(
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
+  return std::move(kernels[static_cast<size_t>(ChooseByMeasurement(key, names, timed))].run);
+}
 
 int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& names,
                         const std::function<std::vector<KernelCandidate>()>& make_candidates) {

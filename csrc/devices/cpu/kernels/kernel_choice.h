@@ -39,6 +39,13 @@ struct KernelChoice {
 int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& names,
                         const std::function<std::vector<KernelCandidate>()>& make_candidates);
 
+// The run body of the fastest of `kernels` for `key` (ChooseByMeasurement over their names),
+// timed as a task runs: in inference mode, outside the compiling frontend's Python dispatch mode.
+// `timed` makes the same candidates, in the same order, on scratch tensors (at load the arena is
+// not bound yet, and garbage with denormals would distort the times).
+std::function<void()> FastestByMeasurement(const std::string& key, std::vector<KernelCandidate> kernels,
+                                           const std::function<std::vector<KernelCandidate>()>& timed);
+
 // Tests: forget this process's decisions (the stored ones are read again on the next call).
 // (The store is also read again whenever the cache directory in effect changes.)
 void ForgetKernelChoicesForTesting();

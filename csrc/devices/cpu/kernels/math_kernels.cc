@@ -8,8 +8,6 @@
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/sum.h>
-#include <c10/core/InferenceMode.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -117,23 +115,16 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
   const bool constant_weight = a.InputIsConstant(1);
   GE_ASSIGN_OR_RETURN(const std::string setting, ProductKernelSetting());
   std::vector<KernelCandidate> kernels = ProductCandidates(x1, x2, bias, constant_weight, activation, a.outputs[0], t1);
-  std::vector<std::string> names;
-  for (const KernelCandidate& k : kernels) names.push_back(k.name);
-  size_t chosen = 0;
   if (setting != "measure") {
-    chosen = static_cast<size_t>(std::find(names.begin(), names.end(), setting) - names.begin()) % names.size();
-  } else if (kernels.size() > 1) {
-    auto timed = [&]() {
-      ProductScratch s(x1, x2, constant_weight, bias, a.outputs[0]);
-      return ProductCandidates(s.x1, s.x2, s.bias, constant_weight, activation, s.y, t1);
-    };
-    // Timed as the task runs: no autograd, no Python dispatch mode of the compiling frontend.
-    c10::InferenceMode inference;
-    c10::impl::ExcludeDispatchKeyGuard no_python(
-        c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
-    chosen = static_cast<size_t>(ChooseByMeasurement(ProductKey(a, x1, x2, bias, activation), names, timed));
+    auto forced =
+        std::find_if(kernels.begin(), kernels.end(), [&](const KernelCandidate& k) { return k.name == setting; });
+    return MakeKernel(a.task, std::move((forced == kernels.end() ? kernels.front() : *forced).run));
   }
-  return MakeKernel(a.task, std::move(kernels[chosen].run));
+  auto timed = [&]() {
+    ProductScratch s(x1, x2, constant_weight, bias, a.outputs[0]);
+    return ProductCandidates(s.x1, s.x2, s.bias, constant_weight, activation, s.y, t1);
+  };
+  return MakeKernel(a.task, FastestByMeasurement(ProductKey(a, x1, x2, bias, activation), std::move(kernels), timed));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) { return CreateProduct(a, nullptr); }

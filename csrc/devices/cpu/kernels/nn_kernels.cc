@@ -7,8 +7,6 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/full_like.h>
-#include <c10/core/InferenceMode.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <ATen/ops/native_layer_norm.h>
@@ -60,17 +58,11 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
 Expected<std::unique_ptr<Kernel>> CreateConv2DBackpropFilter(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(ConvWindow c, ReadConvWindow(a));
   const at::Tensor &x = a.inputs[0], &dy = a.inputs[1], &y = a.outputs[0];
-  std::vector<KernelCandidate> kernels = FilterGradientCandidates(x, dy, c, y);
-  std::vector<std::string> names;
-  for (const KernelCandidate& k : kernels) names.push_back(k.name);
   auto timed = [&]() {
     return FilterGradientCandidates(at::full_like(x, 0.5), at::full_like(dy, 0.5), c, at::empty_like(y));
   };
-  c10::InferenceMode inference;  // timed as the task runs: no autograd, no Python dispatch mode
-  c10::impl::ExcludeDispatchKeyGuard no_python(
-      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
-  const int chosen = ChooseByMeasurement(FilterGradientKey(x, dy, c, y), names, timed);
-  return MakeKernel(a.task, std::move(kernels[static_cast<size_t>(chosen)].run));
+  return MakeKernel(a.task,
+                    FastestByMeasurement(FilterGradientKey(x, dy, c, y), FilterGradientCandidates(x, dy, c, y), timed));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateConv2DTranspose(KernelArgs& a) {
