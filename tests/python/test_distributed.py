@@ -31,7 +31,8 @@ def _functional(x, rank):
     splits = [2, 6] if rank == 0 else [6, 2]  # rows to rank 0, rank 1 (and received from them)
     a = funcol.all_to_all_single(torch.cat([b, b]), splits, splits, dist.group.WORLD)
     stats = [funcol.all_reduce(x, op, dist.group.WORLD) for op in ("max", "min", "avg", "product")]
-    return y, g, r, b, a, *stats
+    scattered = funcol.reduce_scatter_tensor(x, "sum", 0, dist.group.WORLD)  # of the graph input itself
+    return y, g, r, b, a, *stats, scattered
 
 
 def _inplace(x):
@@ -54,7 +55,9 @@ def _broken_around(x):
 def _expect_native(fn, x, *args, ops):
     import torchair_ge
     backend = torchair_ge.get_npu_backend()
+    before = x.clone()
     got = torch.compile(fn, backend=backend, dynamic=False)(x, *args)
+    torch.testing.assert_close(x, before, rtol=0, atol=0)  # no collective wrote its input
     torch.testing.assert_close(got, fn(x, *args))
     (report,) = backend.compiler.reports
     assert not report["fallback_ops"], report["fallback_ops"]
