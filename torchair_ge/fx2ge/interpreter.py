@@ -251,8 +251,8 @@ class FxToGe:
             return ge_ops.InplaceIndexCopy(self.env[self.inplace[node]], index, source, dim=dim, node_name=node.name)
         converter = lookup_converter(node.target)
         read = {user.args[1] for user in node.users if user.target is operator.getitem}
-        arg_metas = map_aggregate(node.args, lambda a: a.meta.get("val") if isinstance(a, torch.fx.Node) else a)
-        if read & unproduced_outputs(node.target, arg_metas):
+        if read and read & unproduced_outputs(
+                node.target, map_aggregate(node.args, lambda a: a.meta.get("val") if isinstance(a, torch.fx.Node) else a)):
             converter = None  # the graph needs an output the converter does not compute
         args = map_aggregate(node.args, self._lookup)
         kwargs = dict(map_aggregate(node.kwargs, self._lookup))
