@@ -176,13 +176,14 @@ TEST_F(DumpStagesTest, LevelsPickStagesAndFinalIsAnnotated) {
   const std::string pid = std::to_string(::getpid());
   const fs::path all_dir = FreshDir("level_all");
   auto all = Compile("txt", "all", all_dir);
-  for (const char* stage : {"00_original", "01_prepare", "02_optimize_original", "03_optimize_stage1",
-                            "04_optimize_stage2", "05_autofuse", "06_partition", "07_memory", "08_final"})
+  for (const char* stage :
+       {"00_original", "01_prepare", "02_optimize_original", "03_optimize_stage1", "04_optimize_stage2",
+        "05_collective_copies", "06_autofuse", "07_partition", "08_memory", "09_final"})
     EXPECT_TRUE(all.count(fmt::format("graph_7_pid{}_{}.txt", pid, stage))) << stage;
   // Level "all" also dumps after each pass that changed the graph: <NN>.<k>_<stage>_<pass>.
   // No pass changes the sample graph, so these are all:
-  EXPECT_EQ(all.size(), 9u);
-  const std::string final_text = ReadFile(all_dir / fmt::format("graph_7_pid{}_08_final.txt", pid));
+  EXPECT_EQ(all.size(), 10u);
+  const std::string final_text = ReadFile(all_dir / fmt::format("graph_7_pid{}_09_final.txt", pid));
   for (const char* annotation :
        {kAttrEngine, kAttrStream, kAttrMemOffsets, kAttrMemSizes, kAttrPlacement, kAttrFxNode, kAttrSource})
     EXPECT_NE(final_text.find(annotation), std::string::npos) << annotation;
@@ -194,7 +195,7 @@ TEST_F(DumpStagesTest, LevelsPickStagesAndFinalIsAnnotated) {
 
   const fs::path final_dir = FreshDir("level_final");
   auto last = Compile("onnx", "final", final_dir);
-  EXPECT_EQ(last, std::set<std::string>{fmt::format("graph_7_pid{}_08_final.onnx", pid)});
+  EXPECT_EQ(last, std::set<std::string>{fmt::format("graph_7_pid{}_09_final.onnx", pid)});
 
   Session bad(Options{{option::kGraphDumpType, "svg"}});
   ASSERT_TRUE(bad.AddGraph(1, SampleGraph()).ok());

@@ -345,6 +345,12 @@ std::vector<OpCase> NnAndOtherCases() {
       {"HcomAllToAllV",
        collective("HcomAllToAllV", {4, 3}, {{"send_counts", IntList{1, 2}}, {"recv_counts", IntList{2, 2}}}),
        {}});
+  cases.push_back({"TensorMove",
+                   [](GraphBuilder& b) {
+                     return b.Op("TensorMove", {In(b, {2, 3})});
+                   },
+                   {TensorDesc(F32, {2, 3})}});
+  cases.push_back({"TensorMove", [](GraphBuilder& b) { return b.Op("TensorMove", {In(b, {2}), In(b, {2})}); }, {}});
   return cases;
 }
 

@@ -220,7 +220,8 @@ def test_compile_statistics_json(tmp_path):
     assert re.match(rf"compile_stat_graph_\d+_pid{os.getpid()}\.json$", path.name)
     stat = json.load(open(path))
     assert [s["name"] for s in stat["stages"]] == ["convert", "prepare", "optimize_original", "optimize_stage1",
-                                                   "optimize_stage2", "autofuse", "partition", "memory", "final"]
+                                                   "optimize_stage2", "collective_copies", "autofuse", "partition",
+                                                   "memory", "final"]
     for s in stat["stages"]:
         assert s["ms"] >= 0 and s["nodes_after"] > 0
     assert stat["stages"][1]["nodes_before"] == stat["stages"][0]["nodes_after"]

@@ -67,8 +67,10 @@ class CpuKernelRegistry final : public KernelFactory {
   bool Supports(const std::string& op_type) const override;
   std::vector<std::string> SupportedOps() const override;
   bool WritesOverInput(const std::string& op_type) const override {
-    return elementwise_out_variants_.count(op_type) != 0;
+    return elementwise_out_variants_.count(op_type) != 0 || works_in_input_.count(op_type) != 0;
   }
+  // A kernel (not elementwise) that is correct with its output in its input's bytes.
+  void MarkWritesOverInput(const std::string& type) { works_in_input_.insert(type); }
   // Elementwise out-variants (TensorIterator takes any strides) and GatherV2 (index_select; its
   // indices only as a 1-D tensor, which it reads without reshaping).
   bool AcceptsStridedInput(const std::string& op_type, int index, int rank, const AttrMap& attrs) const override;
@@ -82,6 +84,7 @@ class CpuKernelRegistry final : public KernelFactory {
   // Types registered through RegisterUnary/RegisterBinary: one TensorIterator out-variant each,
   // which both writes over its input safely and reads any strides.
   std::set<std::string> elementwise_out_variants_;
+  std::set<std::string> works_in_input_;  // MarkWritesOverInput
   std::map<std::string, WorkspaceFn> workspaces_;
 };
 

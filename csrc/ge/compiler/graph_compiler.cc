@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "ge/base/logging.h"
+#include "ge/compiler/collective_copies.h"
 #include "ge/compiler/memory_plan.h"
 #include "ge/compiler/partition.h"
 #include "ge/compiler/prepare.h"
@@ -179,6 +180,10 @@ std::vector<CompileStage> AllStages() {
     const StageRole role = &stage == &optimizer.back() ? StageRole::kOptimized : StageRole::kOther;
     stages.push_back({stage.name, role, [&stage](CompileState& s) { return RunOptimizerStage(s, stage); }});
   }
+  stages.push_back({"collective_copies", StageRole::kOther, [](CompileState& s) -> Status {
+                      GE_ASSIGN_OR_RETURN(s.result.collective_copies, InsertCollectiveCopies(s.graph));
+                      return {};
+                    }});
   stages.push_back({"autofuse", StageRole::kOther, RunAutofuseStage});
   for (const CompileStage& stage : BackEndStages()) stages.push_back(stage);
   return stages;

@@ -9,6 +9,7 @@
 #include "ge/autofuse/autofuse_stage.h"
 #include "ge/base/options.h"
 #include "ge/ir/graph.h"
+#include "ge/compiler/collective_copies.h"
 #include "ge/compiler/schedule.h"
 #include "ge/passes/pass_manager.h"
 #include "ge/runtime/device.h"
@@ -30,6 +31,7 @@ struct CompiledGraph {
   int fused_groups = 0;                      // distinct _fused_group values
   std::vector<PassStat> passes;              // every optimizer pass that ran, in order
   autofuse::AutofuseStats autofuse;
+  std::vector<CollectiveCopy> collective_copies;  // TensorMoves the copy-insertion rules added
 };
 
 // Which stages a graph dump covers (option ge.graphDumpLevel).

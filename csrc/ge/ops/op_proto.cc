@@ -81,8 +81,9 @@ OpDef& OpDef::Inplace(int output, int input) {
   return *this;
 }
 
-OpDef& OpDef::Communicates() {
+OpDef& OpDef::Communicates(bool in_input_memory) {
   proto_.communicates = true;
+  proto_.communicates_in_input = in_input_memory;
   return *this;
 }
 

@@ -62,6 +62,10 @@ struct OpProto {
   // the others, so it is never removed, merged, folded or fused, and collectives keep their
   // program order (OrderCollectives).
   bool communicates = false;
+  // A collective whose kernel works in its input's memory (HcomAllReduce, HcomBroadcast): the
+  // copy-insertion pass gives it an input nothing else reads, and the memory planner then
+  // places its output over that input (no copy in the kernel).
+  bool communicates_in_input = false;
 
   // The prototype input whose memory output `index` updates, or -1.
   int InplaceInputOf(int output) const {
@@ -103,8 +107,8 @@ class OpDef {
   OpDef& Infer(InferShapeFn fn);
   // Output `output` is input `input`'s memory, updated in place.
   OpDef& Inplace(int output, int input);
-  // A collective: see OpProto::communicates.
-  OpDef& Communicates();
+  // A collective: see OpProto::communicates (and communicates_in_input when `in_input_memory`).
+  OpDef& Communicates(bool in_input_memory = false);
   OpDef& Doc(std::string doc);
   // Hands the prototype over; the OpDef is spent afterwards.
   OpProto Build() { return std::move(proto_); }

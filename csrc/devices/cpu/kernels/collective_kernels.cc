@@ -4,6 +4,9 @@
 // so every later reader sees the reduced data (an output read before the work finished was the
 // bug the engine refused collectives for). The group is looked up at each run: a group can be
 // destroyed and a new one made under the same name between runs.
+// All-reduce and broadcast work in their output's bytes; the memory planner puts the output
+// over the input when the copy-insertion rules (compiler/collective_copies.h) allow, and the
+// kernel copies the input over only when it did not.
 #include <torch/csrc/distributed/c10d/GroupRegistry.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
@@ -24,6 +27,10 @@ c10d::ReduceOp ReduceOpNamed(const std::string& name) {
   return c10d::ReduceOp::MAX;  // InferShape admits no other name
 }
 
+void CopyUnlessSame(at::Tensor& y, const at::Tensor& x) {
+  if (y.data_ptr() != x.data_ptr()) y.copy_(x);
+}
+
 void DivideForAverage(const std::string& reduction, at::Tensor& y, int64_t size) {
   if (reduction == "avg") y.div_(size);
 }
@@ -33,7 +40,7 @@ Expected<std::unique_ptr<Kernel>> CreateAllReduce(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(std::string reduction, a.Attr<std::string>("reduction"));
   return MakeKernel(a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable {
     auto pg = GroupNamed(group);
-    y.copy_(x);
+    CopyUnlessSame(y, x);
     std::vector<at::Tensor> tensors = {y};
     c10d::AllreduceOptions options;
     options.reduceOp = ReduceOpNamed(reduction);
@@ -67,7 +74,7 @@ Expected<std::unique_ptr<Kernel>> CreateBroadcast(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(std::string group, a.Attr<std::string>("group"));
   GE_ASSIGN_OR_RETURN(int64_t root, a.Attr<int64_t>("root_rank"));
   return MakeKernel(a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable {
-    y.copy_(x);
+    CopyUnlessSame(y, x);
     std::vector<at::Tensor> tensors = {y};
     c10d::BroadcastOptions options;
     options.rootRank = root;
@@ -89,7 +96,12 @@ Expected<std::unique_ptr<Kernel>> CreateAllToAll(KernelArgs& a) {
 }  // namespace
 
 void RegisterCollectiveKernels(CpuKernelRegistry& r) {
+  r.Register("TensorMove", [](KernelArgs& a) -> Expected<std::unique_ptr<Kernel>> {
+    return MakeKernel(a.task, [x = a.inputs[0], y = a.outputs[0]]() mutable { y.copy_(x); });
+  });
   r.Register("HcomAllReduce", CreateAllReduce);
+  r.MarkWritesOverInput("HcomAllReduce");
+  r.MarkWritesOverInput("HcomBroadcast");
   r.Register("HcomAllGather", CreateAllGather);
   r.Register("HcomReduceScatter", CreateReduceScatter);
   r.Register("HcomBroadcast", CreateBroadcast);

@@ -62,19 +62,28 @@ Status InferAllToAll(InferContext& ctx) {
   return {};
 }
 
-OpDef Collective(const char* type) {
+OpDef Collective(const char* type, bool in_input_memory = false) {
   return std::move(OpDef(type)
                        .TypeVar("T", dtypes::kNumeric)
                        .Input("x", "T")
                        .Output("y", "T")
                        .Attr("group", AttrType::kString)
-                       .Communicates());
+                       .Communicates(in_input_memory));
 }
 
 }  // namespace
 
 void RegisterCollectiveOps(OpRegistry& r) {
-  (void)r.Register(Collective("HcomAllReduce")
+  // GE's copy op: what the copy-insertion pass puts before a collective that works in its
+  // input's memory. Unlike Identity, no pass removes it.
+  (void)r.Register(OpDef("TensorMove")
+                       .TypeVar("T", dtypes::kAll)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Infer(InferSameAsFirstInput)
+                       .Doc("y = x, a copy in bytes of its own (never removed as a no-op)")
+                       .Build());
+  (void)r.Register(Collective("HcomAllReduce", true)
                        .Attr("reduction", AttrType::kString, std::string("sum"))
                        .Infer([](InferContext& ctx) -> Status {
                          GE_RETURN_IF_ERROR(CheckReduction(ctx));
@@ -93,7 +102,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
                        .Infer(InferReduceScatter)
                        .Doc("x reduced over the ranks, then split along dim 0: this rank's part")
                        .Build());
-  (void)r.Register(Collective("HcomBroadcast")
+  (void)r.Register(Collective("HcomBroadcast", true)
                        .Attr("root_rank", AttrType::kInt)
                        .Infer(InferSameAsFirstInput)
                        .Doc("x of rank `root_rank` on every rank")
