@@ -34,6 +34,11 @@ class ConcreteGraph:
     def graph_id(self):
         return self._graph_id
 
+    @property
+    def stream_mode(self):
+        """How the graph runs its streams now: single, timing (first runs), streams or task_order."""
+        return self._session.stream_mode(self._graph_id)
+
     def __call__(self, args):
         if self.recorded_inputs == []:
             self.recorded_inputs.extend(a.clone() if isinstance(a, torch.Tensor) else a for a in args)

@@ -88,7 +88,10 @@ Status Session::CompileGraph(uint32_t graph_id) {
   GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));
 
   GE_ASSIGN_OR_RETURN(auto debug_options, RunDebugOptions::FromOptions(merged, graph_id));
-  auto executor = std::make_shared<SinkExecutor>(compiled.model, device, std::move(debug_options));
+  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(merged, option::kStreamReplay));
+  auto executor = std::make_shared<SinkExecutor>(
+      compiled.model, device, std::move(debug_options),
+      replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
   GE_RETURN_IF_ERROR(executor->Warmup().WithContext(fmt::format("loading graph {}", graph_id)));
   const Model& m = *compiled.model;
   CompiledGraphSummary& s = entry->summary;
@@ -101,6 +104,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.updates_in_input = m.updates_in_input;
   s.workspace_bytes = m.workspace_bytes;
   s.task_num = static_cast<int64_t>(m.tasks.size());
+  s.stream_num = std::max<int64_t>(1, static_cast<int64_t>(m.stream_program.streams.size()));
   s.input_descs = m.input_descs;
   s.output_descs = m.output_descs;
   s.engine_counts = compiled.engine_counts;
@@ -117,6 +121,11 @@ Expected<std::shared_ptr<SinkExecutor>> Session::Executor(uint32_t graph_id) con
   auto executor = std::atomic_load(&entry->executor);
   GE_CHECK(executor != nullptr, "graph {} must be compiled (CompileGraph) first", graph_id);
   return executor;
+}
+
+Expected<std::string> Session::StreamMode(uint32_t graph_id) const {
+  GE_ASSIGN_OR_RETURN(auto executor, Executor(graph_id));
+  return executor->StreamMode();
 }
 
 Status Session::RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {

@@ -63,6 +63,8 @@ class Session {
   Status RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
   Status RemoveGraph(uint32_t graph_id);
   Expected<CompiledGraphSummary> GetCompiledGraphSummary(uint32_t graph_id) const;
+  // How a compiled graph replays its streams now: single, timing, streams or task_order.
+  Expected<std::string> StreamMode(uint32_t graph_id) const;
   // Takes the profiled runs of a graph compiled with profiling on (empty otherwise).
   Expected<GraphProfile> TakeProfile(uint32_t graph_id);
   // The graph as it stands (after compilation: annotated with engines and memory).

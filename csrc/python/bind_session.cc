@@ -146,6 +146,7 @@ void BindSession(py::module_& m) {
           py::arg("graph_id"), "The profiled runs since the last call (graph compiled with profiling on).")
       .def("remove_graph", [](Session& s, uint32_t id) { ThrowIfError(s.RemoveGraph(id)); })
       .def("summary", [](Session& s, uint32_t id) { return SummaryToDict(Unwrap(s.GetCompiledGraphSummary(id))); })
+      .def("stream_mode", [](Session& s, uint32_t id) { return Unwrap(s.StreamMode(id)); })
       .def("graph_text", [](Session& s, uint32_t id) { return Unwrap(GraphToText(*Unwrap(s.GetGraph(id)))); })
       .def(
           "dump_graph",

@@ -69,8 +69,14 @@ class CompileStatMode(Choice):
 
 
 class GeConfig(OptionGroup):
-    enable_single_stream = Bool(False, "run every task on one stream (TorchAir's option; the CPU device runs every "
-                                "graph on one stream today, so both values do the same)")
+    enable_single_stream = Bool(False, "run every task on one stream: no stream assignment for independent branches "
+                                "(TorchAir's option)")
+    stream_replay = Choice("auto", ("auto", "always"),
+                           "a graph with several streams: 'auto' times its first runs on its streams and in task "
+                           "order and keeps the faster; 'always' runs it on its streams",
+                           env="TORCHAIR_GE_STREAM_REPLAY")
+    compute_streams = Choice("", ("", "1", "2", "3", "4", "6", "8"),
+                             "at most this many compute streams ('' = one per core, at most 4)")
     oo_level = Choice("O3", ("O3", "O1"), "graph optimizer level: O3 every pass, O1 only cheap always-safe ones",
                       env="TORCHAIR_GE_OO_LEVEL")
     oo_constant_folding = Bool(True, "fold nodes whose inputs are all constants")
@@ -162,6 +168,10 @@ class CompilerConfig(OptionGroup):
         options["ge.oo.deadCodeElimination"] = str(ge.oo_dead_code_elimination).lower()
         options["ge.topoSortingMode"] = self.experimental_config.topology_sorting_strategy
         options["ge.exec.disableReuseMemory"] = "0" if ge.memory_reuse else "1"
+        options["ge.enableSingleStream"] = "1" if ge.enable_single_stream else "0"
+        options["ge.exec.streamReplay"] = ge.stream_replay
+        if ge.compute_streams:
+            options["ge.exec.computeStreams"] = ge.compute_streams
         experimental = self.experimental_config
         options["ge.staticKernelCompile"] = str(experimental.static_kernel_compile).lower()
         options["ge.autofuse"] = str(experimental.enable_autofuse).lower()

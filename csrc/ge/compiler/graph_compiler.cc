@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <functional>
 #include <set>
 #include <iterator>
@@ -70,6 +72,15 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   GE_ASSIGN_OR_RETURN(bool no_reuse, BoolOption(options, option::kDisableReuseMemory));
   out.memory_reuse = !no_reuse;
   GE_ASSIGN_OR_RETURN(out.autofuse, autofuse::AutofuseOptions::FromOptions(options));
+  GE_ASSIGN_OR_RETURN(out.streams.single_stream, BoolOption(options, option::kEnableSingleStream));
+  GE_ASSIGN_OR_RETURN(const int min_work, PositiveIntOption(options, option::kStreamMinBranchWork));
+  out.streams.min_branch_work = min_work;
+  GE_ASSIGN_OR_RETURN(const std::string streams, OptionValue(options, option::kComputeStreams));
+  if (!streams.empty()) {
+    GE_ASSIGN_OR_RETURN(out.streams.compute_streams, PositiveIntOption(options, option::kComputeStreams));
+  } else {  // one per core, at most 4: more streams than cores only adds switching
+    out.streams.compute_streams = std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, 4);
+  }
   return out;
 }
 
@@ -84,6 +95,7 @@ struct CompileState {
   DeviceGraphEvaluator evaluator;  // constant folding runs the back end below on the device
   std::vector<Node*> schedule = {};
   MemoryPlan memory = {};
+  StreamAssignment streams = {};
   autofuse::AutofuseResult fused = {};  // the kernel library and every FusedKernel node's definition
   size_t stage_number = 0;
   int pass_number = 0;
@@ -117,6 +129,17 @@ Status RunPartitionStage(CompileState& s) {
   return PartitionGraph(s.graph, s.device.kernel_factory(), s.device.name());
 }
 
+// For dumps: every node's stream and the nodes of other streams it waits for.
+void AnnotateStreams(Graph& graph, const StreamAssignment& streams) {
+  for (Node* node : graph.nodes()) {
+    if (streams.StreamOf(node) < 0) continue;
+    node->SetAttr(kAttrStream, int64_t{streams.StreamOf(node)});
+    std::vector<std::string> waits;
+    for (const Node* p : streams.WaitsOf(node)) waits.push_back(p->name());
+    if (!waits.empty()) node->SetAttr(kAttrStreamWaits, waits);
+  }
+}
+
 // MemoryAware plans every order and keeps the smallest arena (the first listed on ties); the
 // planner is pure, so the winning plan is kept as it is.
 Status RunMemoryStage(CompileState& s) {
@@ -128,14 +151,19 @@ Status RunMemoryStage(CompileState& s) {
   bool have_plan = false;
   for (TopoStrategy strategy : candidates) {
     GE_ASSIGN_OR_RETURN(std::vector<Node*> order, ScheduleNodes(s.graph, strategy));
-    GE_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(s.graph, order, options));
+    StreamAssignment streams = StreamAssignment::Assign(s.graph, order, s.options.streams);
+    MemoryPlanOptions with_streams = options;
+    with_streams.streams = &streams;
+    GE_ASSIGN_OR_RETURN(MemoryPlan plan, PlanMemory(s.graph, order, with_streams));
     if (!have_plan || plan.arena_size < s.memory.arena_size) {
       s.schedule = std::move(order);
       s.memory = std::move(plan);
+      s.streams = std::move(streams);
       have_plan = true;
     }
   }
   AnnotateMemory(s.graph, s.schedule, s.memory);
+  AnnotateStreams(s.graph, s.streams);
   return {};
 }
 
@@ -155,7 +183,7 @@ void CountEngines(const Graph& graph, const MemoryPlan& memory, CompiledGraph& r
 
 Status RunTaskStage(CompileState& s) {
   CountEngines(s.graph, s.memory, s.result);
-  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.memory), s.fused));
+  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.memory), s.fused, &s.streams));
   return {};
 }
 

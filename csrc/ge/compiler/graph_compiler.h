@@ -11,6 +11,7 @@
 #include "ge/ir/graph.h"
 #include "ge/compiler/collective_copies.h"
 #include "ge/compiler/schedule.h"
+#include "ge/compiler/stream_assign.h"
 #include "ge/passes/pass_manager.h"
 #include "ge/runtime/device.h"
 #include "ge/serialize/graph_dump.h"
@@ -50,6 +51,7 @@ struct CompileOptions {
   TopoStrategy topo_strategy = kDefaultTopoStrategy;
   bool memory_reuse = true;  // ge.exec.disableReuseMemory=1 turns it off
   autofuse::AutofuseOptions autofuse;
+  StreamOptions streams;  // ge.enableSingleStream, ge.exec.computeStreams
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 

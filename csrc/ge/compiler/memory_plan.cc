@@ -132,10 +132,9 @@ void MemoryPlanner::PlaceUpdatesInInputs() {
     if (target.placement != Placement::kInput || info.placement != Placement::kArena || !(info.desc == target.desc) ||
         IsLocalOp(value.node->type()) || !MayStoreOver(value.node, value.index, ref))
       continue;
-    const int32_t write_step = step_of_.at(value.node);
     const auto& readers = ref.node->users(ref.index);
     if (std::any_of(readers.begin(), readers.end(), [&](const Use& use) {
-          return use.user != assign && use.user != value.node && step_of_.at(use.user) >= write_step;
+          return use.user != assign && use.user != value.node && !RunsBefore(use.user, value.node);
         }))
       continue;  // the old value is read after the new one would overwrite it
     info.placement = Placement::kInput;
@@ -151,10 +150,39 @@ void MemoryPlanner::FindLastUses() {
   last_use_.assign(plan_.values.size(), 0);
   for (const Node* node : schedule_)
     for (int o = 0; o < node->num_outputs(); ++o) {
-      int32_t last = step_of_.at(node);
-      for (const Use& use : node->users(o)) last = std::max(last, step_of_.at(use.user));
+      int32_t last = EndStep(node);
+      for (const Use& use : node->users(o)) last = std::max(last, EndStep(use.user));
       last_use_[static_cast<size_t>(plan_.value_ids.at(node)[static_cast<size_t>(o)])] = last;
     }
+}
+
+bool MemoryPlanner::MultiStream() const { return options_.streams != nullptr && !options_.streams->single(); }
+
+// Where `reader` may still be reading: its own step, or with several streams the last step of
+// any node that may start before it ends.
+int32_t MemoryPlanner::EndStep(const Node* reader) const {
+  if (!MultiStream() || IsLocalOp(reader->type())) return step_of_.at(reader);
+  return options_.streams->LatestConcurrentStep(reader);
+}
+
+bool MemoryPlanner::RunsBefore(const Node* a, const Node* b) const {
+  if (MultiStream() && !IsLocalOp(a->type()) && !IsLocalOp(b->type())) return options_.streams->HappensBefore(a, b);
+  return step_of_.at(a) < step_of_.at(b);
+}
+
+// With several streams: whether every reader of the values in `root`'s group, but `writer`,
+// and their producers finish before `writer` starts (so `writer` may overwrite the bytes).
+bool MemoryPlanner::OtherReadersRunBefore(int32_t root, const Node* writer) const {
+  if (!MultiStream()) return true;
+  for (const Node* node : schedule_)
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      const int32_t id = plan_.value_ids.at(node)[static_cast<size_t>(o)];
+      if (root_of_[static_cast<size_t>(id)] != root) continue;
+      if (node != writer && !IsLocalOp(node->type()) && !RunsBefore(node, writer)) return false;
+      for (const Use& use : node->users(o))
+        if (use.user != writer && !RunsBefore(use.user, writer)) return false;
+    }
+  return true;
 }
 
 int32_t MemoryPlanner::GroupEnd(int32_t root) const {
@@ -249,7 +277,7 @@ void MemoryPlanner::TryWriteOverInput(const Node* node) {
     if (!plan_.values[static_cast<size_t>(ValueOf(x))].strides.empty()) continue;  // not dense bytes
     const int32_t root = root_of_[static_cast<size_t>(ValueOf(x))];
     if (plan_.values[static_cast<size_t>(root)].placement != Placement::kArena) continue;
-    if (GroupEnd(root) != step_of_.at(node)) continue;  // something reads it later
+    if (GroupEnd(root) != EndStep(node) || !OtherReadersRunBefore(root, node)) continue;  // read later
     Join(out, ValueOf(x), 0);
     plan_.written_over_input[node] = i;
     return;
@@ -286,7 +314,7 @@ void MemoryPlanner::PlaceArena() {
       info.desc = std::move(desc);
       info.producer = node->name() + " (workspace)";
       plan_.workspace_bytes += info.desc.ByteSize();
-      requests.push_back({info.desc.ByteSize(), step, step});
+      requests.push_back({info.desc.ByteSize(), step, EndStep(node)});
       request_value.push_back(id);
       plan_.values.push_back(std::move(info));
       plan_.workspace_ids[node].push_back(id);

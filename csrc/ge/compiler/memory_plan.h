@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ge/compiler/stream_assign.h"
 #include "ge/ir/annotations.h"
 #include "ge/ir/graph.h"
 #include "ge/runtime/device.h"
@@ -43,6 +44,11 @@ struct MemoryPlanOptions {
   // that dies at it, strided views where every reader's kernel takes them, and kernel workspaces.
   const KernelFactory* kernels = nullptr;
   const FusedKernelDefs* fused = nullptr;  // FusedKernel nodes: workspaces and producers' inputs
+  // Several streams: a value's bytes are free only once every node that may run before its
+  // last reader ends has been passed (StreamAssignment::LatestConcurrentStep), and an output is
+  // written over an input (or an input updated in its bytes) only when every other reader
+  // happens before the writer. Null: one stream, the schedule's order.
+  const StreamAssignment* streams = nullptr;
 };
 
 // Plans in named phases over `schedule`:
@@ -75,6 +81,10 @@ class MemoryPlanner {
   void TryWriteOverInput(const Node* node);
   void Join(int32_t value, int32_t source, int64_t offset_in_source);
   int32_t GroupEnd(int32_t root) const;
+  bool MultiStream() const;
+  int32_t EndStep(const Node* reader) const;
+  bool RunsBefore(const Node* a, const Node* b) const;
+  bool OtherReadersRunBefore(int32_t root, const Node* writer) const;
   int32_t ValueOf(Value v) const;
   const FusedKernelDef* DefinitionOf(const Node* node) const;
   std::vector<TensorDesc> WorkspacesOf(const Node* node) const;

@@ -1,20 +1,51 @@
 #include "ge/compiler/task_builder.h"
 
 #include "ge/compiler/partition.h"
+#include "ge/ops/op_registry.h"
 
 namespace ge {
+namespace {
+
+StreamProgram BuildStreamProgram(const StreamAssignment& streams,
+                                 const std::unordered_map<const Node*, int32_t>& task_of) {
+  StreamProgram program;
+  std::unordered_map<const Node*, int32_t> event_of;  // nodes some other stream waits for
+  for (const auto& nodes : streams.streams())
+    for (const Node* node : nodes)
+      for (const Node* p : streams.WaitsOf(node))
+        if (!event_of.count(p)) event_of.emplace(p, static_cast<int32_t>(event_of.size()));
+  program.num_events = static_cast<int32_t>(event_of.size());
+  int compute = 0;
+  for (const auto& nodes : streams.streams()) {
+    std::vector<StreamStep>& steps = program.streams.emplace_back();
+    for (const Node* node : nodes) {
+      for (const Node* p : streams.WaitsOf(node)) steps.push_back({StreamStep::Kind::kWait, event_of.at(p)});
+      if (auto t = task_of.find(node); t != task_of.end()) steps.push_back({StreamStep::Kind::kRun, t->second});
+      if (auto e = event_of.find(node); e != event_of.end()) steps.push_back({StreamStep::Kind::kRecord, e->second});
+    }
+    const OpProto* first = nodes.empty() ? nullptr : OpRegistry::Global().Find(nodes[0]->type());
+    program.names.push_back(first != nullptr && first->communicates ? std::string("communication")
+                                                                    : fmt::format("compute {}", compute++));
+  }
+  return program;
+}
+
+}  // namespace
 
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryPlan plan, const autofuse::AutofuseResult& fused) {
+                                                  MemoryPlan plan, const autofuse::AutofuseResult& fused,
+                                                  const StreamAssignment* streams) {
   auto model = std::make_shared<Model>();
   model->graph_name = graph.name();
+  std::unordered_map<const Node*, int32_t> task_of;
   for (Node* node : schedule) {
     if (IsLocalOp(node->type()) || plan.RunsNoTask(node)) continue;  // views, updates already in place
+    task_of.emplace(node, static_cast<int32_t>(model->tasks.size()));
     TaskDef task;
     task.name = node->name();
     task.type = node->type();
     task.engine = node->GetAttrOr<std::string>(kAttrEngine, "");
-    task.stream = node->GetAttrOr<int64_t>(kAttrStream, 0);
+    task.stream = streams != nullptr ? streams->StreamOf(node) : 0;
     task.fx_node = node->GetAttrOr<std::string>(kAttrFxNode, "");
     for (const auto& [key, value] : node->attrs())
       if (key.rfind('_', 0) != 0) task.attrs.emplace(key, value);
@@ -44,6 +75,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->workspace_bytes = plan.workspace_bytes;
   model->const_bytes = plan.const_bytes;
   model->kernel_library = fused.library;
+  if (streams != nullptr && !streams->single()) model->stream_program = BuildStreamProgram(*streams, task_of);
   return std::shared_ptr<const Model>(std::move(model));
 }
 

@@ -9,8 +9,10 @@ namespace ge {
 
 // Stage "tasks": one task per kernel-running node in schedule order, with its inputs and
 // outputs resolved to value ids; the result is the immutable Model, which keeps the graph's
-// generated-kernel library (if any) loaded.
+// generated-kernel library (if any) loaded. With several streams, each stream's program of
+// waits, runs and records (a node that runs no task keeps its waits and records).
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
-                                                  MemoryPlan plan, const autofuse::AutofuseResult& fused = {});
+                                                  MemoryPlan plan, const autofuse::AutofuseResult& fused = {},
+                                                  const StreamAssignment* streams = nullptr);
 
 }  // namespace ge

@@ -9,8 +9,10 @@ inline constexpr const char* kAttrSource = "_source";   // string: the user's so
 // strings per output: the output's shape with Dynamo's symbols ("[s0, 16]"; "" where static), in
 // the engine instances of a graph with symbolic sizes (dumps show which dims are symbolic)
 inline constexpr const char* kAttrSymbolicShapes = "_symbolic_shapes";
-inline constexpr const char* kAttrEngine = "_engine";           // string: local / native / host_fallback (partition)
-inline constexpr const char* kAttrStream = "_stream";           // int: stream the task runs on (partition)
+inline constexpr const char* kAttrEngine = "_engine";  // string: local / native / host_fallback (partition)
+inline constexpr const char* kAttrStream = "_stream";  // int: stream the task runs on (memory stage)
+// strings: the nodes of other streams this node waits for (their events) before it runs
+inline constexpr const char* kAttrStreamWaits = "_stream_waits";
 inline constexpr const char* kAttrFusedGroup = "_fused_group";  // int: fused kernel group, when fused
 inline constexpr const char* kAttrMemOffsets = "_mem_offsets";  // ints per output; -1 when not in the arena
 inline constexpr const char* kAttrMemSizes = "_mem_sizes";      // ints per output: bytes

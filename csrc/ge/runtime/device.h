@@ -75,6 +75,10 @@ class Device {
   virtual Allocator& allocator() = 0;
   // Allocates the arena and binds every task's kernel to its addresses.
   virtual Expected<std::unique_ptr<DeviceProgram>> Instantiate(std::shared_ptr<const Model> model) = 0;
+  // Threads one kernel may use (the intra-op pool), and setting the calling thread's share of
+  // them while it runs a stream (returns the previous setting; 0 when the device has none).
+  virtual int IntraOpThreads() const { return 1; }
+  virtual int SetThreadParallelism(int threads) { return 0; }
   // Device memory allocations the engine has made so far (outputs through allocator(), arenas
   // through Instantiate): tests check that a run allocates nothing but its outputs.
   virtual int64_t allocations() const = 0;

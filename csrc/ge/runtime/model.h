@@ -52,6 +52,23 @@ struct OutputSource {
   int32_t index;  // value id (kComputed, kConstant), input number (kInput), earlier output (kDuplicate)
 };
 
+// One step of a stream's program: wait for an event, run a task, or record an event.
+struct StreamStep {
+  enum class Kind : uint8_t { kWait, kRun, kRecord };
+  Kind kind;
+  int32_t index;  // task index (kRun) or event id
+};
+
+// How the tasks run on several streams (compiler/stream_assign.h). The tasks in `Model::tasks`
+// order are also a valid one-stream run of the same plan (the memory plan holds for any order
+// the events allow, and that order is one of them).
+struct StreamProgram {
+  std::vector<std::vector<StreamStep>> streams;  // per stream; empty: one stream
+  std::vector<std::string> names;                // per stream, for traces ("compute 1", "communication")
+  int32_t num_events = 0;
+  bool multi() const { return streams.size() > 1; }
+};
+
 struct Model {
   std::string graph_name;
   std::vector<ValueInfo> values;
@@ -69,6 +86,7 @@ struct Model {
   int64_t workspace_bytes = 0;    // scratch requested by kernels (planned in the arena)
   int64_t const_bytes = 0;
   std::shared_ptr<const KernelLibrary> kernel_library;  // generated kernels (FusedKernel tasks); may be null
+  StreamProgram stream_program;
 };
 
 }  // namespace ge

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "ge/base/logging.h"
@@ -16,33 +17,69 @@ int64_t NowNs() {
 
 }  // namespace
 
-SinkExecutor::SinkExecutor(std::shared_ptr<const Model> model, std::shared_ptr<Device> device, RunDebugOptions debug)
-    : model_(std::move(model)), device_(std::move(device)), debug_(std::move(debug)) {}
+SinkExecutor::SinkExecutor(std::shared_ptr<const Model> model, std::shared_ptr<Device> device, RunDebugOptions debug,
+                           StreamReplay replay)
+    : model_(std::move(model)), device_(std::move(device)), debug_(std::move(debug)) {
+  if (model_->stream_program.multi()) mode_ = replay == StreamReplay::kAlways ? Mode::kStreams : Mode::kTiming;
+}
+
+std::string SinkExecutor::StreamMode() const {
+  switch (mode_.load()) {
+    case Mode::kSingle: return "single";
+    case Mode::kTiming: return "timing";
+    case Mode::kStreams: return "streams";
+    case Mode::kTaskOrder: return "task_order";
+  }
+  return "?";
+}
+
+// While timing, odd runs use the streams and even runs the task order.
+bool SinkExecutor::UseStreams(uint64_t run) const {
+  const Mode mode = mode_.load(std::memory_order_relaxed);
+  return mode == Mode::kStreams || (mode == Mode::kTiming && run % 2 == 1);
+}
+
+void SinkExecutor::RecordTiming(bool streams, int64_t ns) {
+  std::lock_guard<std::mutex> lock(timing_mu_);
+  if (mode_.load() != Mode::kTiming) return;
+  timed_[streams].push_back(ns);
+  if (timed_[0].size() + timed_[1].size() < kTimedRuns || timed_[0].empty() || timed_[1].empty()) return;
+  auto median = [](std::vector<int64_t> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const int64_t in_order = median(timed_[0]), on_streams = median(timed_[1]);
+  mode_ = on_streams < in_order ? Mode::kStreams : Mode::kTaskOrder;
+  GE_LOGI("graph '{}': {} streams {:.1f} us, task order {:.1f} us (medians): runs {}", model_->graph_name,
+          model_->stream_program.streams.size(), on_streams / 1e3, in_order / 1e3, StreamMode());
+}
 
 Status SinkExecutor::Warmup() {
   if (debug_.data_dump) {
     GE_ASSIGN_OR_RETURN(dumper_, DataDumper::Create(*model_, debug_));
   }
-  GE_ASSIGN_OR_RETURN(auto program, Acquire());
-  Release(std::move(program));
+  GE_ASSIGN_OR_RETURN(Slot slot, Acquire());
+  Release(std::move(slot));
   return {};
 }
 
-Expected<std::unique_ptr<DeviceProgram>> SinkExecutor::Acquire() {
+Expected<SinkExecutor::Slot> SinkExecutor::Acquire() {
   {
     std::lock_guard<std::mutex> lock(pool_mu_);
     if (!pool_.empty()) {
-      auto program = std::move(pool_.back());
+      Slot slot = std::move(pool_.back());
       pool_.pop_back();
-      return program;
+      return slot;
     }
   }
-  return device_->Instantiate(model_);
+  Slot slot;
+  GE_ASSIGN_OR_RETURN(slot.program, device_->Instantiate(model_));
+  return slot;
 }
 
-void SinkExecutor::Release(std::unique_ptr<DeviceProgram> program) {
+void SinkExecutor::Release(Slot slot) {
   std::lock_guard<std::mutex> lock(pool_mu_);
-  pool_.push_back(std::move(program));
+  pool_.push_back(std::move(slot));
 }
 
 Status SinkExecutor::CheckInputs(const std::vector<Tensor>& inputs) const {
@@ -90,43 +127,62 @@ Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
   GE_RETURN_IF_ERROR(CheckInputs(inputs));
   GE_RETURN_IF_ERROR(MakeOutputs(inputs, outputs));
   const Model& m = *model_;
-  GE_ASSIGN_OR_RETURN(auto program, Acquire());
-  for (size_t i = 0; i < inputs.size(); ++i) program->BindIo(m.input_values[i], inputs[i].data());
+  GE_ASSIGN_OR_RETURN(Slot slot, Acquire());
+  DeviceProgram& program = *slot.program;
+  for (size_t i = 0; i < inputs.size(); ++i) program.BindIo(m.input_values[i], inputs[i].data());
   for (size_t k = 0; k < m.outputs.size(); ++k)
-    if (m.outputs[k].kind == OutputSource::Kind::kComputed) program->BindIo(m.outputs[k].index, (*outputs)[k].data());
+    if (m.outputs[k].kind == OutputSource::Kind::kComputed) program.BindIo(m.outputs[k].index, (*outputs)[k].data());
 
-  Status status;
-  if (debug_.any()) {
-    status = LaunchInstrumented(*program);
-  } else {
-    for (auto& kernel : program->kernels()) {
-      status = kernel->Launch();
-      if (!status.ok()) break;
-    }
-  }
-  Release(std::move(program));
+  const bool timing = mode_.load(std::memory_order_relaxed) == Mode::kTiming;
+  const bool streams = UseStreams(runs_.fetch_add(1, std::memory_order_relaxed));
+  if (streams && slot.runner == nullptr) slot.runner = std::make_unique<StreamRunner>(m.stream_program, *device_);
+  const int64_t launch_start = timing ? NowNs() : 0;
+  Status status = debug_.any() ? LaunchInstrumented(slot, streams) : Launch(slot, streams);
+  if (timing && status.ok()) RecordTiming(streams, NowNs() - launch_start);
+  Release(std::move(slot));
   if (!status.ok()) return status.WithContext(fmt::format("running graph '{}'", m.graph_name));
   if (event) GE_LOG_EVENT("graph '{}' run: {:.1f} us, {} tasks", m.graph_name, (NowNs() - start) / 1e3, m.tasks.size());
   return status;
 }
 
-Status SinkExecutor::LaunchInstrumented(DeviceProgram& program) {
+Status SinkExecutor::Launch(Slot& slot, bool streams) {
+  auto& kernels = slot.program->kernels();
+  if (streams) {
+    return slot.runner->Run([&](size_t i) -> Status {
+      return kernels[i]->Launch().WithContext(
+          fmt::format("task {} ({} '{}')", i, model_->tasks[i].type, model_->tasks[i].name));
+    });
+  }
+  for (auto& kernel : kernels) GE_RETURN_IF_ERROR(kernel->Launch());
+  return {};
+}
+
+Status SinkExecutor::RunTaskInstrumented(DeviceProgram& program, size_t i, RunProfile* run,
+                                         const std::string& step_dir) {
+  const int64_t task_start = debug_.profiling ? NowNs() : 0;
+  GE_RETURN_IF_ERROR(program.kernels()[i]->Launch().WithContext(
+      fmt::format("task {} ({} '{}')", i, model_->tasks[i].type, model_->tasks[i].name)));
+  if (debug_.profiling) run->tasks[i] = {task_start, NowNs()};
+  if (dumper_ && dumper_->Selected(i)) GE_RETURN_IF_ERROR(dumper_->DumpTask(*model_, i, program, step_dir));
+  return {};
+}
+
+Status SinkExecutor::LaunchInstrumented(Slot& slot, bool streams) {
   const uint64_t step = step_.fetch_add(1);
   std::string step_dir;
   if (dumper_) step_dir = dumper_->StepDir(step);
   RunProfile run;
   if (debug_.profiling) {
-    run.tasks.reserve(model_->tasks.size());
+    run.tasks.assign(model_->tasks.size(), {0, 0});  // each slot written by the stream running that task
     run.thread_id = static_cast<uint64_t>(::gettid());
     run.start_ns = NowNs();
   }
-  auto& kernels = program.kernels();
-  for (size_t i = 0; i < kernels.size(); ++i) {
-    const int64_t task_start = debug_.profiling ? NowNs() : 0;
-    GE_RETURN_IF_ERROR(kernels[i]->Launch().WithContext(
-        fmt::format("task {} ({} '{}')", i, model_->tasks[i].type, model_->tasks[i].name)));
-    if (debug_.profiling) run.tasks.emplace_back(task_start, NowNs());
-    if (dumper_ && dumper_->Selected(i)) GE_RETURN_IF_ERROR(dumper_->DumpTask(*model_, i, program, step_dir));
+  DeviceProgram& program = *slot.program;
+  if (streams) {
+    GE_RETURN_IF_ERROR(slot.runner->Run([&](size_t i) { return RunTaskInstrumented(program, i, &run, step_dir); }));
+  } else {
+    for (size_t i = 0; i < model_->tasks.size(); ++i)
+      GE_RETURN_IF_ERROR(RunTaskInstrumented(program, i, &run, step_dir));
   }
   if (debug_.profiling) {
     run.end_ns = NowNs();

@@ -1,0 +1,124 @@
+// Stream assignment and the stream runner: independent branches on streams of their own with
+// one wait where they join, a collective on the communication stream, one stream on request;
+// results on streams equal to one stream; a task failing on one stream stops every stream.
+#include <gtest/gtest.h>
+
+#include "devices/cpu/cpu_device.h"
+#include "ge/compiler/partition.h"
+#include "ge/compiler/prepare.h"
+#include "ge/compiler/schedule.h"
+#include "ge/compiler/stream_assign.h"
+#include "ge/es/es_ops.h"
+#include "ge/session.h"
+
+namespace ge {
+namespace {
+
+// Two products of x with different weights (each worth a stream), joined by an Add; and,
+// optionally, an all-reduce of the first branch that the join also reads.
+std::unique_ptr<Graph> TwoBranches(bool with_collective = false, const std::string& group = "g") {
+  es::GraphBuilder b("branches");
+  auto x = b.CreateInput(0, DataType::kFloat, {64, 128});
+  auto weight = [&](float scale) {
+    std::vector<float> w(128 * 128);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = scale * static_cast<float>((i * 7) % 13) / 13.0f;
+    return b.CreateConst(Tensor::FromVector<float>(DataType::kFloat, {128, 128}, w));
+  };
+  auto left = es::Relu(es::MatMulV2(x, weight(0.5f)));
+  auto right = es::Tanh(es::MatMulV2(x, weight(-0.25f)));
+  auto joined = es::Add(left, right);
+  if (with_collective) joined = es::Add(joined, es::HcomAllReduce(es::Neg(left), group, "sum"));
+  b.SetOutputs({joined});
+  auto graph = std::move(b.Build()).value();
+  EXPECT_TRUE(PrepareGraph(*graph).ok());
+  return graph;
+}
+
+const Node* NodeOfType(const std::vector<Node*>& schedule, const std::string& type, int nth = 0) {
+  for (const Node* n : schedule)
+    if (n->type() == type && nth-- == 0) return n;
+  return nullptr;
+}
+
+TEST(StreamAssignTest, IndependentBranchesGetStreamsAndTheJoinWaitsOnce) {
+  auto graph = TwoBranches();
+  auto schedule = *ScheduleNodes(*graph, TopoStrategy::kBFS);
+  const StreamAssignment a = StreamAssignment::Assign(*graph, schedule, {});
+  ASSERT_EQ(a.num_streams(), 2);
+  const Node* left = NodeOfType(schedule, "MatMulV2", 0);
+  const Node* right = NodeOfType(schedule, "MatMulV2", 1);
+  const Node* join = NodeOfType(schedule, "Add");
+  EXPECT_NE(a.StreamOf(left), a.StreamOf(right));
+  EXPECT_FALSE(a.HappensBefore(left, right));
+  EXPECT_FALSE(a.HappensBefore(right, left));
+  EXPECT_TRUE(a.HappensBefore(left, join));
+  EXPECT_TRUE(a.HappensBefore(right, join));
+  EXPECT_EQ(a.WaitsOf(join).size(), 1u);  // the other branch; its own arrives in stream order
+  EXPECT_EQ(a.StreamOf(graph->DataNodes()[0]), -1);
+
+  StreamOptions single;
+  single.single_stream = true;
+  EXPECT_EQ(StreamAssignment::Assign(*graph, schedule, single).num_streams(), 1);
+  StreamOptions big_branches_only;
+  big_branches_only.min_branch_work = 1e12;  // no branch is worth a stream
+  EXPECT_EQ(StreamAssignment::Assign(*graph, schedule, big_branches_only).num_streams(), 1);
+}
+
+TEST(StreamAssignTest, ACollectiveRunsOnTheCommunicationStreamAndItsReaderWaits) {
+  auto graph = TwoBranches(/*with_collective=*/true);
+  auto schedule = *ScheduleNodes(*graph, TopoStrategy::kDFS);
+  const StreamAssignment a = StreamAssignment::Assign(*graph, schedule, {});
+  const Node* collective = NodeOfType(schedule, "HcomAllReduce");
+  ASSERT_NE(collective, nullptr);
+  const int32_t comm = a.StreamOf(collective);
+  for (const Node* n : schedule) {
+    if (n != collective && a.StreamOf(n) >= 0) {
+      EXPECT_NE(a.StreamOf(n), comm) << n->name();
+    }
+  }
+  const Node* reader = collective->users(0)[0].user;
+  const auto& waits = a.WaitsOf(reader);
+  EXPECT_NE(std::find(waits.begin(), waits.end(), collective), waits.end());
+}
+
+std::vector<float> RunBranches(const Options& options, const std::vector<float>& x, Status* status = nullptr,
+                               bool with_collective = false) {
+  Options with = options;
+  with[option::kAutofuse] = "false";  // it would make one kernel of both products and the join
+  Session s(with);
+  EXPECT_TRUE(s.AddGraph(1, TwoBranches(with_collective, "no_such_group")).ok());
+  Status compiled = s.CompileGraph(1);
+  EXPECT_TRUE(compiled.ok()) << compiled.ToString();
+  std::vector<Tensor> out;
+  Status st;
+  for (int run = 0; run < 5 && st.ok(); ++run)
+    st = s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {64, 128}), const_cast<float*>(x.data()), nullptr)}, &out);
+  if (status != nullptr) *status = st;
+  if (!st.ok()) return {};
+  EXPECT_EQ(*s.StreamMode(1), options.count(option::kEnableSingleStream) ? "single" : "streams");
+  return std::vector<float>(out[0].data_as<float>(), out[0].data_as<float>() + out[0].desc().NumElements());
+}
+
+TEST(StreamRunTest, ResultsOnStreamsEqualOneStream) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  std::vector<float> x(64 * 128);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+  const auto one = RunBranches({{option::kEnableSingleStream, "1"}}, x);
+  const auto streams = RunBranches({{option::kStreamReplay, "always"}}, x);
+  ASSERT_EQ(one.size(), streams.size());
+  for (size_t i = 0; i < one.size(); ++i) ASSERT_NEAR(one[i], streams[i], 1e-5f * (1 + std::abs(one[i]))) << i;
+}
+
+TEST(StreamRunTest, AFailingTaskStopsEveryStreamWithItsError) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  std::vector<float> x(64 * 128, 0.5f);
+  Status status;
+  (void)RunBranches({{option::kStreamReplay, "always"}}, x, &status, /*with_collective=*/true);
+  ASSERT_FALSE(status.ok());  // the all-reduce names a group nobody made; the join waits for it
+  EXPECT_NE(status.ToString().find("HcomAllReduce"), std::string::npos) << status.ToString();
+}
+
+}  // namespace
+}  // namespace ge
