@@ -34,6 +34,7 @@ class GeCompiler:
     def __init__(self, config):
         self.config = config
         self.reports = []
+        self.graphs = []  # what each report's graph became (ConcreteGraph, or DynamicGraph for symbolic ones)
         self.captured = None  # a list to collect (gm, converted, compiled graph) per graph: accuracy compare
         self.real_inputs = None  # Dynamo's real example inputs of the graph being compiled (set by the backend)
         self.gears = {}  # symbol -> gears (inference.set_dim_gears) of the graph being compiled (set by the backend)
@@ -77,6 +78,7 @@ class GeCompiler:
             report = compiled.first_instance(signature.hints, start)
         report["fx_patterns"] = fx_patterns
         self.reports.append(report)
+        self.graphs.append(compiled)
         if "deferred" not in report:
             self._write_statistics(gm, compiled, report)
         return compiled
@@ -134,6 +136,7 @@ def _report(graph_id, converted, ir_ops, summary, frozen, convert_ms, start):
         "ir_nodes_after": summary["stages"][-1]["nodes_after"],
         "passes_fired": {p["name"]: p["nodes_before"] - p["nodes_after"] for p in summary["passes"] if p["changed"]},
         "tasks": summary["task_num"],
+        "streams": summary["stream_num"],
         "autofuse": summary["autofuse"],
         "arena_bytes": summary["feature_memory_size"],
         "arena_lower_bound": summary["arena_lower_bound"],

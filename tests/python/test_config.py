@@ -12,13 +12,13 @@ def test_defaults_and_engine_options():
     optimizer = {"ge.oo.level": "O3", "ge.oo.constantFolding": "true", "ge.oo.deadCodeElimination": "true",
                  "ge.topoSortingMode": "MemoryAware", "ge.exec.disableReuseMemory": "0",
                  "ge.staticKernelCompile": "true", "ge.autofuse": "true", "ge.kernelFastMath": "false",
-                 "ge.kernelCodegen": "vector"}
+                 "ge.kernelCodegen": "vector", "ge.enableSingleStream": "0", "ge.exec.streamReplay": "auto"}
     assert config.ge_options() == optimizer
     config.debug.graph_dump.type = "txt"
     config.debug.graph_dump.path = "/tmp/x"
     config.ge_config.enable_single_stream = True
     assert config.ge_options() == {"ge.graphDumpType": "txt", "ge.graphDumpPath": "/tmp/x", "ge.graphDumpLevel": "all",
-                                   **optimizer}
+                                   **optimizer, "ge.enableSingleStream": "1"}
     assert config.as_dict()["debug.graph_dump.type"] == ("txt",)
     config.debug.graph_dump.type = ["onnx", "dot"]
     config.debug.graph_dump.level = "key"
