@@ -255,6 +255,7 @@ Expected<Node*> ReplaceGroup(Graph& graph, const LoweredGroup& lowered, const Fu
   for (size_t k = 0; k < def.outputs.size(); ++k) fused->output_desc(static_cast<int>(k)) = def.outputs[k];
   AnnotateForDumps(fused, def);
   fused->SetAttr(kAttrFusedGroup, index);
+  if (!g.user_stream.empty()) fused->SetAttr(kAttrUserStream, g.user_stream);
   // Named after the node that makes its last output, the value users see.
   const Node* last = lowered.outputs.back().node;
   for (const char* key : {kAttrFxNode, kAttrSource})

@@ -62,7 +62,7 @@ class Grouper {
   // Can `node` (fusible as `info`) join group `gi`? Sets *row_outputs to the levels its outputs get there.
   bool Compatible(int gi, const Node* node, const FusibleInfo& info, std::vector<bool>* row_outputs) const {
     const FusionGroup& g = groups_[static_cast<size_t>(gi)].group;
-    if (node->GetAttrOr<int64_t>(kAttrStream, 0) != g.stream) return false;
+    if (node->GetAttrOr<std::string>(kAttrUserStream, "") != g.user_stream) return false;
     const int data = info.DataInputs(node);
     auto in_group = [&](Value v) {
       auto it = members_.find(v.node);
@@ -155,7 +155,7 @@ class Grouper {
   void TryMerge(int gi, int hi) {
     Group& g = groups_[static_cast<size_t>(gi)];
     Group& h = groups_[static_cast<size_t>(hi)];
-    if (h.group.nodes.empty() || g.group.shape != h.group.shape || g.group.stream != h.group.stream) return;
+    if (h.group.nodes.empty() || g.group.shape != h.group.shape || g.group.user_stream != h.group.user_stream) return;
     if (g.group.row_axis && h.group.row_axis && *g.group.row_axis != *h.group.row_axis) return;
     if (static_cast<int>(g.group.nodes.size() + h.group.nodes.size()) > options_.max_nodes) return;
     std::set<std::pair<const Node*, int>> inputs;
@@ -201,7 +201,9 @@ class Grouper {
         if (!v.valid() || g.members.count(v.node)) continue;
         Node* p = v.node;
         auto m = members_.find(p);
-        if (m == members_.end() || groups_[static_cast<size_t>(m->second.group)].group.nodes.size() != 1) continue;
+        if (m == members_.end() || groups_[static_cast<size_t>(m->second.group)].group.nodes.size() != 1 ||
+            groups_[static_cast<size_t>(m->second.group)].group.user_stream != g.group.user_stream)
+          continue;
         auto info = Fusible(p);
         if (!info || info->row_axis || p->num_outputs() != 1 || p->output_desc(0).shape == g.group.shape) continue;
         const auto joint = BroadcastShapes(p->output_desc(0).shape, g.group.shape);
@@ -266,7 +268,7 @@ class Grouper {
     } else {
       g.group.shape = node->output_desc(0).shape;
     }
-    g.group.stream = node->GetAttrOr<int64_t>(kAttrStream, 0);
+    g.group.user_stream = node->GetAttrOr<std::string>(kAttrUserStream, "");
     g.first_position = position_.at(node);
     for (int k = 0; k < data; ++k)
       if (node->input(k).valid()) g.inputs.insert({node->input(k).node, node->input(k).index});

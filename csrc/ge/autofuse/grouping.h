@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ge/ir/graph.h"
@@ -11,8 +12,8 @@ namespace ge::autofuse {
 struct FusionGroup {
   Shape shape;                  // the iteration space: every element-level member's output shape
   std::optional<int> row_axis;  // set when the group reduces: its rows are axes [row_axis, rank)
-  int64_t stream = 0;
-  std::vector<Node*> nodes;  // in topological order
+  std::string user_stream;      // the members' npu_stream_switch label (one per group)
+  std::vector<Node*> nodes;     // in topological order
 };
 
 struct GroupingOptions {
@@ -25,7 +26,7 @@ struct GroupingOptions {
 //    or it is a row-level op (shape: the space with the row axes set to 1) on row-level group
 //    values, or it reduces exactly the group's row axes (all reductions of a group share them);
 //  - joining creates no cycle (no path leaves the group and comes back to the node);
-//  - the stream matches and the limits hold.
+//  - the user stream label (npu_stream_switch) matches and the limits hold.
 // Otherwise it starts a group. Single-node groups are returned too: the stage keeps those that
 // can take a producer (matmul + activation).
 std::vector<FusionGroup> FindFusionGroups(const Graph& graph, const GroupingOptions& options);

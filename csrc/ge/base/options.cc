@@ -37,11 +37,41 @@ Expected<std::string> AutofuseFromFlags(const std::string& flags) {
   return value;
 }
 
+// Streams (compiler/stream_assign.h, runtime/stream_runner.h).
+std::vector<OptionDef> StreamOptionDefs() {
+  using T = OptionType;
+  return {{option::kEnableSingleStream, T::kBool, "0", {}, nullptr, "every task on one stream (no stream assignment)"},
+          {option::kComputeStreams,
+           T::kPositiveInt,
+           "",
+           {},
+           nullptr,
+           "at most this many compute streams for independent branches (default: one per core, at most 4)"},
+          {option::kStreamMinBranchWork,
+           T::kPositiveInt,
+           "262144",
+           {},
+           nullptr,
+           "a branch gets a stream of its own only from this much estimated work (multiply-adds or elements) on"},
+          {option::kStreamReplay,
+           T::kChoice,
+           "auto",
+           {"auto", "always"},
+           nullptr,
+           "auto: a graph with several streams is timed both ways in its first runs and keeps the faster; "
+           "always: it always runs on its streams"}};
+}
+
+std::vector<OptionDef> WithStreamOptions(std::vector<OptionDef> table) {
+  for (OptionDef& def : StreamOptionDefs()) table.push_back(std::move(def));
+  return table;
+}
+
 }  // namespace
 
 const std::vector<OptionDef>& EngineOptionTable() {
   using T = OptionType;
-  static const std::vector<OptionDef> table = {
+  static const std::vector<OptionDef> table = WithStreamOptions({
       {option::kDevice, T::kText, "cpu", {}, nullptr, "device name for GEInitialize"},
       {option::kGraphDumpType,
        T::kText,
@@ -67,26 +97,6 @@ const std::vector<OptionDef>& EngineOptionTable() {
        nullptr,
        "execution order"},
       {option::kDisableReuseMemory, T::kBool, "0", {}, nullptr, "no two values share arena bytes"},
-      {option::kEnableSingleStream, T::kBool, "0", {}, nullptr, "every task on one stream (no stream assignment)"},
-      {option::kComputeStreams,
-       T::kPositiveInt,
-       "",
-       {},
-       nullptr,
-       "at most this many compute streams for independent branches (default: one per core, at most 4)"},
-      {option::kStreamMinBranchWork,
-       T::kPositiveInt,
-       "262144",
-       {},
-       nullptr,
-       "a branch gets a stream of its own only from this much estimated work (multiply-adds or elements) on"},
-      {option::kStreamReplay,
-       T::kChoice,
-       "auto",
-       {"auto", "always"},
-       nullptr,
-       "auto: a graph with several streams is timed both ways in its first runs and keeps the faster; "
-       "always: it always runs on its streams"},
       {option::kOoLevel, T::kChoice, "O3", {"O1", "O3"}, nullptr, "optimizer level"},
       {option::kOoConstantFolding, T::kBool, "true", {}, nullptr, "constant folding"},
       {option::kOoDeadCodeElimination, T::kBool, "true", {}, nullptr, "dead code elimination"},
@@ -136,7 +146,7 @@ const std::vector<OptionDef>& EngineOptionTable() {
        {},
        nullptr,
        "generated kernels read extents and strides at run time (instances of a graph with symbolic sizes)"},
-  };
+  });
   return table;
 }
 

@@ -1,8 +1,11 @@
 #include "ge/compiler/stream_assign.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "ge/compiler/partition.h"
+#include "ge/ir/annotations.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge {
@@ -85,16 +88,24 @@ StreamAssignment StreamAssignment::Assign(const Graph&, const std::vector<Node*>
     work.push_back(0);
     return static_cast<int32_t>(a.streams_.size() - 1);
   };
+  std::map<std::string, int32_t> user_streams;  // npu_stream_switch labels
+  auto automatic = [&](int32_t s) { return std::find(compute_ids.begin(), compute_ids.end(), s) != compute_ids.end(); };
   auto pick = [&](const Node* node) -> int32_t {
     if (options.single_stream) return a.streams_.empty() ? new_stream() : 0;
     if (Communicates(node)) return comm >= 0 ? comm : (comm = new_stream());
+    const std::string label = node->GetAttrOr<std::string>(kAttrUserStream, "");
+    if (!label.empty()) {
+      auto [it, added] = user_streams.emplace(label, 0);
+      if (added) it->second = new_stream();
+      return it->second;
+    }
     for (const Node* p : StreamProducers(node)) {  // continue a chain: a producer that is its stream's tail
       const int32_t s = a.InfoOf(p).stream;
-      if (s != comm && a.streams_[static_cast<size_t>(s)].back() == p) return s;
+      if (automatic(s) && a.streams_[static_cast<size_t>(s)].back() == p) return s;
     }
     if (EstimatedWork(node) < options.min_branch_work) {  // not worth an event: stay with a producer
       for (const Node* p : StreamProducers(node))
-        if (a.InfoOf(p).stream != comm) return a.InfoOf(p).stream;
+        if (automatic(a.InfoOf(p).stream)) return a.InfoOf(p).stream;
       if (!compute_ids.empty()) return compute_ids.front();
     }
     if (static_cast<int>(compute_ids.size()) < compute) {

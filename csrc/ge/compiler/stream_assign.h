@@ -11,6 +11,9 @@
 // node of another stream waits for that node's event (unless the stream already waited for it or for something after
 // it).
 //
+// Nodes the user put on a stream (torchair_ge.scope.npu_stream_switch: attr _user_stream_label)
+// run on one stream per label; the automatic rules never put other nodes there.
+//
 // Nodes that run no task (views) keep their place in their stream: their waits and records
 // are steps of that stream, so the order at run time is exactly the order planned here.
 #pragma once

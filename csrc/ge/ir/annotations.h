@@ -11,6 +11,9 @@ inline constexpr const char* kAttrSource = "_source";   // string: the user's so
 inline constexpr const char* kAttrSymbolicShapes = "_symbolic_shapes";
 inline constexpr const char* kAttrEngine = "_engine";  // string: local / native / host_fallback (partition)
 inline constexpr const char* kAttrStream = "_stream";  // int: stream the task runs on (memory stage)
+// string: the stream label the user gave the node's FX node (torchair_ge.scope.npu_stream_switch);
+// nodes with one label run on a stream of their own
+inline constexpr const char* kAttrUserStream = "_user_stream_label";
 // strings: the nodes of other streams this node waits for (their events) before it runs
 inline constexpr const char* kAttrStreamWaits = "_stream_waits";
 inline constexpr const char* kAttrFusedGroup = "_fused_group";  // int: fused kernel group, when fused
