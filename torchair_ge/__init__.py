@@ -5,7 +5,7 @@
 """
 import torch  # noqa: F401  (loads libtorch before the extension)
 
-from torchair_ge import ge, inference
+from torchair_ge import ge, inference, scope
 from torchair_ge.logging_setup import set_log_level, setup as _setup_logging
 from torchair_ge.backend import get_compiler, get_npu_backend
 from torchair_ge.configs import CompilerConfig
@@ -17,4 +17,4 @@ __version__ = "0.1.0"
 _setup_logging()
 
 __all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "register_fx_node_ge_converter", "ge", "register_replacement",
-           "inference", "set_log_level", "load_op_plugin", "get_include"]
+           "inference", "scope", "set_log_level", "load_op_plugin", "get_include"]

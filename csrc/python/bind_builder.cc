@@ -99,16 +99,26 @@ void BindBuilder(py::module_& m) {
       .def_property_readonly("num_nodes", [](es::GraphBuilder& b) { return b.graph().num_nodes(); })
       .def(
           "annotate_nodes_since",
-          [](es::GraphBuilder& b, int start, const std::string& fx_node, const std::string& source) {
+          [](es::GraphBuilder& b, int start, const std::string& fx_node, const std::string& source,
+             const std::string& user_stream) {
             // Nodes are kept in creation order: everything from `start` on came from one FX node.
             const auto nodes = b.graph().nodes();
             for (size_t i = static_cast<size_t>(std::max(start, 0)); i < nodes.size(); ++i) {
               if (!nodes[i]->HasAttr(kAttrFxNode)) nodes[i]->SetAttr(kAttrFxNode, fx_node);
               if (!source.empty() && !nodes[i]->HasAttr(kAttrSource)) nodes[i]->SetAttr(kAttrSource, source);
+              if (!user_stream.empty() && nodes[i]->type() != "Const" && !nodes[i]->HasAttr(kAttrUserStream))
+                nodes[i]->SetAttr(kAttrUserStream, user_stream);
             }
           },
-          py::arg("start"), py::arg("fx_node"), py::arg("source") = "",
-          "Tags nodes created since `start` with the FX node (and source line) they came from.")
+          py::arg("start"), py::arg("fx_node"), py::arg("source") = "", py::arg("user_stream") = "",
+          "Tags nodes created since `start` with the FX node (and source line) they came from, and the "
+          "npu_stream_switch label they were made under.")
+      .def(
+          "add_control_edge",
+          [](es::GraphBuilder& b, const es::EsTensor& before, const es::EsTensor& after) {
+            b.graph().AddControlEdge(before.value().node, after.value().node);
+          },
+          py::arg("before"), py::arg("after"), "`after`'s node runs only once `before`'s node has finished.")
       .def(
           "annotate_symbolic_shape",
           [](es::GraphBuilder& b, const es::EsTensor& t, const std::string& shape) {

@@ -22,6 +22,7 @@ from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator, is_symbolic
 from torchair_ge.ge.dtypes import torch_to_ge
 from torchair_ge import ge as ge_ops
 from torchair_ge.ge.graph import graph_context
+from torchair_ge.scope import _ops as scope_ops
 
 
 @dataclass
@@ -138,6 +139,7 @@ class FxToGe:
         # When `gm` has symbolic sizes, the graph is built for the sizes of `bindings` (symbol -> value).
         self.sizes = SizeEvaluator(bindings) if bindings is not None else None
         self.builder = _C.GraphBuilder(name)
+        self.user_streams = []  # npu_stream_switch labels, innermost last
         self.env = {}
         self.frozen = frozen or {}  # FX input number -> real tensor that becomes a Const
         self.fx_inputs = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
@@ -183,7 +185,8 @@ class FxToGe:
                 try:
                     self.env[node] = getattr(self, f"_{node.op}")(node)
                     if node.op == "call_function":
-                        self.builder.annotate_nodes_since(first_new_node, node.name, source_line(node))
+                        user_stream = self.user_streams[-1] if self.user_streams else ""
+                        self.builder.annotate_nodes_since(first_new_node, node.name, source_line(node), user_stream)
                     if self.sizes is not None:
                         self._annotate_symbolic_shapes(node)
                 except ConversionError:
@@ -238,6 +241,8 @@ class FxToGe:
                 raise ConversionError(f"{_describe(node)} reads output {index} ({value.what}), which torchair_ge "
                                       "does not compute for this op")
             return value
+        if node.target in (scope_ops.SCOPE_ENTER, scope_ops.SCOPE_EXIT, scope_ops.WAIT_TENSOR):
+            return self._scope_op(node)
         if self._host_scalar(node):
             return self.sizes(node.meta["val"])
         if node.target in _SIZE_ASSERTIONS:
@@ -280,6 +285,25 @@ class FxToGe:
         else:
             _check_against_meta(node, result, meta)
         return result
+
+    def _scope_op(self, node):
+        """torchair_ge.scope: a stream label for the nodes made until the scope ends, or a wait."""
+        if node.target is scope_ops.SCOPE_ENTER:
+            keys, values = node.args[0], node.args[1]
+            attrs = dict(zip(keys, values))
+            self.user_streams.append(attrs.get(scope_ops.USER_STREAM_KEY, self.user_streams[-1] if self.user_streams
+                                               else ""))
+            return None
+        if node.target is scope_ops.SCOPE_EXIT:
+            if not self.user_streams:
+                raise ConversionError(f"{_describe(node)}: scope_exit without a scope_enter")
+            self.user_streams.pop()
+            return None
+        value, dependency = (self._lookup(a) for a in node.args)
+        waited = ge_ops.Identity(value)  # a node of its own: its readers wait through it
+        if isinstance(dependency, _C.EsTensor):
+            self.builder.add_control_edge(dependency, waited)
+        return waited
 
     def _concrete_meta(self, node):
         meta = node.meta.get("val")
