@@ -84,6 +84,9 @@ def markdown(results):
     if results.get("training"):
         from bench import training
         lines += training.markdown(results["training"])
+    if results.get("streams"):
+        from bench import streams
+        lines += streams.markdown(results["streams"])
     if results.get("generate"):
         from bench import generate
         lines += generate.markdown(results["generate"])

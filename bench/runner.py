@@ -66,9 +66,10 @@ def run_model(entry, systems, quick, log):
 
 
 def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True,
-        generation=True, training=True):
+        generation=True, training=True, streams=True):
     """generation: the transformers generate() workload and the attention micro-benchmark;
-    training: training steps (forward, backward, optimizer step)."""
+    training: training steps (forward, backward, optimizer step). streams: the engine's streams vs
+    one stream, and the 2-rank tensor-parallel MLP (bench/streams.py)."""
     threads = threads or os.cpu_count()
     torch.set_num_threads(threads)
     # Cold compiles: Inductor starts from an empty on-disk cache.
@@ -115,6 +116,10 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
         log("training steps ...")
         names = [s.name for s in chosen]
         results["training"] = train_steps.run(quick, log, [s for s in train_steps.SYSTEMS if s in names])
+    if streams and "torchair_ge" in [s.name for s in chosen]:
+        from bench import streams as stream_bench
+        log("streams ...")
+        results["streams"] = stream_bench.run(quick, log)
     if generation:
         from bench import generate
         log("transformers generate() ...")

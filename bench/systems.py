@@ -200,8 +200,13 @@ class TorchairGe:
 class OnnxRuntime:
     name = "onnxruntime"
 
-    def __init__(self, threads):
+    def __init__(self, threads, parallel=False):
+        # parallel: ORT's parallel execution mode (independent nodes at once on inter-op threads),
+        # the intra-op threads split between them (bench/streams.py's anchor).
         self.threads = threads
+        self.parallel = parallel
+        if parallel:
+            self.name = "onnxruntime_parallel"
 
     def unavailable(self):
         try:
@@ -215,6 +220,10 @@ class OnnxRuntime:
         import onnxruntime as ort
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
+        if self.parallel:
+            options.execution_mode = ort.ExecutionMode.ORT_PARALLEL
+            options.inter_op_num_threads = 2
+            options.intra_op_num_threads = max(1, self.threads // 2)
         options.log_severity_level = 3
         # ORT's worker threads otherwise spin after each call and steal the (2) cores from
         # whichever system the interleaved measurement runs next.

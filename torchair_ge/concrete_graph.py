@@ -23,6 +23,7 @@ class ConcreteGraph:
         self._positions = converted.input_positions  # FX input number per engine input, when some are frozen
         self._layouts = list(converted.input_layouts.items())  # engine inputs read permuted (dense_layout)
         self._frozen = list((frozen or {}).items())
+        self._waited = converted.waited_inputs  # inputs whose outside collective must finish first
         self._span_name = f"torchair_ge::graph_{graph_id}"
         self.summary = session.summary(graph_id)
         self.recorded_inputs = None  # set to [] to keep a copy of the next run's inputs (accuracy compare)
@@ -54,6 +55,8 @@ class ConcreteGraph:
                     f"torchair_ge graph {self._graph_id}: input {i} was frozen into the graph "
                     "(experimental_config.frozen_parameter) but a different tensor was passed; recompile "
                     "(torch._dynamo.reset()) after replacing parameters or buffers")
+        for i in self._waited:  # c10d's registry: waits for the work a collective registered on it
+            torch.ops._c10d_functional.wait_tensor(args[i])
         # The engine reads inputs densely; a strided input the graph writes to is updated
         # through a dense copy that is written back afterwards.
         strided = [i for i in self._mutated if isinstance(args[i], torch.Tensor) and not args[i].is_contiguous()]

@@ -6,13 +6,13 @@ import pytest
 import torch
 
 from bench import models as zoo
-from bench import attention, dynamic, generate, limits, machine, report, runner, training
+from bench import attention, dynamic, generate, limits, machine, report, runner, streams, training
 from bench.systems import InductorFreezing, OpenVino, TorchairGe
 
 
 def test_quick_run_is_correct_and_writes_reports(tmp_path):
     results = runner.run(quick=True, systems=["eager", "inductor", "torchair_ge"], log=lambda *_: None,
-                         dynamic_shapes=False, generation=False, training=False)
+                         dynamic_shapes=False, generation=False, training=False, streams=False)
     assert [m["name"] for m in results["models"]] == runner.QUICK_MODELS
     for model in results["models"]:
         for row in model["systems"]:
@@ -135,3 +135,14 @@ def test_training_steps_agree_with_eager_and_report_time_and_memory():
         assert not ours["fallback_ops"], ours["fallback_ops"]
     lines = training.markdown(results)
     assert any(line.startswith("| bert | torchair_ge |") for line in lines)
+
+
+def test_the_streams_bench_checks_and_reports_streams_and_tensor_parallelism():
+    results = streams.run(quick=True, log=lambda *_: None)
+    (mmoe,) = results["models"]
+    assert mmoe["streams"] >= 2 and mmoe["systems"]["streams"]["median_ms"] > 0
+    tp = results["tensor_parallel"]
+    assert "error" not in tp, tp  # the compiled step equals eager's on both ranks (checked in the ranks)
+    assert 0.0 <= tp["hidden_share"] <= 1.0 and tp["systems"]["torchair_ge"]["median_ms"] > 0
+    text = "\n".join(streams.markdown(results))
+    assert "| mmoe |" in text and "communication hidden" in text

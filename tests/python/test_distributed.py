@@ -116,6 +116,35 @@ def test_collectives_in_a_graph_run_natively_and_match_eager_on_every_rank():
     _spawn(_rank_main)
 
 
+def _waits_across_graphs(rank):
+    import torchair_ge
+    group = dist.group.WORLD.group_name
+    backend = torchair_ge.get_npu_backend()
+    consume = torch.compile(lambda y: c10d_wait(y) * 2, backend=backend, dynamic=False)
+    issue = torch.compile(lambda x: torch.ops._c10d_functional.all_reduce(x * 2, "sum", group), backend=backend,
+                          dynamic=False)
+    for trial in range(4):
+        # Issued in eager (gloo works on it in the background, c10d registers the work), waited for
+        # inside a compiled graph: the graph must not read it before the work is done. 4M floats
+        # take long enough that reading early would see the unreduced values.
+        x = torch.full((1 << 22,), float(rank + 1))
+        y = torch.ops._c10d_functional.all_reduce(x, "sum", group)
+        torch.testing.assert_close(consume(y), torch.full_like(x, 6.0), rtol=0, atol=0, msg=f"trial {trial}")
+    # Issued in one compiled graph, waited for in another (and in eager).
+    x = torch.full((8,), float(rank + 1))
+    torch.testing.assert_close(consume(issue(x)), torch.full_like(x, 12.0), rtol=0, atol=0)
+    torch.testing.assert_close(c10d_wait(issue(x)), torch.full_like(x, 6.0), rtol=0, atol=0)
+
+
+def c10d_wait(t):
+    return torch.ops._c10d_functional.wait_tensor(t)
+
+
+@pytest.mark.skipif(not dist.is_available(), reason="torch built without distributed")
+def test_a_wait_in_a_graph_for_a_collective_issued_outside_it_waits_through_c10d():
+    _spawn(_waits_across_graphs)
+
+
 class _Mlp(nn.Module):
     def __init__(self):
         super().__init__()

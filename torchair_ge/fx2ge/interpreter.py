@@ -51,6 +51,10 @@ class ConvertedGraph:
     # FX node name -> the IR value(s) holding its output(s): (IR node name, output index), or
     # None for an output that is not an IR value. Accuracy compare reads data dumps through it.
     fx_values: dict = field(default_factory=dict)
+    # FX input numbers the graph calls c10d's wait_tensor on: a collective issued outside the graph
+    # (eager, another graph) may still be running on them; the caller waits through c10d's work
+    # registry before the engine reads them.
+    waited_inputs: list = field(default_factory=list)
 
 
 def _where(node):
@@ -149,6 +153,7 @@ class FxToGe:
         self.mutated = {n.args[0] for n in gm.graph.nodes
                         if n.target is torch.ops.aten.copy_.default and n.args[0].op == "placeholder"}
         self.input_layouts = {}
+        self.waited_inputs = set()
 
     def check_supported(self):
         """Raises one UnsupportedOpError naming every op that has no converter and cannot fall
@@ -201,7 +206,7 @@ class FxToGe:
         positions = None if positions == list(range(len(self.fx_inputs))) else positions
         return ConvertedGraph(self.builder.build(), len(self.placeholders), specs, len(self.gm.graph.nodes),
                               self.fallback_ops, mutated, input_positions=positions, fx_values=fx_values,
-                              input_layouts=self.input_layouts)
+                              input_layouts=self.input_layouts, waited_inputs=sorted(self.waited_inputs))
 
     def _placeholder(self, node):
         frozen = self.frozen.get(self.fx_inputs[node])
@@ -243,6 +248,8 @@ class FxToGe:
             return value
         if node.target in (scope_ops.SCOPE_ENTER, scope_ops.SCOPE_EXIT, scope_ops.WAIT_TENSOR):
             return self._scope_op(node)
+        if node.target is torch.ops._c10d_functional.wait_tensor.default and node.args[0].op == "placeholder":
+            self.waited_inputs.add(self.fx_inputs[node.args[0]])
         if self._host_scalar(node):
             return self.sizes(node.meta["val"])
         if node.target in _SIZE_ASSERTIONS:

@@ -1,7 +1,9 @@
 """torch.distributed's functional collectives (what Dynamo traces for `funcol.*` and for in-graph
 `dist.all_reduce(t)`) as the engine's Hcom ops, run on the process group the graph names. The
-engine's kernels complete each collective inside its task, so `wait_tensor` has nothing left to
-wait for: it is the value itself."""
+engine's kernels complete each collective inside its task, so `wait_tensor` of a value made in the
+graph has nothing left to wait for: it is the value itself. `wait_tensor` of a graph input (a
+collective issued in eager or in another graph) is done by the caller before the run, through
+c10d's work registry (ConvertedGraph.waited_inputs)."""
 import torch
 
 from torchair_ge import ge
