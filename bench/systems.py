@@ -224,6 +224,7 @@ class OnnxRuntime:
             options.execution_mode = ort.ExecutionMode.ORT_PARALLEL
             options.inter_op_num_threads = 2
             options.intra_op_num_threads = max(1, self.threads // 2)
+            options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         options.log_severity_level = 3
         # ORT's worker threads otherwise spin after each call and steal the (2) cores from
         # whichever system the interleaved measurement runs next.
