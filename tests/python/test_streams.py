@@ -143,3 +143,26 @@ def test_the_scope_api_also_trains():
     assert all(not r["fallback_ops"] for r in backend.compiler.reports)
     for (name, p), q in zip(model.named_parameters(), twin.parameters()):
         torch.testing.assert_close(q.grad, p.grad, rtol=1e-5, atol=1e-6, msg=name)
+
+
+def _run_in_child(compiled, inputs, expected, queue):
+    with torch.no_grad():
+        queue.put(bool(torch.allclose(compiled(*inputs), expected, rtol=1e-4, atol=1e-5)))
+
+
+def test_a_forked_child_runs_a_graph_whose_stream_threads_stayed_in_the_parent():
+    import multiprocessing
+    model, inputs = _mmoe()
+    compiled, backend = _compiled(model)  # streams always: the parent's run starts the stream threads
+    with torch.no_grad():
+        expected = compiled(*inputs)
+    assert backend.compiler.reports[0]["streams"] >= 2
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_run_in_child, args=(compiled, inputs, expected, queue))
+    child.start()
+    child.join(120)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the child hung waiting for stream threads that only exist in the parent")
+    assert child.exitcode == 0 and queue.get(timeout=5)

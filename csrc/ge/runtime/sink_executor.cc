@@ -135,6 +135,8 @@ Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
 
   const bool timing = mode_.load(std::memory_order_relaxed) == Mode::kTiming;
   const bool streams = UseStreams(runs_.fetch_add(1, std::memory_order_relaxed));
+  if (slot.runner != nullptr && !slot.runner->MadeInThisProcess())
+    (void)slot.runner.release();  // made before a fork: its threads are the parent's; abandon it
   if (streams && slot.runner == nullptr) slot.runner = std::make_unique<StreamRunner>(m.stream_program, *device_);
   const int64_t launch_start = timing ? NowNs() : 0;
   Status status = debug_.any() ? LaunchInstrumented(slot, streams) : Launch(slot, streams);

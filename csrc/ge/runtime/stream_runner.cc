@@ -1,5 +1,7 @@
 #include "ge/runtime/stream_runner.h"
 
+#include <pthread.h>
+
 #include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -15,6 +17,13 @@ namespace {
 // Spin this long before sleeping: a wake-up through the kernel costs tens of microseconds.
 constexpr auto kSpin = std::chrono::microseconds(50);
 
+// Counts the fork()s this process is a child of (pthread_atfork, registered once).
+std::atomic<uint64_t> g_fork_generation{0};
+[[maybe_unused]] const bool g_fork_handler = [] {
+  pthread_atfork(nullptr, nullptr, [] { g_fork_generation.fetch_add(1); });
+  return true;
+}();
+
 template <typename Ready>
 bool SpinUntil(const Ready& ready) {
   const auto deadline = std::chrono::steady_clock::now() + kSpin;
@@ -27,8 +36,13 @@ bool SpinUntil(const Ready& ready) {
 
 }  // namespace
 
+bool StreamRunner::MadeInThisProcess() const { return fork_generation_ == g_fork_generation.load(); }
+
 StreamRunner::StreamRunner(const StreamProgram& program, Device& device)
-    : program_(program), device_(device), total_threads_(std::max(device.IntraOpThreads(), 1)) {
+    : fork_generation_(g_fork_generation.load()),
+      program_(program),
+      device_(device),
+      total_threads_(std::max(device.IntraOpThreads(), 1)) {
   events_.reset(new std::atomic<uint64_t>[static_cast<size_t>(std::max(program.num_events, 1))]);
   for (int32_t e = 0; e < std::max(program.num_events, 1); ++e) events_[static_cast<size_t>(e)].store(0);
   for (size_t s = 1; s < program.streams.size(); ++s) workers_.emplace_back([this, s] { WorkerLoop(s); });

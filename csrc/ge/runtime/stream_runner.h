@@ -34,6 +34,9 @@ class StreamRunner {
 
   // One run over every stream; returns when all have finished. Not reentrant: one run at a time.
   Status Run(const RunTask& run_task);
+  // fork() copies no threads: in a child, a runner made before the fork has no workers and
+  // must be neither used nor destroyed (joining threads that are not there); make a new one.
+  bool MadeInThisProcess() const;
 
  private:
   void WorkerLoop(size_t stream);
@@ -43,6 +46,7 @@ class StreamRunner {
   void Fail(Status status);
   int ThreadsFor(size_t stream) const;
 
+  uint64_t fork_generation_ = 0;
   const StreamProgram& program_;
   Device& device_;
   int total_threads_ = 1;
