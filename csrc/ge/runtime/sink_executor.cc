@@ -147,12 +147,16 @@ Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
   return status;
 }
 
+Status SinkExecutor::WithTaskContext(Status status, size_t i) const {
+  return status.WithContext(fmt::format("task {} ({} '{}')", i, model_->tasks[i].type, model_->tasks[i].name));
+}
+
 Status SinkExecutor::Launch(Slot& slot, bool streams) {
   auto& kernels = slot.program->kernels();
   if (streams) {
     return slot.runner->Run([&](size_t i) -> Status {
-      return kernels[i]->Launch().WithContext(
-          fmt::format("task {} ({} '{}')", i, model_->tasks[i].type, model_->tasks[i].name));
+      Status status = kernels[i]->Launch();  // the task's name is formatted only for a failure
+      return status.ok() ? status : WithTaskContext(std::move(status), i);
     });
   }
   for (auto& kernel : kernels) GE_RETURN_IF_ERROR(kernel->Launch());
@@ -162,8 +166,7 @@ Status SinkExecutor::Launch(Slot& slot, bool streams) {
 Status SinkExecutor::RunTaskInstrumented(DeviceProgram& program, size_t i, RunProfile* run,
                                          const std::string& step_dir) {
   const int64_t task_start = debug_.profiling ? NowNs() : 0;
-  GE_RETURN_IF_ERROR(program.kernels()[i]->Launch().WithContext(
-      fmt::format("task {} ({} '{}')", i, model_->tasks[i].type, model_->tasks[i].name)));
+  if (Status status = program.kernels()[i]->Launch(); !status.ok()) return WithTaskContext(std::move(status), i);
   if (debug_.profiling) run->tasks[i] = {task_start, NowNs()};
   if (dumper_ && dumper_->Selected(i)) GE_RETURN_IF_ERROR(dumper_->DumpTask(*model_, i, program, step_dir));
   return {};

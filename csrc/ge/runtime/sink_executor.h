@@ -48,6 +48,7 @@ class SinkExecutor {
   bool UseStreams(uint64_t run) const;
   void RecordTiming(bool streams, int64_t ns);
   Status Launch(Slot& slot, bool streams);
+  Status WithTaskContext(Status status, size_t task) const;
   Status CheckInputs(const std::vector<Tensor>& inputs) const;
   Status MakeOutputs(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const;
   Status LaunchInstrumented(Slot& slot, bool streams);

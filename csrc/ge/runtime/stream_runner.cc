@@ -39,12 +39,14 @@ bool SpinUntil(const Ready& ready) {
 bool StreamRunner::MadeInThisProcess() const { return fork_generation_ == g_fork_generation.load(); }
 
 StreamRunner::StreamRunner(const StreamProgram& program, Device& device)
-    : fork_generation_(g_fork_generation.load()),
-      program_(program),
-      device_(device),
-      total_threads_(std::max(device.IntraOpThreads(), 1)) {
+    : fork_generation_(g_fork_generation.load()), program_(program), device_(device) {
   events_.reset(new std::atomic<uint64_t>[static_cast<size_t>(std::max(program.num_events, 1))]);
   for (int32_t e = 0; e < std::max(program.num_events, 1); ++e) events_[static_cast<size_t>(e)].store(0);
+  int compute = 0;
+  for (const std::string& name : program.names) compute += name != "communication";
+  const int total = std::max(device.IntraOpThreads(), 1);
+  for (const std::string& name : program.names)
+    threads_.push_back(name == "communication" ? 1 : std::max(1, total / std::max(compute, 1)));
   for (size_t s = 1; s < program.streams.size(); ++s) workers_.emplace_back([this, s] { WorkerLoop(s); });
 }
 
@@ -62,12 +64,7 @@ StreamRunner::~StreamRunner() {
 // wider share keeps spinning on a core after its region (measured: a 360 us stall on a 2-core
 // machine when a stream widened to both cores for one task). The communication stream mostly
 // waits on the network and gets one thread.
-int StreamRunner::ThreadsFor(size_t stream) const {
-  if (program_.names[stream] == "communication") return 1;
-  int compute = 0;
-  for (const std::string& name : program_.names) compute += name != "communication";
-  return std::max(1, total_threads_ / std::max(compute, 1));
-}
+int StreamRunner::ThreadsFor(size_t stream) const { return threads_[stream]; }
 
 void StreamRunner::WorkerLoop(size_t stream) {
   device_.SetThreadParallelism(ThreadsFor(stream));

@@ -49,7 +49,7 @@ class StreamRunner {
   uint64_t fork_generation_ = 0;
   const StreamProgram& program_;
   Device& device_;
-  int total_threads_ = 1;
+  std::vector<int> threads_;          // per stream: its share of the intra-op threads (ThreadsFor)
   std::vector<std::thread> workers_;  // streams 1..n-1
   std::unique_ptr<std::atomic<uint64_t>[]> events_;
   std::atomic<uint64_t> generation_{0};
