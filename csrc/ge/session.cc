@@ -38,6 +38,16 @@ Status GEFinalize() {
 
 bool GEIsInitialized() { return Global().initialized.load(std::memory_order_acquire); }
 
+Expected<Options> EffectiveOptions(const Options& options) {
+  Options merged;
+  {
+    std::lock_guard<std::mutex> lock(Global().mu);
+    merged = Global().options;
+  }
+  for (const auto& [k, v] : options) merged[k] = v;
+  return WithEnvironment(std::move(merged));
+}
+
 struct Session::Entry {
   std::mutex compile_mu;  // one compilation at a time per graph
   std::unique_ptr<Graph> graph;
@@ -75,13 +85,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
   std::lock_guard<std::mutex> lock(entry->compile_mu);
   if (std::atomic_load(&entry->executor)) return {};
-  Options merged;
-  {
-    std::lock_guard<std::mutex> g(Global().mu);
-    merged = Global().options;
-  }
-  for (const auto& [k, v] : entry->options) merged[k] = v;
-  GE_ASSIGN_OR_RETURN(merged, WithEnvironment(std::move(merged)));
+  GE_ASSIGN_OR_RETURN(Options merged, EffectiveOptions(entry->options));
   GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(merged, option::kDevice));
   GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(device_name));
   GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));

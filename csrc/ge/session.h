@@ -19,6 +19,8 @@ namespace ge {
 Status GEInitialize(const Options& options = {});
 Status GEFinalize();
 bool GEIsInitialized();
+// What a compile uses: GEInitialize's options, then `options` over them, then the environment.
+Expected<Options> EffectiveOptions(const Options& options);
 
 struct CompiledGraphSummary {
   bool is_static = true;

@@ -198,20 +198,23 @@ const std::vector<CompileStage>& BackEndStages() {
   return stages;
 }
 
-// The whole pipeline: prepare, every optimizer stage of passes/pipeline.cc (the last one's graph
-// is the "optimized" dump), auto-fusion, then the back end.
-std::vector<CompileStage> AllStages() {
+// The pipeline for a scope: prepare, every optimizer stage of passes/pipeline.cc (the last one's
+// graph is the "optimized" dump), copy insertion, auto-fusion, then the back end.
+std::vector<CompileStage> AllStages(CompileScope scope) {
   std::vector<CompileStage> stages = {
       {"prepare", StageRole::kOther, [](CompileState& s) { return PrepareGraph(s.graph); }}};
-  const std::vector<PassStage>& optimizer = OptimizerStages();
-  for (const PassStage& stage : optimizer) {
-    const StageRole role = &stage == &optimizer.back() ? StageRole::kOptimized : StageRole::kOther;
-    stages.push_back({stage.name, role, [&stage](CompileState& s) { return RunOptimizerStage(s, stage); }});
+  if (scope != CompileScope::kFromOptimized) {
+    const std::vector<PassStage>& optimizer = OptimizerStages();
+    for (const PassStage& stage : optimizer) {
+      const StageRole role = &stage == &optimizer.back() ? StageRole::kOptimized : StageRole::kOther;
+      stages.push_back({stage.name, role, [&stage](CompileState& s) { return RunOptimizerStage(s, stage); }});
+    }
+    stages.push_back({"collective_copies", StageRole::kOther, [](CompileState& s) -> Status {
+                        GE_ASSIGN_OR_RETURN(s.result.collective_copies, InsertCollectiveCopies(s.graph));
+                        return {};
+                      }});
   }
-  stages.push_back({"collective_copies", StageRole::kOther, [](CompileState& s) -> Status {
-                      GE_ASSIGN_OR_RETURN(s.result.collective_copies, InsertCollectiveCopies(s.graph));
-                      return {};
-                    }});
+  if (scope == CompileScope::kOptimizeOnly) return stages;
   stages.push_back({"autofuse", StageRole::kOther, RunAutofuseStage});
   for (const CompileStage& stage : BackEndStages()) stages.push_back(stage);
   return stages;
@@ -243,7 +246,7 @@ Status RunStages(const std::vector<CompileStage>& stages, CompileState& s) {
 Expected<CompiledGraph> CompileGraph(Graph& graph, Device& device, const CompileOptions& options) {
   CompiledGraph result;
   CompileState state{graph, device, options, result, DeviceGraphEvaluator(device)};
-  GE_RETURN_IF_ERROR(RunStages(AllStages(), state));
+  GE_RETURN_IF_ERROR(RunStages(AllStages(options.scope), state));
   return result;
 }
 

@@ -42,8 +42,17 @@ enum class DumpLevel {
   kFinal,  // "final" / "3": only the final graph
 };
 
+// How much of the pipeline a compile runs: model export stops after the optimizer (the graph a
+// model file keeps), and loading a model file starts from that graph (verified, not optimized again).
+enum class CompileScope : uint8_t {
+  kWhole,          // prepare -> optimizer -> collective_copies -> autofuse -> back end
+  kOptimizeOnly,   // prepare -> optimizer -> collective_copies (no model)
+  kFromOptimized,  // prepare -> autofuse -> back end
+};
+
 struct CompileOptions {
   uint32_t graph_id = 0;
+  CompileScope scope = CompileScope::kWhole;
   std::vector<DumpFormat> dump_formats;  // empty = no dump
   std::string dump_path = ".";
   DumpLevel dump_level = DumpLevel::kAll;

@@ -177,4 +177,20 @@ Status Graph::Verify() const {
   return order.status();
 }
 
+Expected<std::unique_ptr<Graph>> CloneGraph(const Graph& graph) {
+  GE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
+  auto copy = std::make_unique<Graph>(graph.name());
+  std::unordered_map<const Node*, Node*> copied;
+  for (const Node* node : order) {
+    std::vector<Value> inputs;
+    for (const Value& v : node->inputs()) inputs.push_back(v.valid() ? Value{copied.at(v.node), v.index} : Value{});
+    Node* c = copy->AddNode(node->type(), node->name(), inputs, node->num_outputs());
+    for (int o = 0; o < node->num_outputs(); ++o) c->output_desc(o) = node->output_desc(o);
+    c->mutable_attrs() = node->attrs();
+    for (const Node* control : node->control_inputs()) copy->AddControlEdge(copied.at(control), c);
+    copied[node] = c;
+  }
+  return copy;
+}
+
 }  // namespace ge

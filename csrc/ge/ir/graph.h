@@ -64,4 +64,8 @@ class Graph {
   int64_t next_id_ = 0;
 };
 
+// A copy of `graph` whose nodes are created in its topological order (as a graph read back from
+// a model file is): the same names, attributes, descs and edges; constants share their bytes.
+Expected<std::unique_ptr<Graph>> CloneGraph(const Graph& graph);
+
 }  // namespace ge

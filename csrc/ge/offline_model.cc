@@ -1,0 +1,194 @@
+#include "ge/offline_model.h"
+
+#include <chrono>
+
+#include "ge/base/logging.h"
+#include "ge/base/version.h"
+#include "ge/compiler/graph_compiler.h"
+#include "ge/runtime/sink_executor.h"
+#include "ge/serialize/model_file.h"
+#include "ge/session.h"
+
+namespace ge {
+namespace {
+
+// The options that shape the optimized graph's kernels and plan: the file keeps them and the
+// loader uses them, whatever the loading process says. Everything else is machine-local.
+constexpr const char* kPlanOptions[] = {
+    option::kTopoSortingMode,     option::kDisableReuseMemory, option::kEnableSingleStream,  option::kComputeStreams,
+    option::kStreamMinBranchWork, option::kAutofuse,           option::kStaticKernelCompile, option::kKernelFastMath,
+    option::kKernelCodegen,       option::kKernelRunTimeSizes,
+};
+
+bool IsPlanOption(const std::string& key) {
+  for (const char* k : kPlanOptions)
+    if (key == k) return true;
+  return false;
+}
+
+Expected<std::map<std::string, std::string>> PlanOptionsOf(const Options& merged, const CompileOptions& compile) {
+  std::map<std::string, std::string> out;
+  for (const char* key : kPlanOptions) {
+    GE_ASSIGN_OR_RETURN(out[key], OptionValue(merged, key));
+  }
+  // Resolved here: its default is the exporting machine's core count.
+  out[option::kComputeStreams] = std::to_string(compile.streams.compute_streams);
+  return out;
+}
+
+const char* PlacementName(Placement placement) {
+  switch (placement) {
+    case Placement::kArena: return "arena";
+    case Placement::kInput: return "input";
+    case Placement::kOutput: return "output";
+    case Placement::kConstant: return "constant";
+  }
+  return "?";
+}
+
+ModelOperand Operand(const Model& model, int32_t value) {
+  if (value < 0) return {"absent", 0, -1, {}};
+  const ValueInfo& v = model.values.at(static_cast<size_t>(value));
+  // A constant's offset is where its bytes happen to be in this process: not part of the plan.
+  const int64_t offset = v.placement == Placement::kConstant ? 0 : v.offset;
+  return {PlacementName(v.placement), offset, v.io_index, v.desc};
+}
+
+ModelPlanDesc DescribePlan(const Model& model) {
+  ModelPlanDesc plan;
+  plan.arena_size = model.arena_size;
+  plan.const_bytes = model.const_bytes;
+  plan.streams = std::max<int32_t>(1, static_cast<int32_t>(model.stream_program.streams.size()));
+  for (const TaskDef& task : model.tasks) {
+    ModelTaskDesc t{task.name, task.type, task.engine, task.stream, {}, {}, {}};
+    for (int32_t v : task.inputs) t.inputs.push_back(Operand(model, v));
+    for (int32_t v : task.outputs) t.outputs.push_back(Operand(model, v));
+    for (int32_t v : task.workspaces) t.workspaces.push_back(Operand(model, v));
+    plan.tasks.push_back(std::move(t));
+  }
+  return plan;
+}
+
+std::vector<ModelKernelDesc> DescribeKernels(const Model& model) {
+  std::vector<ModelKernelDesc> out;
+  for (const TaskDef& task : model.tasks)
+    if (task.fused_kernel) out.push_back({task.fused_kernel->symbol, task.fused_kernel->kernel_ir});
+  return out;
+}
+
+struct Compiled {
+  CompiledGraph graph;
+  std::shared_ptr<Device> device;
+  Options merged;
+};
+
+// Compiles `graph` with the global options, `options` and the environment, as Session does;
+// `plan` (a model file's plan options) over all of them.
+Expected<Compiled> Compile(Graph& graph, const Options& options, CompileScope scope, const Options& plan = {}) {
+  GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
+  GE_RETURN_IF_ERROR(ValidateOptions(options));
+  Compiled out;
+  GE_ASSIGN_OR_RETURN(out.merged, EffectiveOptions(options));
+  for (const auto& [key, value] : plan) out.merged[key] = value;
+  GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(out.merged, option::kDevice));
+  GE_ASSIGN_OR_RETURN(out.device, DeviceRegistry::Get(device_name));
+  GE_ASSIGN_OR_RETURN(CompileOptions compile, CompileOptions::FromOptions(out.merged, 0));
+  compile.scope = scope;
+  GE_ASSIGN_OR_RETURN(out.graph, CompileGraph(graph, *out.device, compile));
+  return out;
+}
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The loaded graph's kernels and plan against the file's record.
+Expected<bool> CheckAgainstRecord(const ModelFileContents& file, const CompiledGraph& compiled) {
+  if (!compiled.autofuse.fallback.empty()) {
+    GE_LOGW(
+        "model file: generated kernels are unavailable here ({}); its graph runs on library kernels and its "
+        "recorded plan is not checked",
+        compiled.autofuse.fallback);
+    return false;
+  }
+  if (file.engine_version != kEngineVersion) {
+    GE_LOGW("model file from engine version {} (this is {}): kernels and plan derived again, not checked",
+            file.engine_version, kEngineVersion);
+    return false;
+  }
+  const std::vector<ModelKernelDesc> kernels = DescribeKernels(*compiled.model);
+  GE_CHECK(kernels.size() == file.kernels.size(), "model file records {} generated kernels, its graph makes {}",
+           file.kernels.size(), kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k)
+    GE_CHECK(kernels[k].symbol == file.kernels[k].symbol && kernels[k].kernel_ir == file.kernels[k].kernel_ir,
+             "model file's kernel IR of '{}' is not what its graph makes:\n{}\nvs\n{}", file.kernels[k].symbol,
+             file.kernels[k].kernel_ir, kernels[k].kernel_ir);
+  if (auto difference = PlanDifference(file.plan, DescribePlan(*compiled.model)))
+    return InvalidArgument("model file's recorded plan is not the plan of its graph: {}", *difference);
+  return true;
+}
+
+Expected<Options> PlanOptionsFrom(const ModelFileContents& file) {
+  Options options(file.compile_options.begin(), file.compile_options.end());
+  for (const auto& [key, value] : options)
+    GE_CHECK(IsPlanOption(key), "model file records option '{}', which is not one that shapes a plan", key);
+  GE_RETURN_IF_ERROR(ValidateOptions(options).WithContext("model file options"));
+  return options;
+}
+
+}  // namespace
+
+Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& options, const std::string& path,
+                                   const ExportInfo& info) {
+  GE_CHECK(graph != nullptr, "ExportModel: graph is null");
+  const auto start = std::chrono::steady_clock::now();
+  GE_ASSIGN_OR_RETURN(Compiled optimized, Compile(*graph, options, CompileScope::kOptimizeOnly));
+  GE_ASSIGN_OR_RETURN(CompileOptions resolved, CompileOptions::FromOptions(optimized.merged, 0));
+  ModelFileContents file;
+  file.engine_version = kEngineVersion;
+  GE_ASSIGN_OR_RETURN(file.compile_options, PlanOptionsOf(optimized.merged, resolved));
+  // The plan recorded is the one a loader derives: from a copy built as the file's reader builds it.
+  GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(*graph));
+  const Options plan(file.compile_options.begin(), file.compile_options.end());
+  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*copy, options, CompileScope::kFromOptimized, plan));
+  const Model& model = *compiled.graph.model;
+  file.graph = std::move(graph);
+  file.input_names = info.input_names;
+  file.output_names = info.output_names;
+  file.kernels = DescribeKernels(model);
+  file.plan = DescribePlan(model);
+  GE_RETURN_IF_ERROR(WriteModelFile(path, file).WithContext(fmt::format("exporting to '{}'", path)));
+  return ExportReport{static_cast<int64_t>(model.tasks.size()), static_cast<int64_t>(file.kernels.size()),
+                      model.arena_size, model.const_bytes, MillisecondsSince(start)};
+}
+
+Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const Options& options) {
+  const auto start = std::chrono::steady_clock::now();
+  GE_ASSIGN_OR_RETURN(ModelFileContents file, ReadModelFile(path));
+  auto context = [&path](const Status& st) { return st.WithContext(fmt::format("loading model '{}'", path)); };
+  auto plan = PlanOptionsFrom(file);
+  if (!plan.ok()) return context(plan.status());
+  auto compiled = Compile(*file.graph, options, CompileScope::kFromOptimized, *plan);
+  if (!compiled.ok()) return context(compiled.status());
+  auto checked = CheckAgainstRecord(file, compiled->graph);
+  if (!checked.ok()) return context(checked.status());
+  auto model = std::make_shared<OfflineModel>();
+  model->model_ = compiled->graph.model;
+  model->plan_checked_ = *checked;
+  model->input_names_ = file.input_names;
+  model->output_names_ = file.output_names;
+  GE_ASSIGN_OR_RETURN(auto debug, RunDebugOptions::FromOptions(compiled->merged, 0));
+  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(compiled->merged, option::kStreamReplay));
+  model->executor_ = std::make_shared<SinkExecutor>(
+      model->model_, compiled->device, std::move(debug),
+      replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
+  GE_RETURN_IF_ERROR(context(model->executor_->Warmup()));
+  model->load_ms_ = MillisecondsSince(start);
+  return model;
+}
+
+Status OfflineModel::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const {
+  return executor_->Run(inputs, outputs);
+}
+
+}  // namespace ge

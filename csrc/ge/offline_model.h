@@ -1,0 +1,64 @@
+// Offline models (docs/export.md): ExportModel compiles a graph and writes a model file;
+// LoadModel reads one back -- the untrusted file checked field by field, its graph verified,
+// its kernels and memory plan derived again and compared with what the file records -- and
+// returns a model that runs without any framework (ge_run, examples/cpp/run_model.cc).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ge/base/options.h"
+#include "ge/ir/graph.h"
+#include "ge/runtime/model.h"
+
+namespace ge {
+
+class SinkExecutor;
+
+struct ExportInfo {
+  std::vector<std::string> input_names;   // per graph input (Data index order): the frontend's names
+  std::vector<std::string> output_names;  // per graph output
+};
+
+struct ExportReport {
+  int64_t tasks = 0;
+  int64_t kernels = 0;  // generated kernels, as kernel IR in the file
+  int64_t arena_bytes = 0;
+  int64_t const_bytes = 0;
+  double compile_ms = 0;
+};
+
+// Compiles `graph` (GEInitialize first; `options` as for Session::AddGraph) and writes `path`
+// (plus `<path>.weights` when a constant is larger than 64 KiB).
+Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& options, const std::string& path,
+                                   const ExportInfo& info = {});
+
+class OfflineModel {
+ public:
+  // Thread-safe, like Session::RunGraph: inputs in input_descs() order, outputs allocated.
+  Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const;
+  const std::vector<TensorDesc>& input_descs() const { return model_->input_descs; }
+  const std::vector<TensorDesc>& output_descs() const { return model_->output_descs; }
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  const Model& model() const { return *model_; }
+  // Whether the file's recorded plan was checked against the derived one (false when the file
+  // comes from another engine version, or generated kernels were unavailable here).
+  bool plan_checked() const { return plan_checked_; }
+  double load_ms() const { return load_ms_; }
+
+ private:
+  friend Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const Options& options);
+  std::shared_ptr<const Model> model_;
+  std::shared_ptr<SinkExecutor> executor_;
+  std::vector<std::string> input_names_, output_names_;
+  bool plan_checked_ = false;
+  double load_ms_ = 0;
+};
+
+// `options`: the machine-local ones (kernel compiler and cache, dumps, profiling, stream
+// replay); the options that shape the plan come from the file.
+Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const Options& options = {});
+
+}  // namespace ge
