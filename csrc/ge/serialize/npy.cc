@@ -1,6 +1,7 @@
 #include "ge/serialize/npy.h"
 
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -28,7 +29,91 @@ const char* NpyDescr(DataType dtype) {
   return "";
 }
 
+// The header dict's value after `'key':` (up to the next ',' outside parentheses, or '}').
+std::optional<std::string> HeaderField(std::string_view header, std::string_view key) {
+  const std::string quoted = fmt::format("'{}'", key);
+  size_t at = header.find(quoted);
+  if (at == std::string_view::npos) return std::nullopt;
+  at = header.find(':', at + quoted.size());
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t end = ++at;
+  int depth = 0;
+  for (; end < header.size(); ++end) {
+    const char c = header[end];
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (depth < 0 || (depth == 0 && (c == ',' || c == '}'))) break;
+  }
+  if (depth == 0 && end < header.size() && header[end] == ')') ++end;
+  std::string value(header.substr(at, end - at));
+  value.erase(0, value.find_first_not_of(' '));
+  value.erase(value.find_last_not_of(' ') + 1);
+  return value;
+}
+
+Expected<DataType> DtypeOfDescr(const std::string& descr) {
+  for (DataType dt :
+       {DataType::kFloat, DataType::kFloat16, DataType::kDouble, DataType::kInt8, DataType::kUInt8, DataType::kInt16,
+        DataType::kUInt16, DataType::kInt32, DataType::kUInt32, DataType::kInt64, DataType::kUInt64, DataType::kBool})
+    if (descr == fmt::format("'{}'", NpyDescr(dt))) return dt;
+  return InvalidArgument(".npy dtype {} is not supported (little-endian numbers and bool only)", descr);
+}
+
+// "(2, 3)", "(4,)", "()" -> dims, each checked, with their product.
+Expected<Shape> ParseShape(const std::string& text) {
+  GE_CHECK(text.size() >= 2 && text.front() == '(' && text.back() == ')', ".npy shape '{}' is not a tuple", text);
+  Shape shape;
+  int64_t elements = 1;
+  size_t i = 1;
+  while (i + 1 < text.size()) {
+    while (i + 1 < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i + 1 >= text.size()) break;
+    int64_t dim = 0;
+    size_t digits = 0;
+    for (; i + 1 < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+      GE_CHECK(dim <= (int64_t{1} << 40), ".npy shape '{}' has an implausible dimension", text);
+      dim = dim * 10 + (text[i] - '0');
+    }
+    GE_CHECK(digits > 0, ".npy shape '{}' is not a tuple of sizes", text);
+    GE_CHECK(dim == 0 || elements <= (int64_t{1} << 40) / dim, ".npy shape '{}' is implausibly large", text);
+    elements *= dim;
+    shape.push_back(dim);
+    GE_CHECK(shape.size() <= 32, ".npy shape '{}' has too many dimensions", text);
+  }
+  return shape;
+}
+
 }  // namespace
+
+Expected<Tensor> DecodeNpy(std::string_view bytes) {
+  GE_CHECK(bytes.size() >= 10 && bytes.substr(0, 6) == std::string_view("\x93NUMPY", 6), "not a .npy file");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  GE_CHECK(major >= 1 && major <= 3, ".npy format version {} is not supported", major);
+  const size_t prefix = major == 1 ? 10 : 12;
+  GE_CHECK(bytes.size() >= prefix, ".npy file is truncated in its header");
+  size_t header_len =
+      static_cast<unsigned char>(bytes[8]) | (static_cast<size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+  if (major > 1)
+    header_len |= (static_cast<size_t>(static_cast<unsigned char>(bytes[10])) << 16) |
+                  (static_cast<size_t>(static_cast<unsigned char>(bytes[11])) << 24);
+  GE_CHECK(header_len <= 65536 && prefix + header_len <= bytes.size(), ".npy header of {} bytes does not fit the file",
+           header_len);
+  const std::string_view header = bytes.substr(prefix, header_len);
+  const auto descr = HeaderField(header, "descr");
+  const auto fortran = HeaderField(header, "fortran_order");
+  const auto shape_text = HeaderField(header, "shape");
+  GE_CHECK(descr && fortran && shape_text, ".npy header lacks descr, fortran_order or shape: {}", header);
+  GE_CHECK(*fortran == "False", ".npy arrays in Fortran order are not supported (save with np.ascontiguousarray)");
+  GE_ASSIGN_OR_RETURN(DataType dtype, DtypeOfDescr(*descr));
+  GE_ASSIGN_OR_RETURN(Shape shape, ParseShape(*shape_text));
+  TensorDesc desc(dtype, std::move(shape));
+  const std::string_view data = bytes.substr(prefix + header_len);
+  GE_CHECK(static_cast<int64_t>(data.size()) == desc.ByteSize(), ".npy data holds {} bytes, {} has {}", data.size(),
+           desc.ToString(), desc.ByteSize());
+  Tensor tensor = Tensor::Allocate(desc);
+  if (!data.empty()) std::memcpy(tensor.data(), data.data(), data.size());
+  return tensor;
+}
 
 Expected<std::string> EncodeNpy(const TensorDesc& desc, const void* data) {
   const char* descr = NpyDescr(desc.dtype);
