@@ -4,8 +4,11 @@
 #include <ATen/ops/empty.h>
 #include <pybind11/stl.h>
 
+#include <functional>
+
 #include "devices/cpu/aten_bridge.h"
 #include "ge/serialize/graph_dump.h"
+#include "ge/offline_model.h"
 #include "ge/session.h"
 #include "python/py_utils.h"
 
@@ -51,26 +54,29 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
       py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages);
 }
 
-std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std::vector<at::Tensor>& inputs) {
+using EngineRun = std::function<Status(const std::vector<Tensor>&, std::vector<Tensor>*)>;
+
+// Runs `run` on torch tensors (`what` names the graph in errors): CPU, dense, supported dtypes.
+std::vector<at::Tensor> RunOnTensors(const std::string& what, const std::vector<at::Tensor>& inputs,
+                                     const EngineRun& run) {
   std::vector<at::Tensor> contiguous;  // keeps copies of strided inputs alive for the run
   std::vector<Tensor> ge_inputs;
   ge_inputs.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
-    if (!t.defined()) throw GeError(fmt::format("graph {} input {} is an undefined tensor", graph_id, i));
+    if (!t.defined()) throw GeError(fmt::format("{} input {} is an undefined tensor", what, i));
     if (!t.device().is_cpu())
-      throw GeError(
-          fmt::format("graph {} input {} is on {}, the CPU device needs CPU tensors", graph_id, i, t.device().str()));
+      throw GeError(fmt::format("{} input {} is on {}, the CPU device needs CPU tensors", what, i, t.device().str()));
     const at::Tensor& dense = t.is_contiguous() ? t : contiguous.emplace_back(t.contiguous());
     auto dtype = cpu::FromScalarType(dense.scalar_type());
-    if (!dtype.ok()) throw GeError(fmt::format("graph {} input {}: {}", graph_id, i, dtype.status().message()));
+    if (!dtype.ok()) throw GeError(fmt::format("{} input {}: {}", what, i, dtype.status().message()));
     ge_inputs.emplace_back(TensorDesc(*dtype, dense.sizes().vec()), dense.data_ptr(), nullptr);
   }
   std::vector<Tensor> ge_outputs;
   {
     py::gil_scoped_release release;
     NoPythonDispatch no_python;
-    ThrowIfError(session.RunGraph(graph_id, ge_inputs, &ge_outputs));
+    ThrowIfError(run(ge_inputs, &ge_outputs));
   }
   std::vector<at::Tensor> outputs;
   outputs.reserve(ge_outputs.size());
@@ -86,6 +92,60 @@ std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std:
     if (!aliased) outputs.push_back(Unwrap(cpu::ToAtenTensor(out)));
   }
   return outputs;
+}
+
+std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std::vector<at::Tensor>& inputs) {
+  return RunOnTensors(
+      fmt::format("graph {}", graph_id), inputs,
+      [&](const std::vector<Tensor>& in, std::vector<Tensor>* out) { return session.RunGraph(graph_id, in, out); });
+}
+
+py::list DescsToList(const std::vector<TensorDesc>& descs) {
+  py::list out;
+  for (const auto& d : descs) out.append(py::make_tuple(d.dtype, d.shape));
+  return out;
+}
+
+// Model files: export a graph (compiled here) and load one back (torchair_ge.export, docs/export.md).
+void BindOfflineModels(py::module_& m) {
+  m.def(
+      "export_model",
+      [](PyGraph& graph, const Options& options, const std::string& path, const std::vector<std::string>& input_names,
+         const std::vector<std::string>& output_names) {
+        graph.get();  // throws if already handed over
+        ExportReport report;
+        {
+          py::gil_scoped_release release;
+          NoPythonDispatch no_python;
+          report = Unwrap(ExportModel(std::move(graph.graph), options, path, {input_names, output_names}));
+        }
+        return py::dict(py::arg("tasks") = report.tasks, py::arg("kernels") = report.kernels,
+                        py::arg("arena_bytes") = report.arena_bytes, py::arg("const_bytes") = report.const_bytes,
+                        py::arg("compile_ms") = report.compile_ms);
+      },
+      py::arg("graph"), py::arg("options"), py::arg("path"), py::arg("input_names"), py::arg("output_names"),
+      "Compiles the graph and writes a model file (and its weights file).");
+  py::class_<OfflineModel, std::shared_ptr<OfflineModel>>(m, "OfflineModel")
+      .def_static(
+          "load",
+          [](const std::string& path, const Options& options) {
+            py::gil_scoped_release release;
+            NoPythonDispatch no_python;
+            return Unwrap(LoadModel(path, options));
+          },
+          py::arg("path"), py::arg("options") = Options{})
+      .def("run",
+           [](const OfflineModel& model, const std::vector<at::Tensor>& inputs) {
+             return RunOnTensors("model", inputs, [&](const std::vector<Tensor>& in, std::vector<Tensor>* out) {
+               return model.Run(in, out);
+             });
+           })
+      .def_property_readonly("input_names", &OfflineModel::input_names)
+      .def_property_readonly("output_names", &OfflineModel::output_names)
+      .def_property_readonly("inputs", [](const OfflineModel& m) { return DescsToList(m.input_descs()); })
+      .def_property_readonly("outputs", [](const OfflineModel& m) { return DescsToList(m.output_descs()); })
+      .def_property_readonly("plan_checked", &OfflineModel::plan_checked)
+      .def_property_readonly("load_ms", &OfflineModel::load_ms);
 }
 
 // Task times as int64 tensors: runs [R, 2] (start, end) and tasks [R, T, 2], in steady-clock ns.
@@ -122,6 +182,7 @@ void BindSession(py::module_& m) {
       py::arg("options") = Options{});
   m.def("ge_finalize", [] { ThrowIfError(GEFinalize()); });
   m.def("ge_is_initialized", &GEIsInitialized);
+  BindOfflineModels(m);
 
   py::class_<Session>(m, "Session")
       .def(py::init<Options>(), py::arg("options") = Options{})
