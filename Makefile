@@ -24,7 +24,7 @@ test: build
 # also rewrites docs/supported_ops.md, and every architecture of the transformers suite.
 test-full: build
 	$(MAKE) --no-print-directory test-cpp
-	TORCHAIR_GE_FULL_SWEEP=1 TORCHAIR_GE_FULL_MODELS=1 $(PY) -m pytest -q tests/python tests/models
+	TORCHAIR_GE_BUILD=$(abspath $(BUILD)) TORCHAIR_GE_FULL_SWEEP=1 TORCHAIR_GE_FULL_MODELS=1 $(PY) -m pytest -q tests/python tests/models
 	$(PY) tests/opinfo_sweep.py
 
 # ruff, clang-format, the engine's layer rules (the build checks them too) and clang-tidy's
@@ -36,7 +36,7 @@ test-cpp:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 test-python:
-	$(PY) -m pytest -q tests/python tests/models
+	TORCHAIR_GE_BUILD=$(abspath $(BUILD)) $(PY) -m pytest -q tests/python tests/models
 
 # Eager vs Inductor vs torchair_ge (vs ONNX Runtime) on the model zoo: bench/results/latest.{md,json,png}.
 bench: build
