@@ -4,7 +4,7 @@ PY    ?= python3
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: all setup build demo test test-full test-cpp test-python lint bench clean
+.PHONY: all setup build demo test test-full test-cpp test-python lint bench fuzz clean
 
 all: build
 
@@ -26,6 +26,7 @@ test-full: build
 	$(MAKE) --no-print-directory test-cpp
 	TORCHAIR_GE_BUILD=$(abspath $(BUILD)) TORCHAIR_GE_FULL_SWEEP=1 TORCHAIR_GE_FULL_MODELS=1 $(PY) -m pytest -q tests/python tests/models
 	$(PY) tests/opinfo_sweep.py
+	FUZZ_SECONDS=60 PY=$(PY) bash scripts/fuzz.sh
 
 # ruff, clang-format, the engine's layer rules (the build checks them too) and clang-tidy's
 # function-size check; builds first for clang-tidy's compile_commands.json.
@@ -43,5 +44,10 @@ bench: build
 	@PY=$(PY) bash scripts/setup_bench.sh
 	$(PY) -m bench $(BENCH_ARGS)
 
+# libFuzzer harnesses of the engine's parsers (model files, graph texts, op-plugin metadata,
+# .npy), built by clang with ASan/UBSan in build-fuzz/: FUZZ_SECONDS each (default 60).
+fuzz: build
+	@PY=$(PY) bash scripts/fuzz.sh
+
 clean:
-	rm -rf $(BUILD) torchair_ge/_C*.so
+	rm -rf $(BUILD) build-fuzz torchair_ge/_C*.so

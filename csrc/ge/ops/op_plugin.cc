@@ -155,6 +155,26 @@ struct LoadState {
 };
 
 Status RegisterPluginOp(const std::string& library, const TgeOpDef* def) {
+  GE_ASSIGN_OR_RETURN(OpProto proto, PluginOpProto(library, def));
+  GE_RETURN_IF_ERROR(OpRegistry::Global().Register(std::move(proto)));
+  Kernels()[def->type] = PluginKernel{def->compute, library};
+  return {};
+}
+
+int RegisterFromPlugin(const TgeRegistrar* registrar, const TgeOpDef* def) {
+  auto* state = static_cast<LoadState*>(registrar->context);
+  Status status = RegisterPluginOp(state->library, def);
+  if (!status.ok()) {
+    if (state->error.empty()) state->error = status.message();
+    return 1;
+  }
+  state->types.push_back(def->type);
+  return 0;
+}
+
+}  // namespace
+
+Expected<OpProto> PluginOpProto(const std::string& library, const TgeOpDef* def) {
   GE_CHECK(def != nullptr && def->type != nullptr, "an op definition without a type");
   const std::string type = def->type;
   GE_CHECK(IsIdentifier(type), "op type '{}' is not an identifier", type);
@@ -163,7 +183,7 @@ Status RegisterPluginOp(const std::string& library, const TgeOpDef* def) {
   op.TypeVar("T", dtypes::kAll, /*per_value=*/true);
   const auto inputs = SplitNames(def->inputs);
   for (std::string name : inputs) {
-    const bool optional = name.back() == '?';
+    const bool optional = !name.empty() && name.back() == '?';
     if (optional) name.pop_back();
     GE_CHECK(IsIdentifier(name), "op {}: input name '{}' is not an identifier", type, name);
     if (optional)
@@ -189,23 +209,8 @@ Status RegisterPluginOp(const std::string& library, const TgeOpDef* def) {
   op.Infer([infer = def->infer, n_in = static_cast<int>(inputs.size()), n_out = static_cast<int>(outputs.size())](
                InferContext& ctx) { return InferWithPlugin(ctx, infer, n_in, n_out); });
   op.Doc(fmt::format("{} (op plugin {})", def->doc ? def->doc : "", library));
-  GE_RETURN_IF_ERROR(OpRegistry::Global().Register(op.Build()));
-  Kernels()[type] = PluginKernel{def->compute, library};
-  return {};
+  return op.Build();
 }
-
-int RegisterFromPlugin(const TgeRegistrar* registrar, const TgeOpDef* def) {
-  auto* state = static_cast<LoadState*>(registrar->context);
-  Status status = RegisterPluginOp(state->library, def);
-  if (!status.ok()) {
-    if (state->error.empty()) state->error = status.message();
-    return 1;
-  }
-  state->types.push_back(def->type);
-  return 0;
-}
-
-}  // namespace
 
 Expected<std::vector<std::string>> LoadOpPlugin(const std::string& path) {
   std::lock_guard<std::mutex> lock(PluginMutex());

@@ -21,6 +21,10 @@ struct PluginKernel {
 // torchair_ge_op_plugin_init registers. Errors name the library and the op.
 Expected<std::vector<std::string>> LoadOpPlugin(const std::string& path);
 
+// The prototype an op definition describes (its strings are the plugin's, untrusted: every name
+// and type is checked). LoadOpPlugin registers it; the fuzzer drives it alone.
+Expected<OpProto> PluginOpProto(const std::string& library, const TgeOpDef* def);
+
 // The kernel a plugin registered for `type`, or nullptr.
 const PluginKernel* FindPluginKernel(const std::string& type);
 

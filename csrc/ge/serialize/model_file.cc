@@ -327,6 +327,12 @@ Expected<ModelFileContents> ParseModelFile(std::string_view bytes, const Weights
   const std::string_view payload = bytes.substr(static_cast<size_t>(kModelHeaderBytes));
   GE_CHECK(Fingerprint(payload) == header.checksum,
            "model file is corrupted: its checksum does not match its contents");
+  return ParseModelPayload(payload, open_weights);
+}
+
+Expected<ModelFileContents> ParseModelPayload(std::string_view payload, const WeightsOpener& open_weights) {
+  GE_CHECK(payload.size() <= static_cast<size_t>(kMaxPayloadBytes), "model payload of {} bytes is too large",
+           payload.size());
   proto::ModelDef def;
   GE_CHECK(def.ParseFromArray(payload.data(), static_cast<int>(payload.size())),
            "model file payload does not parse as ge.proto.ModelDef");

@@ -79,6 +79,9 @@ using WeightsOpener = std::function<Expected<MappedBytes>(const std::string& fil
 // for the weights file when the model refers to one.
 Expected<ModelFileContents> ParseModelFile(std::string_view bytes, const WeightsOpener& open_weights);
 
+// The payload alone (a ModelDef), as ParseModelFile reads it once the header has checked out.
+Expected<ModelFileContents> ParseModelPayload(std::string_view payload, const WeightsOpener& open_weights);
+
 // Reads `path` (and its weights file, mapped).
 Expected<ModelFileContents> ReadModelFile(const std::string& path);
 
