@@ -44,7 +44,8 @@ for t in $TARGETS; do
   echo "fuzz: $t for ${SECONDS_EACH}s"
   runs=()
   [ -n "${FUZZ_RUNS:-}" ] && runs=(-runs="$FUZZ_RUNS")
-  "$OUT/fuzz_$t" "$corpus" "$seeds/$t" -max_total_time="$SECONDS_EACH" "${runs[@]}" -rss_limit_mb=4096 -timeout=20 \
+  # tests/fuzz/regressions/<harness>: inputs that once crashed, kept as seeds.
+  "$OUT/fuzz_$t" "$corpus" "$seeds/$t" $(ls -d "tests/fuzz/regressions/$t" 2>/dev/null) -max_total_time="$SECONDS_EACH" "${runs[@]}" -rss_limit_mb=4096 -timeout=20 \
     -artifact_prefix="$OUT/artifacts/${t}_" -print_final_stats=1 2>"$OUT/fuzz_$t.log" || {
     tail -40 "$OUT/fuzz_$t.log"
     echo "fuzz: $t FAILED (reproducer in $OUT/artifacts/)"

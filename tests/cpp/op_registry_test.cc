@@ -2,6 +2,8 @@
 // A final test fails when an op is registered without cases here.
 #include <gtest/gtest.h>
 
+#include "ge/es/es_ops.h"
+
 #include <functional>
 #include <set>
 
@@ -86,6 +88,37 @@ TEST(OpRegistryTest, UnknownAttrsAreRejectedPrivateOnesAllowed) {
 
 TEST(OpRegistryTest, DuplicateRegistrationFails) {
   EXPECT_FALSE(OpRegistry::Global().Register(OpDef("Add").TypeVar("T", {}).Build()).ok());
+}
+
+}  // namespace
+}  // namespace ge
+
+namespace ge {
+namespace {
+
+// Sizes beyond what int64 offsets can address are refused when inferred, naming the node, so
+// every later size computation may multiply freely (found by the model-file fuzzer: a reshape to
+// a huge target overflowed in InferShape).
+TEST(OpRegistryTest, UnaddressableShapesAreClearErrors) {
+  for (const std::vector<int64_t>& target : {std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40, -1},
+                                             std::vector<int64_t>{int64_t{1} << 62, 4}}) {
+    es::GraphBuilder b("huge");
+    auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+    auto shape = b.CreateConst(Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(target.size())}, target));
+    b.SetOutputs({es::BroadcastTo(x, shape)});
+    auto graph = b.Build();
+    ASSERT_FALSE(graph.ok());
+    EXPECT_TRUE(graph.status().message().find("BroadcastTo") != std::string::npos) << graph.status().ToString();
+  }
+  es::GraphBuilder b("huge_reshape");
+  auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+  const std::vector<int64_t> target = {int64_t{1} << 40, int64_t{1} << 40, -1};
+  auto shape = b.CreateConst(Tensor::FromVector(DataType::kInt64, {3}, target));
+  b.SetOutputs({es::Reshape(x, shape)});
+  auto graph = b.Build();
+  ASSERT_FALSE(graph.ok());
+  EXPECT_NE(graph.status().message().find("more elements than int64 can count"), std::string::npos)
+      << graph.status().ToString();
 }
 
 }  // namespace

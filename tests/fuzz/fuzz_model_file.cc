@@ -4,10 +4,18 @@
 // shield the parser from the fuzzer). The input doubles as its own weights file.
 #include <cstddef>
 #include <cstdint>
+
+#include <google/protobuf/stubs/logging.h>
 #include <string_view>
 
 #include "ge/compiler/prepare.h"
 #include "ge/serialize/model_file.h"
+
+// Protobuf logs every malformed string it rejects; the fuzzer makes millions.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -1,5 +1,7 @@
 #include "ge/ir/tensor_desc.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace ge {
@@ -26,6 +28,15 @@ int64_t NumElements(const Shape& shape) {
     n *= d;
   }
   return n;
+}
+
+bool AddressableShape(const Shape& shape, int64_t dtype_size) {
+  int64_t bytes = std::max<int64_t>(dtype_size, 1);
+  for (int64_t d : shape) {
+    if (d < 0) continue;
+    if (__builtin_mul_overflow(bytes, d, &bytes) || bytes >= kMaxTensorBytes) return false;
+  }
+  return true;
 }
 
 int64_t TensorDesc::ByteSize() const {

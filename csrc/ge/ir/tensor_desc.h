@@ -16,6 +16,12 @@ inline constexpr int64_t kUnknownDim = -1;
 std::string ShapeToString(const Shape& shape);  // "[2,3]"
 bool IsStaticShape(const Shape& shape);
 int64_t NumElements(const Shape& shape);  // -1 when any dim is unknown
+// Tensors the engine can address: every element count and byte size fits int64 with room for
+// offset arithmetic (below 2^62 bytes).
+inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 62;
+// Whether a static shape of `dtype_size`-byte elements stays below kMaxTensorBytes (dims >= 0;
+// unknown dims count as 1). Checked with overflow-safe products.
+bool AddressableShape(const Shape& shape, int64_t dtype_size);
 
 struct TensorDesc {
   DataType dtype = DataType::kUndefined;

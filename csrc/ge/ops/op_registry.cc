@@ -147,6 +147,10 @@ Status OpRegistry::VerifyAndInfer(Node& node) const {
     GE_RETURN_IF_ERROR(proto.infer_shape(ctx));
   }
   for (int o = 0; o < node.num_outputs(); ++o) {
+    const TensorDesc& out = node.output_desc(o);
+    // Every later size computation (memory plan, kernels, offsets) may then multiply freely.
+    GE_CHECK(AddressableShape(out.shape, DataTypeSize(out.dtype)),
+             "{}: output {} {} is larger than the engine can address (2^62 bytes)", node.ToString(), o, out.ToString());
     const OutputDef& def = proto.OutputDefFor(o);
     const TypeVar& tv = *proto.FindTypeVar(def.type_var);
     const DataType dtype = node.output_desc(o).dtype;

@@ -25,7 +25,8 @@ Status InferReshape(InferContext& ctx) {
   int64_t known = 1;
   for (int64_t d : out) {
     if (d < -1) return ctx.Error("shape {} has a negative dimension", ShapeToString(out));
-    if (d >= 0) known *= d;
+    if (d >= 0 && __builtin_mul_overflow(known, d, &known))
+      return ctx.Error("shape {} has more elements than int64 can count", ShapeToString(out));
   }
   if (total >= 0) {
     if (inferred) {
