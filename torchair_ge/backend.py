@@ -38,6 +38,7 @@ class GeCompiler:
         self.captured = None  # a list to collect (gm, converted, compiled graph) per graph: accuracy compare
         self.real_inputs = None  # Dynamo's real example inputs of the graph being compiled (set by the backend)
         self.gears = {}  # symbol -> gears (inference.set_dim_gears) of the graph being compiled (set by the backend)
+        self.keep_model = False  # also keep each graph as a model file (ConcreteGraph.model_bytes): cache_compile
 
     def _frozen_inputs(self, gm, inference):
         """FX input number -> real tensor for the parameters and buffers that become constants
@@ -96,10 +97,15 @@ class GeCompiler:
             options["ge.kernelRunTimeSizes"] = "1"
         session.add_graph(graph_id, converted.graph, options)
         decided = len(_C.cpu_kernel_choices())
-        session.compile_graph(graph_id)
+        model_bytes = None
+        if self.keep_model and bindings is None:
+            model_bytes = session.compile_graph_to_model(graph_id)
+        else:
+            session.compile_graph(graph_id)
         kernel_choices = _C.cpu_kernel_choices()[decided:]  # products timed for this graph (MKL or oneDNN)
         profiling_path = self.config.profiling.path if self.config.profiling.enable else None
         compiled = ConcreteGraph(session, graph_id, converted, profiling_path, frozen)
+        compiled.model_bytes = model_bytes
         if self.captured is not None:
             compiled.recorded_inputs = []
             self.captured.append((gm, converted, compiled))

@@ -27,6 +27,7 @@ class ConcreteGraph:
         self._span_name = f"torchair_ge::graph_{graph_id}"
         self.summary = session.summary(graph_id)
         self.recorded_inputs = None  # set to [] to keep a copy of the next run's inputs (accuracy compare)
+        self.model_bytes = None  # the graph as a model file, when the compiler was asked to keep it (cache_compile)
         self._profiling = profiling_path is not None
         if self._profiling:
             profiling.register(session, graph_id, profiling_path)

@@ -90,3 +90,6 @@ def gear_combinations(symbols, gears, policy):
                          f"at most {MAX_GEAR_COMBINATIONS}")
     position = {s: k for k, s in enumerate(geared)}
     return [tuple(combo[position[s]] if s in position else None for s in symbols) for combo in combos]
+
+
+from torchair_ge.cache_compile import cache_compile  # noqa: E402, F401  (after the gear helpers backend.py imports)

@@ -138,51 +138,77 @@ Expected<Options> PlanOptionsFrom(const ModelFileContents& file) {
 
 }  // namespace
 
-Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& options, const std::string& path,
-                                   const ExportInfo& info) {
-  GE_CHECK(graph != nullptr, "ExportModel: graph is null");
-  const auto start = std::chrono::steady_clock::now();
+Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Options& options, const ExportInfo& info) {
+  GE_CHECK(graph != nullptr, "CompileToModel: graph is null");
   GE_ASSIGN_OR_RETURN(Compiled optimized, Compile(*graph, options, CompileScope::kOptimizeOnly));
   GE_ASSIGN_OR_RETURN(CompileOptions resolved, CompileOptions::FromOptions(optimized.merged, 0));
-  ModelFileContents file;
-  file.engine_version = kEngineVersion;
-  GE_ASSIGN_OR_RETURN(file.compile_options, PlanOptionsOf(optimized.merged, resolved));
-  // The plan recorded is the one a loader derives: from a copy built as the file's reader builds it.
+  CompiledModel out;
+  out.file.engine_version = kEngineVersion;
+  GE_ASSIGN_OR_RETURN(out.file.compile_options, PlanOptionsOf(optimized.merged, resolved));
   GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(*graph));
-  const Options plan(file.compile_options.begin(), file.compile_options.end());
+  const Options plan(out.file.compile_options.begin(), out.file.compile_options.end());
   GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*copy, options, CompileScope::kFromOptimized, plan));
-  const Model& model = *compiled.graph.model;
-  file.graph = std::move(graph);
-  file.input_names = info.input_names;
-  file.output_names = info.output_names;
-  file.kernels = DescribeKernels(model);
-  file.plan = DescribePlan(model);
-  GE_RETURN_IF_ERROR(WriteModelFile(path, file).WithContext(fmt::format("exporting to '{}'", path)));
-  return ExportReport{static_cast<int64_t>(model.tasks.size()), static_cast<int64_t>(file.kernels.size()),
-                      model.arena_size, model.const_bytes, MillisecondsSince(start)};
+  out.file.graph = std::move(graph);
+  out.file.input_names = info.input_names;
+  out.file.output_names = info.output_names;
+  out.file.kernels = DescribeKernels(*compiled.graph.model);
+  out.file.plan = DescribePlan(*compiled.graph.model);
+  out.compiled = std::move(compiled.graph);
+  out.runtime_graph = std::move(copy);
+  out.device = std::move(compiled.device);
+  out.options = std::move(compiled.merged);
+  out.plan_checked = true;
+  return out;
+}
+
+Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options) {
+  GE_ASSIGN_OR_RETURN(const Options plan, PlanOptionsFrom(file));
+  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*file.graph, options, CompileScope::kFromOptimized, plan));
+  GE_ASSIGN_OR_RETURN(bool checked, CheckAgainstRecord(file, compiled.graph));
+  CompiledModel out;
+  out.runtime_graph = file.graph;  // compiled in place
+  out.file = std::move(file);
+  out.compiled = std::move(compiled.graph);
+  out.device = std::move(compiled.device);
+  out.options = std::move(compiled.merged);
+  out.plan_checked = checked;
+  return out;
+}
+
+Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(const CompiledModel& model, uint32_t graph_id) {
+  GE_ASSIGN_OR_RETURN(auto debug, RunDebugOptions::FromOptions(model.options, graph_id));
+  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(model.options, option::kStreamReplay));
+  auto executor = std::make_shared<SinkExecutor>(
+      model.compiled.model, model.device, std::move(debug),
+      replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
+  GE_RETURN_IF_ERROR(executor->Warmup());
+  return executor;
+}
+
+Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& options, const std::string& path,
+                                   const ExportInfo& info) {
+  const auto start = std::chrono::steady_clock::now();
+  GE_ASSIGN_OR_RETURN(CompiledModel model, CompileToModel(std::move(graph), options, info));
+  GE_RETURN_IF_ERROR(WriteModelFile(path, model.file).WithContext(fmt::format("exporting to '{}'", path)));
+  const Model& m = *model.compiled.model;
+  return ExportReport{static_cast<int64_t>(m.tasks.size()), static_cast<int64_t>(model.file.kernels.size()),
+                      m.arena_size, m.const_bytes, MillisecondsSince(start)};
 }
 
 Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const Options& options) {
   const auto start = std::chrono::steady_clock::now();
   GE_ASSIGN_OR_RETURN(ModelFileContents file, ReadModelFile(path));
   auto context = [&path](const Status& st) { return st.WithContext(fmt::format("loading model '{}'", path)); };
-  auto plan = PlanOptionsFrom(file);
-  if (!plan.ok()) return context(plan.status());
-  auto compiled = Compile(*file.graph, options, CompileScope::kFromOptimized, *plan);
+  auto compiled = CompileModelFile(std::move(file), options);
   if (!compiled.ok()) return context(compiled.status());
-  auto checked = CheckAgainstRecord(file, compiled->graph);
-  if (!checked.ok()) return context(checked.status());
+  auto executor = MakeExecutor(*compiled, 0);
+  if (!executor.ok()) return context(executor.status());
   auto model = std::make_shared<OfflineModel>();
-  model->model_ = compiled->graph.model;
-  model->plan_checked_ = *checked;
-  model->input_names_ = file.input_names;
-  model->output_names_ = file.output_names;
-  GE_ASSIGN_OR_RETURN(auto debug, RunDebugOptions::FromOptions(compiled->merged, 0));
-  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(compiled->merged, option::kStreamReplay));
-  model->executor_ = std::make_shared<SinkExecutor>(
-      model->model_, compiled->device, std::move(debug),
-      replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
-  GE_RETURN_IF_ERROR(context(model->executor_->Warmup()));
+  model->model_ = compiled->compiled.model;
+  model->executor_ = std::move(executor).value();
+  model->plan_checked_ = compiled->plan_checked;
+  model->input_names_ = compiled->file.input_names;
+  model->output_names_ = compiled->file.output_names;
   model->load_ms_ = MillisecondsSince(start);
   return model;
 }

@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "ge/base/options.h"
+#include "ge/compiler/graph_compiler.h"
 #include "ge/ir/graph.h"
 #include "ge/runtime/model.h"
+#include "ge/serialize/model_file.h"
 
 namespace ge {
 
@@ -28,6 +30,25 @@ struct ExportReport {
   int64_t const_bytes = 0;
   double compile_ms = 0;
 };
+
+// A graph compiled as a model file describes it: the file's contents (the optimized graph, kernel
+// IR, plan) and the compiled result that runs here. What Session and OfflineModel are made of.
+struct CompiledModel {
+  ModelFileContents file;
+  CompiledGraph compiled;
+  std::shared_ptr<Graph> runtime_graph;  // the graph the model was compiled from (annotated; dumps)
+  std::shared_ptr<Device> device;
+  Options options;  // effective: global, then given, then environment, then the file's plan options
+  bool plan_checked = false;
+};
+
+// Optimizes `graph`, then compiles a copy built as a model file's reader builds it, so the
+// recorded plan is the one a loader derives. GEInitialize first.
+Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Options& options, const ExportInfo& info);
+// A model file's contents, checked against what they record (see LoadModel).
+Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options);
+// The executor of a compiled model, warmed up (load errors surface here).
+Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(const CompiledModel& model, uint32_t graph_id);
 
 // Compiles `graph` (GEInitialize first; `options` as for Session::AddGraph) and writes `path`
 // (plus `<path>.weights` when a constant is larger than 64 KiB).

@@ -50,7 +50,7 @@ Expected<Options> EffectiveOptions(const Options& options) {
 
 struct Session::Entry {
   std::mutex compile_mu;  // one compilation at a time per graph
-  std::unique_ptr<Graph> graph;
+  std::shared_ptr<Graph> graph;
   Options options;
   std::shared_ptr<SinkExecutor> executor;  // set once compiled; read with std::atomic_load (no lock per run)
   CompiledGraphSummary summary;
@@ -81,24 +81,11 @@ Status Session::AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const 
   return {};
 }
 
-Status Session::CompileGraph(uint32_t graph_id) {
-  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
-  std::lock_guard<std::mutex> lock(entry->compile_mu);
-  if (std::atomic_load(&entry->executor)) return {};
-  GE_ASSIGN_OR_RETURN(Options merged, EffectiveOptions(entry->options));
-  GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(merged, option::kDevice));
-  GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(device_name));
-  GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));
-  GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));
+namespace {
 
-  GE_ASSIGN_OR_RETURN(auto debug_options, RunDebugOptions::FromOptions(merged, graph_id));
-  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(merged, option::kStreamReplay));
-  auto executor = std::make_shared<SinkExecutor>(
-      compiled.model, device, std::move(debug_options),
-      replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
-  GE_RETURN_IF_ERROR(executor->Warmup().WithContext(fmt::format("loading graph {}", graph_id)));
+void FillSummary(const CompiledGraph& compiled, CompiledGraphSummary* summary) {
   const Model& m = *compiled.model;
-  CompiledGraphSummary& s = entry->summary;
+  CompiledGraphSummary& s = *summary;
   s.const_memory_size = m.const_bytes;
   s.feature_memory_size = m.arena_size;
   s.arena_lower_bound = m.arena_lower_bound;
@@ -116,7 +103,68 @@ Status Session::CompileGraph(uint32_t graph_id) {
   s.fused_groups = compiled.fused_groups;
   s.autofuse = compiled.autofuse;
   s.passes = compiled.passes;
+}
+
+}  // namespace
+
+Expected<Options> Session::EntryOptions(const Entry& entry) const { return EffectiveOptions(entry.options); }
+
+Status Session::CompileGraph(uint32_t graph_id) {
+  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
+  std::lock_guard<std::mutex> lock(entry->compile_mu);
+  if (std::atomic_load(&entry->executor)) return {};
+  GE_ASSIGN_OR_RETURN(Options merged, EntryOptions(*entry));
+  GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(merged, option::kDevice));
+  GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(device_name));
+  GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));
+  GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));
+
+  GE_ASSIGN_OR_RETURN(auto debug_options, RunDebugOptions::FromOptions(merged, graph_id));
+  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(merged, option::kStreamReplay));
+  auto executor = std::make_shared<SinkExecutor>(
+      compiled.model, device, std::move(debug_options),
+      replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
+  GE_RETURN_IF_ERROR(executor->Warmup().WithContext(fmt::format("loading graph {}", graph_id)));
+  FillSummary(compiled, &entry->summary);
   std::atomic_store(&entry->executor, std::move(executor));
+  return {};
+}
+
+Expected<std::string> Session::CompileGraphToModel(uint32_t graph_id, const ExportInfo& info) {
+  GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
+  std::lock_guard<std::mutex> lock(entry->compile_mu);
+  GE_CHECK(!std::atomic_load(&entry->executor), "graph {} is compiled already", graph_id);
+  GE_ASSIGN_OR_RETURN(auto graph, CloneGraph(*entry->graph));  // the entry keeps its graph if this fails
+  GE_ASSIGN_OR_RETURN(CompiledModel model, CompileToModel(std::move(graph), entry->options, info));
+  GE_ASSIGN_OR_RETURN(std::string bytes, EncodeModelFile(model.file));
+  GE_ASSIGN_OR_RETURN(auto executor, MakeExecutor(model, graph_id));
+  FillSummary(model.compiled, &entry->summary);
+  entry->graph = model.runtime_graph;
+  std::atomic_store(&entry->executor, std::move(executor));
+  return bytes;
+}
+
+Status Session::LoadGraph(uint32_t graph_id, std::string_view model_file, const Options& options) {
+  GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
+  auto entry = std::make_shared<Entry>();
+  entry->options = options_;
+  for (const auto& [k, v] : options) entry->options[k] = v;
+  GE_RETURN_IF_ERROR(ValidateOptions(entry->options).WithContext(fmt::format("LoadGraph({}) options", graph_id)));
+  const WeightsOpener no_weights = [](const std::string& name) -> Expected<MappedBytes> {
+    return InvalidArgument("a model file held in memory cannot refer to a weights file ('{}')", name);
+  };
+  auto context = [graph_id](const Status& st) { return st.WithContext(fmt::format("loading graph {}", graph_id)); };
+  auto file = ParseModelFile(model_file, no_weights);
+  if (!file.ok()) return context(file.status());
+  auto model = CompileModelFile(std::move(file).value(), entry->options);
+  if (!model.ok()) return context(model.status());
+  auto executor = MakeExecutor(*model, graph_id);
+  if (!executor.ok()) return context(executor.status());
+  FillSummary(model->compiled, &entry->summary);
+  entry->graph = model->runtime_graph;
+  entry->executor = std::move(executor).value();
+  std::lock_guard<std::mutex> lock(mu_);
+  GE_CHECK(graphs_.emplace(graph_id, std::move(entry)).second, "graph {} is already in this session", graph_id);
   return {};
 }
 

@@ -5,11 +5,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "ge/base/options.h"
 #include "ge/compiler/graph_compiler.h"
 #include "ge/ir/graph.h"
+#include "ge/offline_model.h"
 #include "ge/runtime/run_debug.h"
 
 namespace ge {
@@ -61,6 +63,12 @@ class Session {
 
   Status AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options = {});
   Status CompileGraph(uint32_t graph_id);
+  // Compiles graph `graph_id` as CompileGraph does, and returns it as a model file held in memory
+  // (every constant inline): what a compiled-graph cache keeps.
+  Expected<std::string> CompileGraphToModel(uint32_t graph_id, const ExportInfo& info = {});
+  // Adds graph `graph_id` compiled from a model file held in memory (untrusted: checked as
+  // LoadModel checks it); RunGraph runs it at once.
+  Status LoadGraph(uint32_t graph_id, std::string_view model_file, const Options& options = {});
   // Thread-safe; the graph must have been compiled with CompileGraph.
   Status RunGraph(uint32_t graph_id, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
   Status RemoveGraph(uint32_t graph_id);
@@ -76,6 +84,7 @@ class Session {
   struct Entry;
   Expected<std::shared_ptr<Entry>> Find(uint32_t graph_id) const;
   Expected<std::shared_ptr<SinkExecutor>> Executor(uint32_t graph_id) const;  // compiled graphs only
+  Expected<Options> EntryOptions(const Entry& entry) const;
 
   Options options_;
   mutable std::mutex mu_;

@@ -201,6 +201,29 @@ void BindSession(py::module_& m) {
             ThrowIfError(s.CompileGraph(id));
           },
           py::arg("graph_id"))
+      .def(
+          "compile_graph_to_model",
+          [](Session& s, uint32_t id, const std::vector<std::string>& input_names) {
+            std::string bytes;
+            {
+              py::gil_scoped_release release;
+              NoPythonDispatch no_python;
+              bytes = Unwrap(s.CompileGraphToModel(id, {input_names, {}}));
+            }
+            return py::bytes(bytes);
+          },
+          py::arg("graph_id"), py::arg("input_names") = std::vector<std::string>{},
+          "Compiles the graph and returns it as a model file (bytes, constants inline).")
+      .def(
+          "load_graph",
+          [](Session& s, uint32_t id, const py::bytes& model, const Options& options) {
+            std::string bytes = model;
+            py::gil_scoped_release release;
+            NoPythonDispatch no_python;
+            ThrowIfError(s.LoadGraph(id, bytes, options));
+          },
+          py::arg("graph_id"), py::arg("model"), py::arg("options") = Options{},
+          "Adds a graph compiled from a model file held in memory (checked as load_model checks files).")
       .def("run_graph", &RunGraph, py::arg("graph_id"), py::arg("inputs"))
       .def(
           "take_profile", [](Session& s, uint32_t id) { return ProfileToDict(Unwrap(s.TakeProfile(id))); },

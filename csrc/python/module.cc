@@ -27,8 +27,9 @@ PYBIND11_MODULE(_C, m) {
       pybind11::arg("level"), "Sets the engine's log level: DEBUG, INFO, WARNING, ERROR, OFF or EVENT.");
   m.def("safe_file_name", &ge::SafeFileName, pybind11::arg("name"),
         "The file name the engine gives a node's dumps (unsafe characters replaced by '_').");
-  m.def("engine_version", [] { return std::string(ge::kEngineVersion); },
-        "The engine's version, recorded in model files.");
+  m.def(
+      "engine_version", [] { return std::string(ge::kEngineVersion); },
+      "The engine's version, recorded in model files.");
   m.def("optimizer_passes", &ge::OptimizerPassNames, "Names of the graph optimizer's passes, in pipeline order.");
   m.def("collective_namespaces", &ge::cpu::CollectiveNamespaces,
         "torch.distributed's operator namespaces, which the engine refuses to run (their work is asynchronous).");

@@ -293,12 +293,14 @@ std::optional<std::string> PlanDifference(const ModelPlanDesc& recorded, const M
   return std::nullopt;
 }
 
-Status WriteModelFile(const std::string& path, const ModelFileContents& contents, int64_t inline_limit) {
-  GE_CHECK(contents.graph != nullptr, "WriteModelFile: no graph");
+namespace {
+
+// The ModelDef of `contents`; constants above `inline_limit` bytes are appended to `weights`.
+Expected<proto::ModelDef> ModelToProto(const ModelFileContents& contents, int64_t inline_limit, std::string* weights) {
+  GE_CHECK(contents.graph != nullptr, "model file: no graph");
   proto::ModelDef def;
   def.set_engine_version(contents.engine_version);
-  std::string weights;
-  GE_ASSIGN_OR_RETURN(*def.mutable_graph(), GraphToProto(*contents.graph, WeightsWriter(inline_limit, &weights)));
+  GE_ASSIGN_OR_RETURN(*def.mutable_graph(), GraphToProto(*contents.graph, WeightsWriter(inline_limit, weights)));
   for (const auto& [key, value] : contents.compile_options) (*def.mutable_compile_option())[key] = value;
   for (const std::string& name : contents.input_names) def.add_input_name(name);
   for (const std::string& name : contents.output_names) def.add_output_name(name);
@@ -308,6 +310,21 @@ Status WriteModelFile(const std::string& path, const ModelFileContents& contents
     kernel->set_kernel_ir(k.kernel_ir);
   }
   PlanToProto(contents.plan, def.mutable_plan());
+  return def;
+}
+
+Expected<std::string> EncodeWithHeader(const proto::ModelDef& def, const std::string& name) {
+  std::string payload;
+  GE_CHECK(def.ByteSizeLong() <= static_cast<size_t>(kMaxPayloadBytes) && def.SerializeToString(&payload),
+           "model '{}' does not fit a model file ({} bytes of graph and inline constants)", name, def.ByteSizeLong());
+  return EncodeHeader(payload) + payload;
+}
+
+}  // namespace
+
+Status WriteModelFile(const std::string& path, const ModelFileContents& contents, int64_t inline_limit) {
+  std::string weights;
+  GE_ASSIGN_OR_RETURN(proto::ModelDef def, ModelToProto(contents, inline_limit, &weights));
   if (!weights.empty()) {
     const std::string weights_path = path + ".weights";
     def.set_weights_file(BaseName(weights_path));
@@ -315,11 +332,14 @@ Status WriteModelFile(const std::string& path, const ModelFileContents& contents
     def.set_weights_checksum(Fingerprint(weights));
     GE_RETURN_IF_ERROR(WriteFileAtomic(weights_path, weights));
   }
-  std::string payload;
-  GE_CHECK(def.ByteSizeLong() <= static_cast<size_t>(kMaxPayloadBytes) && def.SerializeToString(&payload),
-           "model '{}' does not fit a model file ({} bytes of graph and inline constants)", contents.graph->name(),
-           def.ByteSizeLong());
-  return WriteFileAtomic(path, EncodeHeader(payload) + payload);
+  GE_ASSIGN_OR_RETURN(std::string bytes, EncodeWithHeader(def, contents.graph->name()));
+  return WriteFileAtomic(path, bytes);
+}
+
+Expected<std::string> EncodeModelFile(const ModelFileContents& contents) {
+  std::string weights;
+  GE_ASSIGN_OR_RETURN(proto::ModelDef def, ModelToProto(contents, std::numeric_limits<int64_t>::max(), &weights));
+  return EncodeWithHeader(def, contents.graph->name());
 }
 
 Expected<ModelFileContents> ParseModelFile(std::string_view bytes, const WeightsOpener& open_weights) {

@@ -67,6 +67,9 @@ struct ModelFileContents {
 Status WriteModelFile(const std::string& path, const ModelFileContents& contents,
                       int64_t inline_limit = kModelInlineConstantBytes);
 
+// The whole model file in memory, every constant inline (compiled-graph caches).
+Expected<std::string> EncodeModelFile(const ModelFileContents& contents);
+
 // Maps a weights file by name (a plain file name from the model file, already checked).
 struct MappedBytes {
   const char* data = nullptr;
