@@ -1,5 +1,7 @@
 #include "ge/ops/infer_util.h"
 
+#include <limits>
+
 #include <algorithm>
 
 namespace ge {
@@ -42,11 +44,15 @@ Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank) {
 int64_t WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad_before, int64_t pad_after,
                          int64_t dilation, bool ceil_mode) {
   if (in < 0) return kUnknownDim;
-  const int64_t span = in + pad_before + pad_after - dilation * (kernel - 1) - 1;
-  int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
+  // The window's attributes come from the graph (untrusted): nonsense gives size 0, which callers
+  // report, and the arithmetic is wide enough that no attribute value overflows it.
+  if (kernel < 1 || stride < 1 || dilation < 1 || pad_before < 0 || pad_after < 0) return 0;
+  using Wide = __int128;
+  const Wide span = Wide{in} + pad_before + pad_after - Wide{dilation} * (kernel - 1) - 1;
+  Wide out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
   // torch's rule: the last window must start inside the input or the leading padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad_before) --out;
-  return out;
+  if (ceil_mode && (out - 1) * stride >= Wide{in} + pad_before) --out;
+  return out > 0 && out <= std::numeric_limits<int64_t>::max() ? static_cast<int64_t>(out) : 0;
 }
 
 Status InferSameAsFirstInput(InferContext& ctx) {

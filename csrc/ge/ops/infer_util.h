@@ -12,7 +12,8 @@ Expected<Shape> BroadcastShapes(const Shape& a, const Shape& b);
 bool AttentionLeadingDimsCompatible(const Shape& q, const Shape& k, const Shape& v);
 // Maps a possibly negative axis into [0, rank); fails when out of range.
 Expected<int64_t> NormalizeAxis(int64_t axis, int64_t rank);
-// Output length of a sliding window (conv/pool) along one dim, floor or ceil, torch's rule.
+// Output length of a sliding window (conv/pool) along one dim, floor or ceil, torch's rule; 0 for
+// attributes that make no window (kernel, stride or dilation below 1, negative padding).
 int64_t WindowOutputSize(int64_t in, int64_t kernel, int64_t stride, int64_t pad_before, int64_t pad_after,
                          int64_t dilation, bool ceil_mode);
 
