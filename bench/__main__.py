@@ -20,15 +20,18 @@ def main(argv=None):
     parser.add_argument("--no-training", action="store_true", help="skip the training-step workloads")
     parser.add_argument("--no-streams", action="store_true",
                         help="skip the streams vs one stream and tensor-parallel benchmarks")
+    parser.add_argument("--no-warm-start", action="store_true",
+                        help="skip the fresh-process first calls with empty and filled caches")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"), help="output directory")
     args = parser.parse_args(argv)
     split = lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None  # noqa: E731
     results = runner.run(split(args.models), args.quick, args.threads, split(args.systems), not args.no_overhead,
                          dynamic_shapes=not args.no_dynamic, generation=not args.no_generate,
-                         training=not args.no_training, streams=not args.no_streams)
+                         training=not args.no_training, streams=not args.no_streams,
+                         warm_start=not args.no_warm_start)
     paths = report.write(results, args.out, "quick" if args.quick else "latest")
     full_default_run = not (args.quick or args.models or args.systems or args.no_overhead or args.no_dynamic
-                            or args.no_generate or args.no_training or args.no_streams)
+                            or args.no_generate or args.no_training or args.no_streams or args.no_warm_start)
     doc = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "performance.md")
     if full_default_run and os.path.exists(doc) and report.update_doc(results, doc):
         paths["doc"] = doc

@@ -87,6 +87,9 @@ def markdown(results):
     if results.get("streams"):
         from bench import streams
         lines += streams.markdown(results["streams"])
+    if results.get("warm_start"):
+        from bench import warm_start
+        lines += warm_start.markdown(results["warm_start"])
     if results.get("generate"):
         from bench import generate
         lines += generate.markdown(results["generate"])

@@ -66,10 +66,11 @@ def run_model(entry, systems, quick, log):
 
 
 def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True,
-        generation=True, training=True, streams=True):
+        generation=True, training=True, streams=True, warm_start=True):
     """generation: the transformers generate() workload and the attention micro-benchmark;
     training: training steps (forward, backward, optimizer step). streams: the engine's streams vs
-    one stream, and the 2-rank tensor-parallel MLP (bench/streams.py)."""
+    one stream, and the 2-rank tensor-parallel MLP (bench/streams.py). warm_start: first calls of
+    fresh processes with empty and with filled caches (bench/warm_start.py)."""
     threads = threads or os.cpu_count()
     torch.set_num_threads(threads)
     # Cold compiles: Inductor starts from an empty on-disk cache.
@@ -120,6 +121,11 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
         from bench import streams as stream_bench
         log("streams ...")
         results["streams"] = stream_bench.run(quick, log)
+    if warm_start:
+        from bench import warm_start as starts
+        log("warm process starts ...")
+        names = [s.name for s in chosen]
+        results["warm_start"] = starts.run(quick, log, [s for s in starts.SYSTEMS if s in names])
     if generation:
         from bench import generate
         log("transformers generate() ...")

@@ -12,7 +12,7 @@ from bench.systems import InductorFreezing, OpenVino, TorchairGe
 
 def test_quick_run_is_correct_and_writes_reports(tmp_path):
     results = runner.run(quick=True, systems=["eager", "inductor", "torchair_ge"], log=lambda *_: None,
-                         dynamic_shapes=False, generation=False, training=False, streams=False)
+                         dynamic_shapes=False, generation=False, training=False, streams=False, warm_start=False)
     assert [m["name"] for m in results["models"]] == runner.QUICK_MODELS
     for model in results["models"]:
         for row in model["systems"]:
@@ -146,3 +146,13 @@ def test_the_streams_bench_checks_and_reports_streams_and_tensor_parallelism():
     assert 0.0 <= tp["hidden_share"] <= 1.0 and tp["systems"]["torchair_ge"]["median_ms"] > 0
     text = "\n".join(streams.markdown(results))
     assert "| mmoe |" in text and "communication hidden" in text
+
+
+def test_warm_start_section_reports_both_runs():
+    from bench import warm_start
+    rows = [{"model": "bert", "system": "torchair_ge", "cold": {"first_call_s": 2.0}, "warm": {"first_call_s": 0.25},
+             "warm_over_cold": 0.125},
+            {"model": "bert", "system": "inductor", "cold": {"error": "boom"}, "warm": {"first_call_s": 1.5}}]
+    table = "\n".join(warm_start.markdown(rows))
+    assert "| bert | torchair_ge | 2.000 | 0.250 | 0.12 |" in table
+    assert "| bert | inductor | boom | 1.500 | — |" in table
