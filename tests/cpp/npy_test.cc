@@ -44,9 +44,9 @@ TEST(NpyTest, MalformedFilesAreClearErrors) {
             std::string::npos);
   EXPECT_NE(Error(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", four_floats)).find("holds 16 bytes"),
             std::string::npos);
-  EXPECT_NE(Error(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999,), }", ""))
-                .find("implausible"),
-            std::string::npos);
+  EXPECT_NE(
+      Error(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999,), }", "")).find("implausible"),
+      std::string::npos);
   EXPECT_NE(Error(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", "")).find("not a tuple"),
             std::string::npos);
   EXPECT_NE(Error(Npy("{'descr': '<f4'}", "")).find("lacks"), std::string::npos);

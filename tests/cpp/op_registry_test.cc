@@ -100,8 +100,8 @@ namespace {
 // every later size computation may multiply freely (found by the model-file fuzzer: a reshape to
 // a huge target overflowed in InferShape).
 TEST(OpRegistryTest, UnaddressableShapesAreClearErrors) {
-  for (const std::vector<int64_t>& target : {std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40, -1},
-                                             std::vector<int64_t>{int64_t{1} << 62, 4}}) {
+  for (const std::vector<int64_t>& target :
+       {std::vector<int64_t>{int64_t{1} << 40, int64_t{1} << 40, -1}, std::vector<int64_t>{int64_t{1} << 62, 4}}) {
     es::GraphBuilder b("huge");
     auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
     auto shape = b.CreateConst(Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(target.size())}, target));
