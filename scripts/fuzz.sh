@@ -12,16 +12,8 @@ TARGETS=${FUZZ_TARGETS:-"model_file graph_text op_plugin npy"}
 OUT=${FUZZ_BUILD:-build-fuzz}
 cd "$(dirname "$0")/.."
 
-missing=()
-for p in clang-14 libclang-rt-14-dev; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing Debian packages: ${missing[*]}"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source scripts/debian.sh
+ensure_debian_packages fuzz clang-14 libclang-rt-14-dev
 
 if [ ! -f "$OUT/CMakeCache.txt" ]; then
   launcher=()

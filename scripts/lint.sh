@@ -12,14 +12,8 @@ if ! "$PY" -m ruff --version 2>/dev/null | grep -q "$RUFF_VERSION"; then
   echo "lint: installing ruff==$RUFF_VERSION"
   "$PY" -m pip install -q "ruff==$RUFF_VERSION" 2>&1 | grep -v "Running pip as the 'root' user" || true
 fi
-missing=()
-for tool in clang-format-14 clang-tidy-14; do command -v "$tool" >/dev/null || missing+=("$tool"); done
-if ((${#missing[@]})); then
-  echo "lint: installing ${missing[*]}"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source "$(dirname "$0")/debian.sh"
+ensure_debian_packages lint clang-format-14 clang-tidy-14
 
 echo "lint: ruff"
 "$PY" -m ruff check torchair_ge tests bench examples scripts

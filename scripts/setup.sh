@@ -5,16 +5,8 @@ PY=${PY:-python3}
 
 deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev)
 # libxsimd-dev: the SIMD library generated vector kernels include (compiled at run time)
-missing=()
-for p in "${deb_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing Debian packages: ${missing[*]}"
-  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+source "$(dirname "$0")/debian.sh"
+ensure_debian_packages setup "${deb_pkgs[@]}"
 
 # torch is pinned: an unpinned torch pulls the CUDA build.
 "$PY" - <<'PYEOF' || need_pip=1
