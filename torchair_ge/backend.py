@@ -261,6 +261,9 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
             compiler.real_inputs = None
             compiler.gears = {}
 
+    if compiler.config.experimental_config.graph_cache:
+        from torchair_ge.graph_cache import cached_backend
+        backend = cached_backend(compiler, decompositions, backend)
     backend.compiler = compiler  # backend.compiler.reports: what each compiled graph became
     return backend
 

@@ -73,44 +73,53 @@ def _load_graph(model_bytes, meta, options):
 
 def _meta_of(compiled, num_inputs):
     if compiled._positions is not None or compiled._layouts or compiled._waited or compiled._frozen:
-        raise NotImplementedError("cache_compile: this graph reads its inputs permuted, frozen or after a collective; "
-                                  "it cannot be cached")
+        raise NotImplementedError("this graph reads its inputs permuted, frozen or after a collective; it cannot be "
+                                  "cached")
     outputs = [[spec.kind, spec.index, list(spec.value) if isinstance(spec.value, tuple) else spec.value]
                for spec in compiled._outputs]
     json.dumps(outputs)  # raises for an output value a cache cannot hold
     return {"outputs": outputs, "mutated_inputs": list(compiled._mutated), "num_inputs": num_inputs}
 
 
+def lower_to_cached_graph(compiler, gm, example_inputs, decompositions):
+    """Lowers Dynamo's graph with AOT autograd and the engine into a CachedGraph that takes
+    Dynamo's inputs directly. Raises NotImplementedError for graphs that need AOT autograd's
+    wrapper at run time (symbolic sizes, inputs AOT lifts itself) or a training graph."""
+    if torch.is_grad_enabled():
+        raise RuntimeError("cache_compile caches inference graphs: call the function under torch.no_grad()")
+    captured = []
+
+    def inference(graph, inputs):
+        compiled = compiler(graph, inputs, inference=True)
+        captured.append((graph, compiled))
+        return compiled
+
+    compiler.real_inputs = example_inputs
+    compiler.keep_model = True
+    # aot_compile asks AOT autograd to bundle Inductor's cache entries; this backend keeps its own
+    # artifact (the model file), so AOT runs uncached here.
+    with torch._functorch.config.patch(enable_autograd_cache=False, bundled_autograd_cache=False,
+                                       force_autograd_cache=False, strict_autograd_cache=False):
+        aot_module_simplified(gm, example_inputs, fw_compiler=inference, inference_compiler=inference,
+                              decompositions=decompositions, keep_inference_input_mutations=True)
+    if len(captured) != 1 or not isinstance(captured[0][1], ConcreteGraph):
+        raise NotImplementedError("models with symbolic sizes cannot be cached yet; use dynamic=False")
+    graph, compiled = captured[0]
+    placeholders = sum(1 for n in graph.graph.nodes if n.op == "placeholder")
+    if placeholders != len(example_inputs):  # AOT lifted inputs of its own: its wrapper is needed
+        raise NotImplementedError(f"the lowered graph takes {placeholders} inputs, Dynamo passes "
+                                  f"{len(example_inputs)}; it cannot be cached")
+    return CachedGraph(compiled.model_bytes, _meta_of(compiled, placeholders), graph=compiled)
+
+
 def _serializable_backend(config, decompositions):
     compiler = GeCompiler(config)
-    compiler.keep_model = True
 
     def backend(gm, example_inputs):
-        if torch.is_grad_enabled():
-            raise RuntimeError("cache_compile caches inference graphs: call the function under torch.no_grad()")
-        captured = []
-
-        def inference(graph, inputs):
-            compiled = compiler(graph, inputs, inference=True)
-            captured.append((graph, compiled))
-            return compiled
-
-        compiler.real_inputs = example_inputs
-        # aot_compile asks AOT autograd to bundle Inductor's cache entries; this backend keeps
-        # its own artifact (the model file), so AOT runs uncached here.
-        with torch._functorch.config.patch(enable_autograd_cache=False, bundled_autograd_cache=False,
-                                           force_autograd_cache=False, strict_autograd_cache=False):
-            aot_module_simplified(gm, example_inputs, fw_compiler=inference, inference_compiler=inference,
-                                  decompositions=decompositions, keep_inference_input_mutations=True)
-        if len(captured) != 1 or not isinstance(captured[0][1], ConcreteGraph):
-            raise NotImplementedError("cache_compile: models with symbolic sizes cannot be cached yet; "
-                                      "call it with dynamic=False")
-        graph, compiled = captured[0]
-        placeholders = sum(1 for n in graph.graph.nodes if n.op == "placeholder")
-        if placeholders != len(example_inputs):  # AOT lifted inputs of its own: its wrapper is needed
-            raise NotImplementedError(f"cache_compile: the lowered graph takes {placeholders} inputs, Dynamo passes "
-                                      f"{len(example_inputs)}; it cannot be cached")
-        return CachedGraph(compiled.model_bytes, _meta_of(compiled, placeholders), graph=compiled)
+        try:
+            return lower_to_cached_graph(compiler, gm, example_inputs, decompositions)
+        except NotImplementedError as error:
+            raise NotImplementedError(f"cache_compile: {error}") from None
 
     return backend
 

@@ -111,6 +111,10 @@ class ExperimentalConfig(OptionGroup):
                             "generated kernels: 'vector' carries one xsimd vector at a time through every op of a "
                             "fused chain, in registers; 'blocks' runs blocks of elements op by op (needs no xsimd)",
                             env="TORCHAIR_GE_KERNEL_CODEGEN")
+    graph_cache = Bool(False, "keep every static inference graph, compiled, in an on-disk cache keyed by Dynamo's graph, "
+                       "its inputs' metas and constants, the options and versions: a later process that compiles the "
+                       "same graph skips AOT autograd and the engine's optimizer (docs/export.md)",
+                       env="TORCHAIR_GE_GRAPH_CACHE")
     # TorchAir's names, same meaning.
     keep_inference_input_mutations = Bool(True, "inference graphs write mutated inputs (KV caches, buffers) "
                                           "themselves, in place; off: AOT autograd returns the new values and "
