@@ -84,7 +84,8 @@ struct Compiled {
 
 // Compiles `graph` with the global options, `options` and the environment, as Session does;
 // `plan` (a model file's plan options) over all of them.
-Expected<Compiled> Compile(Graph& graph, const Options& options, CompileScope scope, const Options& plan = {}) {
+Expected<Compiled> Compile(Graph& graph, const Options& options, CompileScope scope, const Options& plan = {},
+                           uint32_t graph_id = 0) {
   GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
   GE_RETURN_IF_ERROR(ValidateOptions(options));
   Compiled out;
@@ -92,7 +93,7 @@ Expected<Compiled> Compile(Graph& graph, const Options& options, CompileScope sc
   for (const auto& [key, value] : plan) out.merged[key] = value;
   GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(out.merged, option::kDevice));
   GE_ASSIGN_OR_RETURN(out.device, DeviceRegistry::Get(device_name));
-  GE_ASSIGN_OR_RETURN(CompileOptions compile, CompileOptions::FromOptions(out.merged, 0));
+  GE_ASSIGN_OR_RETURN(CompileOptions compile, CompileOptions::FromOptions(out.merged, graph_id));
   compile.scope = scope;
   GE_ASSIGN_OR_RETURN(out.graph, CompileGraph(graph, *out.device, compile));
   return out;
@@ -138,16 +139,17 @@ Expected<Options> PlanOptionsFrom(const ModelFileContents& file) {
 
 }  // namespace
 
-Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Options& options, const ExportInfo& info) {
+Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Options& options, const ExportInfo& info,
+                                       uint32_t graph_id) {
   GE_CHECK(graph != nullptr, "CompileToModel: graph is null");
-  GE_ASSIGN_OR_RETURN(Compiled optimized, Compile(*graph, options, CompileScope::kOptimizeOnly));
+  GE_ASSIGN_OR_RETURN(Compiled optimized, Compile(*graph, options, CompileScope::kOptimizeOnly, {}, graph_id));
   GE_ASSIGN_OR_RETURN(CompileOptions resolved, CompileOptions::FromOptions(optimized.merged, 0));
   CompiledModel out;
   out.file.engine_version = kEngineVersion;
   GE_ASSIGN_OR_RETURN(out.file.compile_options, PlanOptionsOf(optimized.merged, resolved));
   GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(*graph));
   const Options plan(out.file.compile_options.begin(), out.file.compile_options.end());
-  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*copy, options, CompileScope::kFromOptimized, plan));
+  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*copy, options, CompileScope::kFromOptimized, plan, graph_id));
   out.file.graph = std::move(graph);
   out.file.input_names = info.input_names;
   out.file.output_names = info.output_names;
@@ -161,9 +163,9 @@ Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Optio
   return out;
 }
 
-Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options) {
+Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options, uint32_t graph_id) {
   GE_ASSIGN_OR_RETURN(const Options plan, PlanOptionsFrom(file));
-  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*file.graph, options, CompileScope::kFromOptimized, plan));
+  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*file.graph, options, CompileScope::kFromOptimized, plan, graph_id));
   GE_ASSIGN_OR_RETURN(bool checked, CheckAgainstRecord(file, compiled.graph));
   CompiledModel out;
   out.runtime_graph = file.graph;  // compiled in place

@@ -43,10 +43,11 @@ struct CompiledModel {
 };
 
 // Optimizes `graph`, then compiles a copy built as a model file's reader builds it, so the
-// recorded plan is the one a loader derives. GEInitialize first.
-Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Options& options, const ExportInfo& info);
+// recorded plan is the one a loader derives. GEInitialize first. `graph_id` names dumps and profiles.
+Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Options& options, const ExportInfo& info,
+                                       uint32_t graph_id = 0);
 // A model file's contents, checked against what they record (see LoadModel).
-Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options);
+Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options, uint32_t graph_id = 0);
 // The executor of a compiled model, warmed up (load errors surface here).
 Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(const CompiledModel& model, uint32_t graph_id);
 

@@ -135,7 +135,7 @@ Expected<std::string> Session::CompileGraphToModel(uint32_t graph_id, const Expo
   std::lock_guard<std::mutex> lock(entry->compile_mu);
   GE_CHECK(!std::atomic_load(&entry->executor), "graph {} is compiled already", graph_id);
   GE_ASSIGN_OR_RETURN(auto graph, CloneGraph(*entry->graph));  // the entry keeps its graph if this fails
-  GE_ASSIGN_OR_RETURN(CompiledModel model, CompileToModel(std::move(graph), entry->options, info));
+  GE_ASSIGN_OR_RETURN(CompiledModel model, CompileToModel(std::move(graph), entry->options, info, graph_id));
   GE_ASSIGN_OR_RETURN(std::string bytes, EncodeModelFile(model.file));
   GE_ASSIGN_OR_RETURN(auto executor, MakeExecutor(model, graph_id));
   FillSummary(model.compiled, &entry->summary);
@@ -156,7 +156,7 @@ Status Session::LoadGraph(uint32_t graph_id, std::string_view model_file, const 
   auto context = [graph_id](const Status& st) { return st.WithContext(fmt::format("loading graph {}", graph_id)); };
   auto file = ParseModelFile(model_file, no_weights);
   if (!file.ok()) return context(file.status());
-  auto model = CompileModelFile(std::move(file).value(), entry->options);
+  auto model = CompileModelFile(std::move(file).value(), entry->options, graph_id);
   if (!model.ok()) return context(model.status());
   auto executor = MakeExecutor(*model, graph_id);
   if (!executor.ok()) return context(executor.status());
