@@ -10,6 +10,8 @@
 #include <limits>
 #include <sstream>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "ge/base/fingerprint.h"
 #include "ge/serialize/file_io.h"
 #include "ge/serialize/graph_proto.h"
@@ -354,8 +356,13 @@ Expected<ModelFileContents> ParseModelPayload(std::string_view payload, const We
   GE_CHECK(payload.size() <= static_cast<size_t>(kMaxPayloadBytes), "model payload of {} bytes is too large",
            payload.size());
   proto::ModelDef def;
-  GE_CHECK(def.ParseFromArray(payload.data(), static_cast<int>(payload.size())),
-           "model file payload does not parse as ge.proto.ModelDef");
+  {
+    // A malformed payload is our error to report, once and clearly: protobuf's own log lines
+    // (one per bad string field) would precede it on stderr.
+    google::protobuf::LogSilencer quiet;
+    GE_CHECK(def.ParseFromArray(payload.data(), static_cast<int>(payload.size())),
+             "model file payload does not parse as ge.proto.ModelDef");
+  }
   MappedBytes weights;
   if (!def.weights_file().empty()) {
     GE_RETURN_IF_ERROR(CheckWeightsName(def.weights_file()));
