@@ -26,7 +26,9 @@ bool IsPlanOption(const std::string& key) {
   return false;
 }
 
-Expected<std::map<std::string, std::string>> PlanOptionsOf(const Options& merged, const CompileOptions& compile) {
+Expected<std::map<std::string, std::string>> PlanOptionsOf(const DeviceCompile& optimized) {
+  const Options& merged = optimized.options;
+  const CompileOptions& compile = optimized.compile;
   std::map<std::string, std::string> out;
   for (const char* key : kPlanOptions) {
     GE_ASSIGN_OR_RETURN(out[key], OptionValue(merged, key));
@@ -76,29 +78,6 @@ std::vector<ModelKernelDesc> DescribeKernels(const Model& model) {
   return out;
 }
 
-struct Compiled {
-  CompiledGraph graph;
-  std::shared_ptr<Device> device;
-  Options merged;
-};
-
-// Compiles `graph` with the global options, `options` and the environment, as Session does;
-// `plan` (a model file's plan options) over all of them.
-Expected<Compiled> Compile(Graph& graph, const Options& options, CompileScope scope, const Options& plan = {},
-                           uint32_t graph_id = 0) {
-  GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
-  GE_RETURN_IF_ERROR(ValidateOptions(options));
-  Compiled out;
-  GE_ASSIGN_OR_RETURN(out.merged, EffectiveOptions(options));
-  for (const auto& [key, value] : plan) out.merged[key] = value;
-  GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(out.merged, option::kDevice));
-  GE_ASSIGN_OR_RETURN(out.device, DeviceRegistry::Get(device_name));
-  GE_ASSIGN_OR_RETURN(CompileOptions compile, CompileOptions::FromOptions(out.merged, graph_id));
-  compile.scope = scope;
-  GE_ASSIGN_OR_RETURN(out.graph, CompileGraph(graph, *out.device, compile));
-  return out;
-}
-
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
@@ -142,14 +121,15 @@ Expected<Options> PlanOptionsFrom(const ModelFileContents& file) {
 Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Options& options, const ExportInfo& info,
                                        uint32_t graph_id) {
   GE_CHECK(graph != nullptr, "CompileToModel: graph is null");
-  GE_ASSIGN_OR_RETURN(Compiled optimized, Compile(*graph, options, CompileScope::kOptimizeOnly, {}, graph_id));
-  GE_ASSIGN_OR_RETURN(CompileOptions resolved, CompileOptions::FromOptions(optimized.merged, 0));
+  GE_ASSIGN_OR_RETURN(DeviceCompile optimized,
+                      CompileForDevice(*graph, options, CompileScope::kOptimizeOnly, {}, graph_id));
   CompiledModel out;
   out.file.engine_version = kEngineVersion;
-  GE_ASSIGN_OR_RETURN(out.file.compile_options, PlanOptionsOf(optimized.merged, resolved));
+  GE_ASSIGN_OR_RETURN(out.file.compile_options, PlanOptionsOf(optimized));
   GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(*graph));
   const Options plan(out.file.compile_options.begin(), out.file.compile_options.end());
-  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*copy, options, CompileScope::kFromOptimized, plan, graph_id));
+  GE_ASSIGN_OR_RETURN(DeviceCompile compiled,
+                      CompileForDevice(*copy, options, CompileScope::kFromOptimized, plan, graph_id));
   out.file.graph = std::move(graph);
   out.file.input_names = info.input_names;
   out.file.output_names = info.output_names;
@@ -158,30 +138,47 @@ Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Optio
   out.compiled = std::move(compiled.graph);
   out.runtime_graph = std::move(copy);
   out.device = std::move(compiled.device);
-  out.options = std::move(compiled.merged);
+  out.options = std::move(compiled.options);
   out.plan_checked = true;
   return out;
 }
 
 Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options, uint32_t graph_id) {
   GE_ASSIGN_OR_RETURN(const Options plan, PlanOptionsFrom(file));
-  GE_ASSIGN_OR_RETURN(Compiled compiled, Compile(*file.graph, options, CompileScope::kFromOptimized, plan, graph_id));
+  GE_ASSIGN_OR_RETURN(DeviceCompile compiled,
+                      CompileForDevice(*file.graph, options, CompileScope::kFromOptimized, plan, graph_id));
   GE_ASSIGN_OR_RETURN(bool checked, CheckAgainstRecord(file, compiled.graph));
   CompiledModel out;
   out.runtime_graph = file.graph;  // compiled in place
   out.file = std::move(file);
   out.compiled = std::move(compiled.graph);
   out.device = std::move(compiled.device);
-  out.options = std::move(compiled.merged);
+  out.options = std::move(compiled.options);
   out.plan_checked = checked;
   return out;
 }
 
-Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(const CompiledModel& model, uint32_t graph_id) {
-  GE_ASSIGN_OR_RETURN(auto debug, RunDebugOptions::FromOptions(model.options, graph_id));
-  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(model.options, option::kStreamReplay));
+Expected<DeviceCompile> CompileForDevice(Graph& graph, const Options& options, CompileScope scope, const Options& plan,
+                                         uint32_t graph_id) {
+  GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
+  GE_RETURN_IF_ERROR(ValidateOptions(options));
+  DeviceCompile out;
+  GE_ASSIGN_OR_RETURN(out.options, EffectiveOptions(options));
+  for (const auto& [key, value] : plan) out.options[key] = value;
+  GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(out.options, option::kDevice));
+  GE_ASSIGN_OR_RETURN(out.device, DeviceRegistry::Get(device_name));
+  GE_ASSIGN_OR_RETURN(out.compile, CompileOptions::FromOptions(out.options, graph_id));
+  out.compile.scope = scope;
+  GE_ASSIGN_OR_RETURN(out.graph, CompileGraph(graph, *out.device, out.compile));
+  return out;
+}
+
+Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(std::shared_ptr<const Model> model, std::shared_ptr<Device> device,
+                                                     const Options& options, uint32_t graph_id) {
+  GE_ASSIGN_OR_RETURN(auto debug, RunDebugOptions::FromOptions(options, graph_id));
+  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(options, option::kStreamReplay));
   auto executor = std::make_shared<SinkExecutor>(
-      model.compiled.model, model.device, std::move(debug),
+      std::move(model), std::move(device), std::move(debug),
       replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
   GE_RETURN_IF_ERROR(executor->Warmup());
   return executor;
@@ -203,7 +200,7 @@ Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const
   auto context = [&path](const Status& st) { return st.WithContext(fmt::format("loading model '{}'", path)); };
   auto compiled = CompileModelFile(std::move(file), options);
   if (!compiled.ok()) return context(compiled.status());
-  auto executor = MakeExecutor(*compiled, 0);
+  auto executor = MakeExecutor(compiled->compiled.model, compiled->device, compiled->options, 0);
   if (!executor.ok()) return context(executor.status());
   auto model = std::make_shared<OfflineModel>();
   model->model_ = compiled->compiled.model;

@@ -31,6 +31,20 @@ struct ExportReport {
   double compile_ms = 0;
 };
 
+// A graph compiled with the options a session would use: GEInitialize's, then `options`, then the
+// environment, then `plan` (a model file's plan options) over all of them.
+struct DeviceCompile {
+  CompiledGraph graph;
+  std::shared_ptr<Device> device;
+  Options options;         // the effective options
+  CompileOptions compile;  // as resolved from them (e.g. the stream count)
+};
+Expected<DeviceCompile> CompileForDevice(Graph& graph, const Options& options, CompileScope scope,
+                                         const Options& plan = {}, uint32_t graph_id = 0);
+// The executor of a compiled model, warmed up (load errors surface here).
+Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(std::shared_ptr<const Model> model, std::shared_ptr<Device> device,
+                                                     const Options& options, uint32_t graph_id);
+
 // A graph compiled as a model file describes it: the file's contents (the optimized graph, kernel
 // IR, plan) and the compiled result that runs here. What Session and OfflineModel are made of.
 struct CompiledModel {
@@ -48,8 +62,6 @@ Expected<CompiledModel> CompileToModel(std::unique_ptr<Graph> graph, const Optio
                                        uint32_t graph_id = 0);
 // A model file's contents, checked against what they record (see LoadModel).
 Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& options, uint32_t graph_id = 0);
-// The executor of a compiled model, warmed up (load errors surface here).
-Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(const CompiledModel& model, uint32_t graph_id);
 
 // Compiles `graph` (GEInitialize first; `options` as for Session::AddGraph) and writes `path`
 // (plus `<path>.weights` when a constant is larger than 64 KiB).

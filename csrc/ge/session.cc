@@ -72,10 +72,19 @@ Status Session::AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const 
   GE_CHECK(graph != nullptr, "AddGraph({}): graph is null", graph_id);
   GE_RETURN_IF_ERROR(ValidateOptions(options_).WithContext("session options"));
   GE_RETURN_IF_ERROR(ValidateOptions(options).WithContext(fmt::format("AddGraph({}) options", graph_id)));
-  auto entry = std::make_shared<Entry>();
+  auto entry = NewEntry(options);
   entry->graph = std::move(graph);
+  return Insert(graph_id, std::move(entry));
+}
+
+std::shared_ptr<Session::Entry> Session::NewEntry(const Options& options) const {
+  auto entry = std::make_shared<Entry>();
   entry->options = options_;
   for (const auto& [k, v] : options) entry->options[k] = v;  // graph options override session options
+  return entry;
+}
+
+Status Session::Insert(uint32_t graph_id, std::shared_ptr<Entry> entry) {
   std::lock_guard<std::mutex> lock(mu_);
   GE_CHECK(graphs_.emplace(graph_id, std::move(entry)).second, "graph {} is already in this session", graph_id);
   return {};
@@ -107,26 +116,16 @@ void FillSummary(const CompiledGraph& compiled, CompiledGraphSummary* summary) {
 
 }  // namespace
 
-Expected<Options> Session::EntryOptions(const Entry& entry) const { return EffectiveOptions(entry.options); }
-
 Status Session::CompileGraph(uint32_t graph_id) {
   GE_ASSIGN_OR_RETURN(auto entry, Find(graph_id));
   std::lock_guard<std::mutex> lock(entry->compile_mu);
   if (std::atomic_load(&entry->executor)) return {};
-  GE_ASSIGN_OR_RETURN(Options merged, EntryOptions(*entry));
-  GE_ASSIGN_OR_RETURN(const std::string device_name, OptionValue(merged, option::kDevice));
-  GE_ASSIGN_OR_RETURN(auto device, DeviceRegistry::Get(device_name));
-  GE_ASSIGN_OR_RETURN(auto compile_options, CompileOptions::FromOptions(merged, graph_id));
-  GE_ASSIGN_OR_RETURN(CompiledGraph compiled, ge::CompileGraph(*entry->graph, *device, compile_options));
-
-  GE_ASSIGN_OR_RETURN(auto debug_options, RunDebugOptions::FromOptions(merged, graph_id));
-  GE_ASSIGN_OR_RETURN(const std::string replay, OptionValue(merged, option::kStreamReplay));
-  auto executor = std::make_shared<SinkExecutor>(
-      compiled.model, device, std::move(debug_options),
-      replay == "always" ? SinkExecutor::StreamReplay::kAlways : SinkExecutor::StreamReplay::kAuto);
-  GE_RETURN_IF_ERROR(executor->Warmup().WithContext(fmt::format("loading graph {}", graph_id)));
-  FillSummary(compiled, &entry->summary);
-  std::atomic_store(&entry->executor, std::move(executor));
+  GE_ASSIGN_OR_RETURN(DeviceCompile compiled,
+                      CompileForDevice(*entry->graph, entry->options, CompileScope::kWhole, {}, graph_id));
+  auto executor = MakeExecutor(compiled.graph.model, compiled.device, compiled.options, graph_id);
+  if (!executor.ok()) return executor.status().WithContext(fmt::format("loading graph {}", graph_id));
+  FillSummary(compiled.graph, &entry->summary);
+  std::atomic_store(&entry->executor, std::move(executor).value());
   return {};
 }
 
@@ -137,7 +136,7 @@ Expected<std::string> Session::CompileGraphToModel(uint32_t graph_id, const Expo
   GE_ASSIGN_OR_RETURN(auto graph, CloneGraph(*entry->graph));  // the entry keeps its graph if this fails
   GE_ASSIGN_OR_RETURN(CompiledModel model, CompileToModel(std::move(graph), entry->options, info, graph_id));
   GE_ASSIGN_OR_RETURN(std::string bytes, EncodeModelFile(model.file));
-  GE_ASSIGN_OR_RETURN(auto executor, MakeExecutor(model, graph_id));
+  GE_ASSIGN_OR_RETURN(auto executor, MakeExecutor(model.compiled.model, model.device, model.options, graph_id));
   FillSummary(model.compiled, &entry->summary);
   entry->graph = model.runtime_graph;
   std::atomic_store(&entry->executor, std::move(executor));
@@ -146,9 +145,7 @@ Expected<std::string> Session::CompileGraphToModel(uint32_t graph_id, const Expo
 
 Status Session::LoadGraph(uint32_t graph_id, std::string_view model_file, const Options& options) {
   GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
-  auto entry = std::make_shared<Entry>();
-  entry->options = options_;
-  for (const auto& [k, v] : options) entry->options[k] = v;
+  auto entry = NewEntry(options);
   GE_RETURN_IF_ERROR(ValidateOptions(entry->options).WithContext(fmt::format("LoadGraph({}) options", graph_id)));
   const WeightsOpener no_weights = [](const std::string& name) -> Expected<MappedBytes> {
     return InvalidArgument("a model file held in memory cannot refer to a weights file ('{}')", name);
@@ -158,14 +155,12 @@ Status Session::LoadGraph(uint32_t graph_id, std::string_view model_file, const 
   if (!file.ok()) return context(file.status());
   auto model = CompileModelFile(std::move(file).value(), entry->options, graph_id);
   if (!model.ok()) return context(model.status());
-  auto executor = MakeExecutor(*model, graph_id);
+  auto executor = MakeExecutor(model->compiled.model, model->device, model->options, graph_id);
   if (!executor.ok()) return context(executor.status());
   FillSummary(model->compiled, &entry->summary);
   entry->graph = model->runtime_graph;
   entry->executor = std::move(executor).value();
-  std::lock_guard<std::mutex> lock(mu_);
-  GE_CHECK(graphs_.emplace(graph_id, std::move(entry)).second, "graph {} is already in this session", graph_id);
-  return {};
+  return Insert(graph_id, std::move(entry));
 }
 
 Expected<std::shared_ptr<SinkExecutor>> Session::Executor(uint32_t graph_id) const {

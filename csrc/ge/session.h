@@ -84,7 +84,8 @@ class Session {
   struct Entry;
   Expected<std::shared_ptr<Entry>> Find(uint32_t graph_id) const;
   Expected<std::shared_ptr<SinkExecutor>> Executor(uint32_t graph_id) const;  // compiled graphs only
-  Expected<Options> EntryOptions(const Entry& entry) const;
+  std::shared_ptr<Entry> NewEntry(const Options& options) const;              // session options, then `options`
+  Status Insert(uint32_t graph_id, std::shared_ptr<Entry> entry);
 
   Options options_;
   mutable std::mutex mu_;
