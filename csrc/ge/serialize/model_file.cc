@@ -74,8 +74,6 @@ Expected<HeaderFields> DecodeHeader(std::string_view bytes) {
            "model file is truncated or has trailing bytes: the header says {} payload bytes, "
            "the file holds {}",
            h.payload_bytes, body);
-  GE_CHECK(h.payload_bytes <= static_cast<uint64_t>(kMaxPayloadBytes), "model file payload of {} bytes is too large",
-           h.payload_bytes);
   return h;
 }
 
