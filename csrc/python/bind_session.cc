@@ -4,8 +4,6 @@
 #include <ATen/ops/empty.h>
 #include <pybind11/stl.h>
 
-#include <functional>
-
 #include "devices/cpu/aten_bridge.h"
 #include "ge/serialize/graph_dump.h"
 #include "ge/offline_model.h"
@@ -23,12 +21,13 @@ struct NoPythonDispatch {
       c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot})};
 };
 
+py::list DescsToList(const std::vector<TensorDesc>& descs) {
+  py::list out;
+  for (const auto& d : descs) out.append(py::make_tuple(d.dtype, d.shape));
+  return out;
+}
+
 py::dict SummaryToDict(const CompiledGraphSummary& s) {
-  auto descs = [](const std::vector<TensorDesc>& ds) {
-    py::list out;
-    for (const auto& d : ds) out.append(py::make_tuple(d.dtype, d.shape));
-    return out;
-  };
   py::list stages;
   for (const auto& st : s.stages)
     stages.append(py::dict(py::arg("name") = st.name, py::arg("ms") = st.milliseconds,
@@ -49,27 +48,30 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
       py::arg("arena_lower_bound") = s.arena_lower_bound, py::arg("arena_no_reuse") = s.arena_no_reuse,
       py::arg("view_values") = s.view_values, py::arg("inplace_values") = s.inplace_values,
       py::arg("updates_in_input") = s.updates_in_input, py::arg("workspace_bytes") = s.workspace_bytes,
-      py::arg("stream_num") = s.stream_num, py::arg("task_num") = s.task_num, py::arg("inputs") = descs(s.input_descs),
-      py::arg("outputs") = descs(s.output_descs), py::arg("engines") = s.engine_counts,
-      py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages);
+      py::arg("stream_num") = s.stream_num, py::arg("task_num") = s.task_num,
+      py::arg("inputs") = DescsToList(s.input_descs), py::arg("outputs") = DescsToList(s.output_descs),
+      py::arg("engines") = s.engine_counts, py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages);
 }
 
-using EngineRun = std::function<Status(const std::vector<Tensor>&, std::vector<Tensor>*)>;
+// What errors call the graph: "graph 3", or "model" (graph_id < 0). Formatted only for errors:
+// the run path allocates no message.
+std::string RunnerName(int64_t graph_id) { return graph_id < 0 ? "model" : fmt::format("graph {}", graph_id); }
 
-// Runs `run` on torch tensors (`what` names the graph in errors): CPU, dense, supported dtypes.
-std::vector<at::Tensor> RunOnTensors(const std::string& what, const std::vector<at::Tensor>& inputs,
-                                     const EngineRun& run) {
+// Runs `run(inputs, &outputs)` on torch tensors: CPU, dense, supported dtypes.
+template <typename Run>
+std::vector<at::Tensor> RunOnTensors(int64_t graph_id, const std::vector<at::Tensor>& inputs, const Run& run) {
   std::vector<at::Tensor> contiguous;  // keeps copies of strided inputs alive for the run
   std::vector<Tensor> ge_inputs;
   ge_inputs.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
-    if (!t.defined()) throw GeError(fmt::format("{} input {} is an undefined tensor", what, i));
+    if (!t.defined()) throw GeError(fmt::format("{} input {} is an undefined tensor", RunnerName(graph_id), i));
     if (!t.device().is_cpu())
-      throw GeError(fmt::format("{} input {} is on {}, the CPU device needs CPU tensors", what, i, t.device().str()));
+      throw GeError(fmt::format("{} input {} is on {}, the CPU device needs CPU tensors", RunnerName(graph_id), i,
+                                t.device().str()));
     const at::Tensor& dense = t.is_contiguous() ? t : contiguous.emplace_back(t.contiguous());
     auto dtype = cpu::FromScalarType(dense.scalar_type());
-    if (!dtype.ok()) throw GeError(fmt::format("{} input {}: {}", what, i, dtype.status().message()));
+    if (!dtype.ok()) throw GeError(fmt::format("{} input {}: {}", RunnerName(graph_id), i, dtype.status().message()));
     ge_inputs.emplace_back(TensorDesc(*dtype, dense.sizes().vec()), dense.data_ptr(), nullptr);
   }
   std::vector<Tensor> ge_outputs;
@@ -95,15 +97,9 @@ std::vector<at::Tensor> RunOnTensors(const std::string& what, const std::vector<
 }
 
 std::vector<at::Tensor> RunGraph(Session& session, uint32_t graph_id, const std::vector<at::Tensor>& inputs) {
-  return RunOnTensors(
-      fmt::format("graph {}", graph_id), inputs,
-      [&](const std::vector<Tensor>& in, std::vector<Tensor>* out) { return session.RunGraph(graph_id, in, out); });
-}
-
-py::list DescsToList(const std::vector<TensorDesc>& descs) {
-  py::list out;
-  for (const auto& d : descs) out.append(py::make_tuple(d.dtype, d.shape));
-  return out;
+  return RunOnTensors(graph_id, inputs, [&](const std::vector<Tensor>& in, std::vector<Tensor>* out) {
+    return session.RunGraph(graph_id, in, out);
+  });
 }
 
 // Model files: export a graph (compiled here) and load one back (torchair_ge.export, docs/export.md).
@@ -136,7 +132,7 @@ void BindOfflineModels(py::module_& m) {
           py::arg("path"), py::arg("options") = Options{})
       .def("run",
            [](const OfflineModel& model, const std::vector<at::Tensor>& inputs) {
-             return RunOnTensors("model", inputs, [&](const std::vector<Tensor>& in, std::vector<Tensor>* out) {
+             return RunOnTensors(-1, inputs, [&](const std::vector<Tensor>& in, std::vector<Tensor>* out) {
                return model.Run(in, out);
              });
            })
