@@ -96,12 +96,15 @@ def lower_to_cached_graph(compiler, gm, example_inputs, decompositions):
 
     compiler.real_inputs = example_inputs
     compiler.keep_model = True
-    # aot_compile asks AOT autograd to bundle Inductor's cache entries; this backend keeps its own
-    # artifact (the model file), so AOT runs uncached here.
-    with torch._functorch.config.patch(enable_autograd_cache=False, bundled_autograd_cache=False,
-                                       force_autograd_cache=False, strict_autograd_cache=False):
-        aot_module_simplified(gm, example_inputs, fw_compiler=inference, inference_compiler=inference,
-                              decompositions=decompositions, keep_inference_input_mutations=True)
+    try:
+        # aot_compile asks AOT autograd to bundle Inductor's cache entries; this backend keeps its
+        # own artifact (the model file), so AOT runs uncached here.
+        with torch._functorch.config.patch(enable_autograd_cache=False, bundled_autograd_cache=False,
+                                           force_autograd_cache=False, strict_autograd_cache=False):
+            aot_module_simplified(gm, example_inputs, fw_compiler=inference, inference_compiler=inference,
+                                  decompositions=decompositions, keep_inference_input_mutations=True)
+    finally:
+        compiler.keep_model = False
     if len(captured) != 1 or not isinstance(captured[0][1], ConcreteGraph):
         raise NotImplementedError("models with symbolic sizes cannot be cached yet; use dynamic=False")
     graph, compiled = captured[0]
@@ -178,7 +181,7 @@ class CacheCompiledFunction:
         backend = _serializable_backend(self._config, self._decompositions)
         compiled = torch.compile(self._func, backend=backend, dynamic=self._dynamic, fullgraph=True).aot_compile(
             (args, kwargs))
-        _private_dir(os.path.dirname(self._path))
+        private_dir(os.path.dirname(self._path), "cache_compile")
         compiled.save_compiled_function(self._path, external_data=self._external)
         return compiled
 
@@ -199,12 +202,14 @@ def _changed_sources(compiled):
     return changed
 
 
-def _private_dir(path):
+def private_dir(path, what):
+    """Creates `path` 0700; refuses one another user owns or others may write (entries are loaded
+    and run: the cache_compile pickle, model files)."""
     os.makedirs(path, mode=0o700, exist_ok=True)
     info = os.stat(path)
     if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        raise PermissionError(f"cache_compile: {path} must be owned by this user and writable by no one else "
-                              "(the cache holds pickles, which run code when loaded)")
+        raise PermissionError(f"{what}: {path} must be owned by this user and writable by no one else "
+                              "(its entries are loaded and run)")
 
 
 def _options_hash(config, dynamic, decompositions):

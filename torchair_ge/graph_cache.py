@@ -20,7 +20,7 @@ import torch
 
 import torchair_ge
 from torchair_ge import _C
-from torchair_ge.cache_compile import CachedGraph, lower_to_cached_graph
+from torchair_ge.cache_compile import CachedGraph, lower_to_cached_graph, private_dir
 from torchair_ge.fx2ge import registry
 
 logger = logging.getLogger("torchair_ge")
@@ -98,13 +98,6 @@ def graph_key(gm, example_inputs, config, decompositions):
     return h.hexdigest()
 
 
-def _private_dir(path):
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    info = os.stat(path)
-    if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        raise PermissionError(f"graph cache: {path} must be owned by this user and writable by no one else")
-
-
 def cached_backend(compiler, decompositions, fallback):
     """Wraps a Dynamo backend (`fallback`) with the cache; `compiler` is its GeCompiler."""
 
@@ -130,11 +123,10 @@ def cached_backend(compiler, decompositions, fallback):
             del compiler.reports[reports:], compiler.graphs[graphs:]
             return fallback(gm, example_inputs)
         finally:
-            compiler.keep_model = False
             compiler.real_inputs = None
         compiler.reports[-1]["graph_cache"] = "miss"
-        _private_dir(os.path.dirname(os.path.dirname(path)))
-        _private_dir(os.path.dirname(path))
+        private_dir(os.path.dirname(os.path.dirname(path)), "graph cache")
+        private_dir(os.path.dirname(path), "graph cache")
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "wb") as f:
             f.write(CachedGraph.serialize_compile_artifacts(graph))
