@@ -1,0 +1,369 @@
+#include "ge/symbolic/size_template.h"
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
+#include "ge/ops/op_registry.h"
+
+namespace ge {
+namespace {
+
+// A constant whose elements differ in more places than this is data, not a shape vector.
+constexpr size_t kMaxSitesPerConstant = 64;
+
+bool IntegerConstant(DataType dtype) { return dtype == DataType::kInt64 || dtype == DataType::kInt32; }
+bool RealConstant(DataType dtype) { return dtype == DataType::kFloat || dtype == DataType::kDouble; }
+
+Expected<int64_t> ReadElement(const Tensor& t, int64_t i) {
+  switch (t.desc().dtype) {
+    case DataType::kInt64: return t.data_as<int64_t>()[i];
+    case DataType::kInt32: return int64_t{t.data_as<int32_t>()[i]};
+    case DataType::kFloat:
+    case DataType::kDouble: {
+      const double v = t.desc().dtype == DataType::kFloat ? t.data_as<float>()[i] : t.data_as<double>()[i];
+      GE_CHECK(std::isfinite(v) && std::nearbyint(v) == v && std::fabs(v) < 9.0e15,
+               "element {} ({}) is not an integer size", i, v);
+      return static_cast<int64_t>(v);
+    }
+    default: return InvalidArgument("a {} constant holds no sizes", DataTypeName(t.desc().dtype));
+  }
+}
+
+Status WriteElement(Tensor& t, int64_t i, int64_t value) {
+  switch (t.desc().dtype) {
+    case DataType::kInt64: t.data_as<int64_t>()[i] = value; return {};
+    case DataType::kInt32:
+      GE_CHECK(value >= INT32_MIN && value <= INT32_MAX, "size {} does not fit the int32 constant", value);
+      t.data_as<int32_t>()[i] = static_cast<int32_t>(value);
+      return {};
+    case DataType::kFloat: t.data_as<float>()[i] = static_cast<float>(value); return {};
+    case DataType::kDouble: t.data_as<double>()[i] = static_cast<double>(value); return {};
+    default: return InvalidArgument("a {} constant holds no sizes", DataTypeName(t.desc().dtype));
+  }
+}
+
+std::string Where(const SizeSite& site) {
+  switch (site.kind) {
+    case SizeSiteKind::kInputDim: return fmt::format("'{}' dim {}", site.node, site.index);
+    case SizeSiteKind::kAttr: return fmt::format("'{}' attribute {}[{}]", site.node, site.attr, site.index);
+    default: return fmt::format("'{}' element {}", site.node, site.index);
+  }
+}
+
+// The integer at a site of `node` (a check that the site exists and holds one).
+Expected<int64_t> ReadSite(const Node& node, const SizeSite& site) {
+  switch (site.kind) {
+    case SizeSiteKind::kInputDim: {
+      GE_CHECK(node.type() == kOpData, "size site {}: not a Data node", Where(site));
+      const Shape& shape = node.output_desc(0).shape;
+      GE_CHECK(site.index >= 0 && site.index < static_cast<int64_t>(shape.size()), "size site {}: rank is {}",
+               Where(site), shape.size());
+      return shape[static_cast<size_t>(site.index)];
+    }
+    case SizeSiteKind::kAttr: {
+      auto it = node.attrs().find(site.attr);
+      GE_CHECK(it != node.attrs().end(), "size site {}: no such attribute", Where(site));
+      if (site.index < 0) {
+        const auto* v = std::get_if<int64_t>(&it->second);
+        GE_CHECK(v != nullptr, "size site {}: not an int attribute", Where(site));
+        return *v;
+      }
+      const auto* list = std::get_if<std::vector<int64_t>>(&it->second);
+      GE_CHECK(list != nullptr && site.index < static_cast<int64_t>(list->size()),
+               "size site {}: not an element of an int list", Where(site));
+      return (*list)[static_cast<size_t>(site.index)];
+    }
+    case SizeSiteKind::kConstElement: {
+      const auto* t = node.type() == kOpConst ? std::get_if<Tensor>(&node.attrs().at("value")) : nullptr;
+      GE_CHECK(t != nullptr, "size site {}: not a constant", Where(site));
+      GE_CHECK(site.index >= 0 && site.index < t->desc().NumElements(), "size site {}: the constant has {} elements",
+               Where(site), t->desc().NumElements());
+      GE_CHECK(IntegerConstant(t->desc().dtype) || RealConstant(t->desc().dtype),
+               "size site {}: a {} constant holds no sizes", Where(site), DataTypeName(t->desc().dtype));
+      return ReadElement(*t, site.index);
+    }
+  }
+  return Internal("size site {}: unknown kind", Where(site));
+}
+
+Status WriteSite(Node& node, const SizeSite& site, int64_t value) {
+  switch (site.kind) {
+    case SizeSiteKind::kInputDim: {
+      Shape shape = node.output_desc(0).shape;
+      shape[static_cast<size_t>(site.index)] = value;
+      node.output_desc(0).SetShape(std::move(shape));
+      return {};
+    }
+    case SizeSiteKind::kAttr:
+      if (site.index < 0) {
+        node.SetAttr(site.attr, value);
+      } else {
+        auto list = std::get<std::vector<int64_t>>(node.attrs().at(site.attr));
+        list[static_cast<size_t>(site.index)] = value;
+        node.SetAttr(site.attr, std::move(list));
+      }
+      return {};
+    case SizeSiteKind::kConstElement: {
+      // A private copy by now: Instantiate copies a constant before writing its first site.
+      Tensor constant = std::get<Tensor>(node.attrs().at("value"));
+      return WriteElement(constant, site.index, value);
+    }
+  }
+  return Internal("size site {}: unknown kind", Where(site));
+}
+
+// Gives a Const node its own copy of its bytes (the template's stay shared and unchanged).
+void CopyConstant(Node& node) {
+  const Tensor& shared = std::get<Tensor>(node.attrs().at("value"));
+  Tensor own = Tensor::Allocate(shared.desc());
+  if (shared.nbytes() > 0) std::memcpy(own.data(), shared.data(), static_cast<size_t>(shared.nbytes()));
+  node.SetAttr("value", std::move(own));
+}
+
+std::unordered_map<std::string, std::vector<const SizeSite*>> SitesByNode(const SizeTemplate& sizes) {
+  std::unordered_map<std::string, std::vector<const SizeSite*>> out;
+  for (const SizeSite& site : sizes.sites) out[site.node].push_back(&site);
+  return out;
+}
+
+}  // namespace
+
+std::string_view SizeSiteKindName(SizeSiteKind kind) {
+  switch (kind) {
+    case SizeSiteKind::kInputDim: return "input_dim";
+    case SizeSiteKind::kAttr: return "attr";
+    default: return "const_element";
+  }
+}
+
+std::vector<std::string> SizeTemplate::SymbolNames() const {
+  std::vector<std::string> names;
+  for (const SymbolDef& s : symbols) names.push_back(s.name);
+  return names;
+}
+
+Status SizeTemplate::Verify(const Graph& graph) const {
+  const auto n = static_cast<int64_t>(symbols.size());
+  const std::vector<Node*> inputs = graph.DataNodes();
+  for (const SymbolDef& s : symbols) {
+    GE_CHECK(!s.name.empty() && s.min <= s.max, "symbol '{}': bad name or range [{}, {}]", s.name, s.min, s.max);
+    if (s.input < 0) continue;
+    GE_CHECK(s.input < static_cast<int64_t>(inputs.size()) && s.dim >= 0 &&
+                 s.dim < inputs[static_cast<size_t>(s.input)]->output_desc(0).rank(),
+             "symbol '{}' is read from input {} dim {}, which the graph does not have", s.name, s.input, s.dim);
+  }
+  for (const SizeSite& site : sites) {
+    const Node* node = graph.FindNode(site.node);
+    GE_CHECK(node != nullptr, "size site {}: the graph has no such node", Where(site));
+    GE_RETURN_IF_ERROR(ReadSite(*node, site).status());
+    GE_CHECK(site.expr.MaxSymbol() < n, "size site {}: reads symbol {} of {}", Where(site), site.expr.MaxSymbol(), n);
+  }
+  for (const SymExpr& guard : guards)
+    GE_CHECK(guard.MaxSymbol() < n, "size guard reads symbol {} of {}", guard.MaxSymbol(), n);
+  return {};
+}
+
+}  // namespace ge
+
+namespace ge {
+namespace {
+
+std::string Spell(const SizeTemplate& sizes, const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t i = 0; i < sizes.symbols.size() && i < values.size(); ++i)
+    out += fmt::format("{}{}={}", i ? ", " : "", sizes.symbols[i].name, values[i]);
+  return out;
+}
+
+Status CheckRangesAndGuards(const SizeTemplate& sizes, const std::vector<int64_t>& values) {
+  const std::vector<std::string> names = sizes.SymbolNames();
+  for (size_t i = 0; i < sizes.symbols.size(); ++i) {
+    const SymbolDef& s = sizes.symbols[i];
+    GE_CHECK(values[i] >= s.min && values[i] <= s.max, "{} = {} is outside the range [{}, {}] the graph was built for",
+             s.name, values[i], s.min, s.max);
+  }
+  for (const SymExpr& guard : sizes.guards) {
+    GE_ASSIGN_OR_RETURN(int64_t holds, guard.Evaluate(values));
+    GE_CHECK(holds != 0, "sizes {} break the condition {} the graph was built under", Spell(sizes, values),
+             guard.ToString(names));
+  }
+  return {};
+}
+
+// Each input's expected shape: the template's dims, with the input-dim sites' expressions.
+Status CheckInputShapes(const Graph& graph, const SizeTemplate& sizes, const std::vector<int64_t>& values,
+                        const std::vector<Shape>& input_shapes) {
+  const std::vector<Node*> inputs = graph.DataNodes();
+  std::unordered_map<std::string, std::vector<const SizeSite*>> sites = SitesByNode(sizes);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Shape expected = inputs[i]->output_desc(0).shape;
+    for (const SizeSite* site : sites[inputs[i]->name()]) {
+      GE_ASSIGN_OR_RETURN(expected[static_cast<size_t>(site->index)], site->expr.Evaluate(values));
+    }
+    GE_CHECK(input_shapes[i] == expected, "input {} ('{}') has shape {}, the graph expects {} for {}", i,
+             inputs[i]->name(), ShapeToString(input_shapes[i]), ShapeToString(expected), Spell(sizes, values));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::vector<int64_t>> ReadSymbols(const Graph& graph, const SizeTemplate& sizes,
+                                           const std::vector<Shape>& input_shapes) {
+  const size_t num_inputs = graph.DataNodes().size();
+  GE_CHECK(input_shapes.size() == num_inputs, "{} inputs given, the graph takes {}", input_shapes.size(), num_inputs);
+  std::vector<int64_t> values;
+  for (const SymbolDef& s : sizes.symbols) {
+    GE_CHECK(s.input >= 0, "symbol {} is not a size of any input, so no call can give its value", s.name);
+    const Shape& shape = input_shapes[static_cast<size_t>(s.input)];
+    GE_CHECK(s.dim < static_cast<int64_t>(shape.size()), "input {} has {} dims, the graph reads dim {} for {}", s.input,
+             shape.size(), s.dim, s.name);
+    values.push_back(shape[static_cast<size_t>(s.dim)]);
+  }
+  GE_RETURN_IF_ERROR(CheckRangesAndGuards(sizes, values));
+  GE_RETURN_IF_ERROR(CheckInputShapes(graph, sizes, values, input_shapes));
+  return values;
+}
+
+Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTemplate& sizes,
+                                             const std::vector<int64_t>& values) {
+  GE_CHECK(values.size() == sizes.symbols.size(), "{} size values for {} symbols", values.size(), sizes.symbols.size());
+  GE_RETURN_IF_ERROR(CheckRangesAndGuards(sizes, values));
+  std::unordered_map<std::string, std::vector<const SizeSite*>> sites = SitesByNode(sizes);
+  GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(graph));
+  GE_ASSIGN_OR_RETURN(std::vector<Node*> order, copy->TopologicalOrder());
+  for (Node* node : order) {
+    const auto it = sites.find(node->name());
+    if (it != sites.end()) {
+      if (node->type() == kOpConst) CopyConstant(*node);
+      for (const SizeSite* site : it->second) {
+        GE_RETURN_IF_ERROR(ReadSite(*node, *site).status());
+        GE_ASSIGN_OR_RETURN(int64_t value, site->expr.Evaluate(values));
+        GE_RETURN_IF_ERROR(WriteSite(*node, *site, value));
+      }
+    }
+    Status inferred = OpRegistry::Global().VerifyAndInfer(*node);
+    if (!inferred.ok()) return inferred.WithContext(fmt::format("instantiating for {}", Spell(sizes, values)));
+  }
+  GE_RETURN_IF_ERROR(copy->Verify());
+  return copy;
+}
+
+namespace {
+
+std::string InputName(const Value& v) { return v.valid() ? fmt::format("{}:{}", v.node->name(), v.index) : "-"; }
+
+Status SameEdges(const Node& a, const Node& b) {
+  GE_CHECK(a.type() == b.type(), "node '{}' is {} in one build and {} in the other", a.name(), a.type(), b.type());
+  GE_CHECK(a.num_inputs() == b.num_inputs() && a.num_outputs() == b.num_outputs(),
+           "node '{}' has {}/{} inputs/outputs in one build and {}/{} in the other", a.name(), a.num_inputs(),
+           a.num_outputs(), b.num_inputs(), b.num_outputs());
+  for (int i = 0; i < a.num_inputs(); ++i)
+    GE_CHECK(InputName(a.input(i)) == InputName(b.input(i)),
+             "node '{}' input {} reads {} in one build and {} in the other", a.name(), i, InputName(a.input(i)),
+             InputName(b.input(i)));
+  GE_CHECK(a.control_inputs().size() == b.control_inputs().size(), "node '{}' has other control inputs", a.name());
+  for (size_t i = 0; i < a.control_inputs().size(); ++i)
+    GE_CHECK(a.control_inputs()[i]->name() == b.control_inputs()[i]->name(), "node '{}' has other control inputs",
+             a.name());
+  return {};
+}
+
+void AddDifference(std::vector<SizeDifference>& out, const Node& node, SizeSiteKind kind, std::string attr,
+                   int64_t index, int64_t a, int64_t b) {
+  if (a != b) out.push_back({node.name(), kind, std::move(attr), index, a, b});
+}
+
+Status DiffConstant(const Node& node, const Tensor& a, const Tensor& b, std::vector<SizeDifference>& out) {
+  GE_CHECK(a.desc() == b.desc(), "constant '{}' is {} in one build and {} in the other", node.name(),
+           a.desc().ToString(), b.desc().ToString());
+  if (a.data() == b.data() || std::memcmp(a.data(), b.data(), static_cast<size_t>(a.nbytes())) == 0) return {};
+  const DataType dtype = a.desc().dtype;
+  const int64_t n = a.desc().NumElements();
+  GE_CHECK(IntegerConstant(dtype) || (RealConstant(dtype) && n == 1),
+           "constant '{}' ({}) has other values in the two builds", node.name(), a.desc().ToString());
+  const size_t before = out.size();
+  for (int64_t i = 0; i < n; ++i) {
+    auto x = ReadElement(a, i);
+    auto y = ReadElement(b, i);
+    GE_CHECK(x.ok() && y.ok(), "constant '{}' has values in the two builds that are not sizes", node.name());
+    AddDifference(out, node, SizeSiteKind::kConstElement, "", i, *x, *y);
+    GE_CHECK(out.size() - before <= kMaxSitesPerConstant, "constant '{}' ({}) differs in more than {} elements",
+             node.name(), a.desc().ToString(), kMaxSitesPerConstant);
+  }
+  return {};
+}
+
+Status DiffAttr(const Node& node, const std::string& name, const AttrValue& a, const AttrValue& b,
+                std::vector<SizeDifference>& out) {
+  GE_CHECK(a.index() == b.index(), "node '{}' attribute {} has another type in the other build", node.name(), name);
+  if (const auto* x = std::get_if<int64_t>(&a)) {
+    AddDifference(out, node, SizeSiteKind::kAttr, name, -1, *x, std::get<int64_t>(b));
+  } else if (const auto* list = std::get_if<std::vector<int64_t>>(&a)) {
+    const auto& other = std::get<std::vector<int64_t>>(b);
+    GE_CHECK(list->size() == other.size(), "node '{}' attribute {} has {} and {} elements", node.name(), name,
+             list->size(), other.size());
+    for (size_t i = 0; i < list->size(); ++i)
+      AddDifference(out, node, SizeSiteKind::kAttr, name, static_cast<int64_t>(i), (*list)[i], other[i]);
+  } else if (const auto* t = std::get_if<Tensor>(&a)) {
+    GE_CHECK(name == "value" && node.type() == kOpConst, "node '{}' has a tensor attribute {}", node.name(), name);
+    return DiffConstant(node, *t, std::get<Tensor>(b), out);
+  } else {
+    GE_CHECK(AttrToString(a) == AttrToString(b), "node '{}' attribute {} is {} in one build and {} in the other",
+             node.name(), name, AttrToString(a), AttrToString(b));
+  }
+  return {};
+}
+
+Status DiffNode(const Node& a, const Node& b, std::vector<SizeDifference>& out) {
+  GE_RETURN_IF_ERROR(SameEdges(a, b));
+  GE_CHECK(a.attrs().size() == b.attrs().size(), "node '{}' has {} attributes in one build and {} in the other",
+           a.name(), a.attrs().size(), b.attrs().size());
+  for (const auto& [name, value] : a.attrs()) {
+    const auto it = b.attrs().find(name);
+    GE_CHECK(it != b.attrs().end(), "node '{}' has attribute {} in one build only", a.name(), name);
+    GE_RETURN_IF_ERROR(DiffAttr(a, name, value, it->second, out));
+  }
+  if (a.type() == kOpData) {
+    const TensorDesc& x = a.output_desc(0);
+    const TensorDesc& y = b.output_desc(0);
+    GE_CHECK(x.dtype == y.dtype && x.rank() == y.rank(), "input '{}' is {} in one build and {} in the other", a.name(),
+             x.ToString(), y.ToString());
+    for (int64_t d = 0; d < x.rank(); ++d)
+      AddDifference(out, a, SizeSiteKind::kInputDim, "", d, x.shape[static_cast<size_t>(d)],
+                    y.shape[static_cast<size_t>(d)]);
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<std::vector<SizeDifference>> DiffSizes(const Graph& a, const Graph& b) {
+  GE_CHECK(a.num_nodes() == b.num_nodes(), "the builds have {} and {} nodes", a.num_nodes(), b.num_nodes());
+  std::vector<SizeDifference> out;
+  for (const Node* x : a.nodes()) {
+    const Node* y = b.FindNode(x->name());
+    GE_CHECK(y != nullptr, "node '{}' ({}) is in one build only", x->name(), x->type());
+    GE_RETURN_IF_ERROR(DiffNode(*x, *y, out));
+  }
+  return out;
+}
+
+Status CheckSameGraph(const Graph& a, const Graph& b) {
+  GE_ASSIGN_OR_RETURN(std::vector<SizeDifference> differences, DiffSizes(a, b));
+  if (!differences.empty()) {
+    const SizeDifference& d = differences.front();
+    return InvalidArgument("node '{}' {} {}[{}] is {} in one graph and {} in the other", d.node,
+                           SizeSiteKindName(d.kind), d.attr, d.index, d.a, d.b);
+  }
+  for (const Node* x : a.nodes()) {
+    const Node* y = b.FindNode(x->name());
+    for (int o = 0; o < x->num_outputs(); ++o)
+      GE_CHECK(x->output_desc(o) == y->output_desc(o), "node '{}' output {} is {} in one graph and {} in the other",
+               x->name(), o, x->output_desc(o).ToString(), y->output_desc(o).ToString());
+  }
+  return {};
+}
+
+}  // namespace ge
