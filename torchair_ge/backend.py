@@ -20,6 +20,7 @@ from torchair_ge.configs.compiler_config import CompilerConfig
 from torchair_ge.decompositions import default_decompositions
 from torchair_ge.engine import default_session, next_graph_id
 from torchair_ge.fx2ge.interpreter import convert_fx_graph
+from torchair_ge.fx2ge.size_template import derive_template
 from torchair_ge.fx2ge.symbolic import SymbolicSignature, graph_is_symbolic
 from torchair_ge.inference import gear_combinations, gear_symbols
 from torchair_ge.patterns import apply_replacements
@@ -75,7 +76,8 @@ class GeCompiler:
                 gears = gear_combinations(signature.symbols, self.gears,
                                           self.config.inference_config.dynamic_gears_merge_policy)
             compiled = DynamicGraph(signature, functools.partial(self._compile_instance, gm, frozen),
-                                    self.config.inference_config.max_shape_instances, gears)
+                                    self.config.inference_config.max_shape_instances, gears,
+                                    functools.partial(self._size_template, gm, frozen, signature))
             report = compiled.first_instance(signature.hints, start)
         report["fx_patterns"] = fx_patterns
         self.reports.append(report)
@@ -84,11 +86,21 @@ class GeCompiler:
             self._write_statistics(gm, compiled, report)
         return compiled
 
-    def _compile_instance(self, gm, frozen, bindings, start=None):
-        """One engine graph of `gm` (for the sizes in `bindings` when it is symbolic): the callable and its report."""
+    def _size_template(self, gm, frozen, signature, positions):
+        """The graph's size template (fx2ge/size_template.py): one conversion for every set of sizes."""
+        def convert(bindings):
+            return convert_fx_graph(gm, name="size_template", frozen=frozen, bindings=bindings)
+        return derive_template(gm, signature, convert, positions)
+
+    def _compile_instance(self, gm, frozen, bindings, start=None, template=None):
+        """One engine graph of `gm` (for the sizes in `bindings` when it is symbolic, instantiated
+        from `template` when there is one): the callable and its report."""
         start = start or time.perf_counter()
         graph_id = next_graph_id()
-        converted = convert_fx_graph(gm, name=f"graph_{graph_id}", frozen=frozen, bindings=bindings)
+        if template is not None:
+            converted = template.instantiate(bindings, name=f"graph_{graph_id}")
+        else:
+            converted = convert_fx_graph(gm, name=f"graph_{graph_id}", frozen=frozen, bindings=bindings)
         convert_ms = (time.perf_counter() - start) * 1e3
         ir_ops = collections.Counter(converted.graph.node_types())  # before the session takes the graph
         session = default_session()

@@ -3,15 +3,21 @@
 Dynamo compiles a graph with symbolic sizes once (`dynamic=True`, or automatic dynamic after
 a second size). Each call binds the symbols from its arguments (SymbolicSignature.bind, which
 also checks the inputs against the graph's size expressions) and runs the engine graph built
-for those sizes, converting and compiling it on the first call with them. The most recently
+for those sizes, compiling it on the first call with them: instantiated from the graph's size
+template when it has one (fx2ge/size_template.py), else converted again. The most recently
 used `max_instances` stay compiled; generated kernels of an evicted or repeated instance come
 back from the kernel cache."""
 import collections
+import logging
 import threading
 import time
 
-from torchair_ge.fx2ge.errors import DynamicShapeError
+from torchair_ge import _C
+from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError
+from torchair_ge.fx2ge.size_template import NoTemplate
 from torchair_ge.fx2ge.symbolic import spell_bindings
+
+logger = logging.getLogger("torchair_ge")
 
 
 class DynamicGraph:
@@ -19,12 +25,14 @@ class DynamicGraph:
 
     _boxed_call = True
 
-    def __init__(self, signature, compile_instance, max_instances, gears=None):
+    def __init__(self, signature, compile_instance, max_instances, gears=None, template_source=None):
         self.signature = signature
         # inference.set_dim_gears: the allowed keys (None for a symbol without gears), each
         # fully geared one compiled up front and kept (they do not count against max_instances).
         self.gears = gears
-        self._compile_instance = compile_instance  # (bindings, start) -> (ConcreteGraph, report)
+        self._compile_instance = compile_instance  # (bindings, start, template) -> (ConcreteGraph, report)
+        self._template_source = template_source  # (engine input positions) -> SizeTemplate, or raises NoTemplate
+        self.template = None
         self._max_instances = max_instances
         self._instances = collections.OrderedDict()  # key -> ConcreteGraph, least recently used first
         self._lock = threading.Lock()
@@ -46,6 +54,7 @@ class DynamicGraph:
         report["shape_instances"] = [{"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                       "compile_ms": report["compile_ms"]}]
         self.report = report
+        self._derive_template(compiled)
         if self.gears:
             report["gears"] = [spell_bindings({s: v for s, v in zip(self.signature.symbols, g) if v is not None})
                                for g in self.gears]
@@ -70,7 +79,7 @@ class DynamicGraph:
                 return compiled
             start = time.perf_counter()
             bindings = self.signature.bindings(key)
-            compiled, report = self._compile_instance(bindings, start)
+            compiled, report = self._compile_instance(bindings, start, self.template)
             self._instances[key] = compiled
             while len(self._instances) > self._max_instances:
                 self._instances.popitem(last=False)
@@ -78,8 +87,21 @@ class DynamicGraph:
                 self.report.update({k: v for k, v in report.items() if k not in ("symbolic", "shape_instances")})
                 self.summary = compiled.summary
             self.report["shape_instances"].append({"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
-                                                   "compile_ms": report["compile_ms"]})
+                                                   "compile_ms": report["compile_ms"],
+                                                   "from_template": self.template is not None})
             return compiled
+
+    def _derive_template(self, first):
+        """Builds the size template after the first instance (whose engine inputs it shares)."""
+        if self._template_source is None:
+            return
+        try:
+            self.template = self._template_source(first.input_positions)
+            self.report["size_template"] = self.template.describe()
+        except (NoTemplate, ConversionError, DynamicShapeError, _C.GeError) as e:
+            self.report["size_template"] = {"none": str(e)}
+            logger.info("graph %s: no size template, each new set of sizes is converted again: %s",
+                        self.report.get("graph_id"), e)
 
     def graph_text(self):
         """The most recently used instance's compiled graph as ge_ir text."""

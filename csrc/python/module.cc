@@ -17,6 +17,7 @@ PYBIND11_MODULE(_C, m) {
   ge::python::BindTypes(m);
   ge::python::BindBuilder(m);
   ge::python::BindSession(m);
+  ge::python::BindSymbolic(m);
   m.def(
       "set_log_level",
       [](const std::string& level) {

@@ -43,5 +43,6 @@ py::object FromAttr(const AttrValue& value);
 void BindTypes(py::module_& m);
 void BindBuilder(py::module_& m);
 void BindSession(py::module_& m);
+void BindSymbolic(py::module_& m);
 
 }  // namespace ge::python

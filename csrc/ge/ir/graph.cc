@@ -177,9 +177,9 @@ Status Graph::Verify() const {
   return order.status();
 }
 
-Expected<std::unique_ptr<Graph>> CloneGraph(const Graph& graph) {
+Expected<std::unique_ptr<Graph>> CloneGraph(const Graph& graph, const std::string& name) {
   GE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
-  auto copy = std::make_unique<Graph>(graph.name());
+  auto copy = std::make_unique<Graph>(name.empty() ? graph.name() : name);
   std::unordered_map<const Node*, Node*> copied;
   for (const Node* node : order) {
     std::vector<Value> inputs;

@@ -66,6 +66,7 @@ class Graph {
 
 // A copy of `graph` whose nodes are created in its topological order (as a graph read back from
 // a model file is): the same names, attributes, descs and edges; constants share their bytes.
-Expected<std::unique_ptr<Graph>> CloneGraph(const Graph& graph);
+// `name` names the copy (empty: the original's name).
+Expected<std::unique_ptr<Graph>> CloneGraph(const Graph& graph, const std::string& name = "");
 
 }  // namespace ge

@@ -227,11 +227,11 @@ Expected<std::vector<int64_t>> ReadSymbols(const Graph& graph, const SizeTemplat
 }
 
 Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTemplate& sizes,
-                                             const std::vector<int64_t>& values) {
+                                             const std::vector<int64_t>& values, const std::string& name) {
   GE_CHECK(values.size() == sizes.symbols.size(), "{} size values for {} symbols", values.size(), sizes.symbols.size());
   GE_RETURN_IF_ERROR(CheckRangesAndGuards(sizes, values));
   std::unordered_map<std::string, std::vector<const SizeSite*>> sites = SitesByNode(sizes);
-  GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(graph));
+  GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(graph, name));
   GE_ASSIGN_OR_RETURN(std::vector<Node*> order, copy->TopologicalOrder());
   for (Node* node : order) {
     const auto it = sites.find(node->name());

@@ -58,10 +58,10 @@ Expected<std::vector<int64_t>> ReadSymbols(const Graph& graph, const SizeTemplat
                                            const std::vector<Shape>& input_shapes);
 
 // `graph` for the sizes `values` (one per symbol): a copy whose sites hold their expressions'
-// values and whose output descs are inferred again. The copy shares constants' bytes except
-// where an element changes.
+// values and whose output descs are inferred again, named `name` (empty: the template's name).
+// The copy shares constants' bytes except where an element changes.
 Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTemplate& sizes,
-                                             const std::vector<int64_t>& values);
+                                             const std::vector<int64_t>& values, const std::string& name = "");
 
 // One integer that differs between two builds of one graph at different sizes.
 struct SizeDifference {

@@ -1,5 +1,5 @@
 """Scaled dot-product attention on the math path: softmax(q @ k^T * scale + mask) @ v, with a
-causal mask as a constant. (On CPU, torch lowers F.scaled_dot_product_attention to the flash
+causal mask built from two ranges (a constant once compiled). (On CPU, torch lowers F.scaled_dot_product_attention to the flash
 kernel; the math path gives the same values up to rounding.) Grouped-query attention (fewer
 key/value heads than query heads) repeats each KV head for its group of query heads."""
 import math
@@ -7,7 +7,7 @@ import math
 import torch
 
 from torchair_ge import ge
-from torchair_ge.fx2ge.converters.common import int_vector, to_dtype
+from torchair_ge.fx2ge.converters.common import arange, int_vector, to_dtype
 from torchair_ge.fx2ge.errors import NotProduced
 from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 
@@ -31,9 +31,10 @@ def scores_of(query, key, attn_mask, is_causal, scale, dtype):
     """q @ k^T * scale plus the causal and explicit masks: the logits the softmax reads."""
     scores = ge.Mul(ge.BatchMatMulV2(query, key, adj_x2=True), to_dtype(_scale(query, scale), dtype))
     length, source = query.shape[-2], key.shape[-2]
-    if is_causal:
-        causal = torch.full((length, source), float("-inf")).triu(1)
-        scores = ge.Add(scores, ge.Const(causal, dtype))
+    if is_causal:  # query i sees keys 0..i (torch's top-left causal mask), built from ranges
+        rows = ge.Reshape(arange(0, length), int_vector([length, 1]))
+        columns = ge.Reshape(arange(0, source), int_vector([1, source]))
+        scores = ge.MaskedFill(scores, ge.Greater(columns, rows), to_dtype(float("-inf"), dtype))
     if attn_mask is not None:
         if attn_mask.dtype == ge.DataType.DT_BOOL:  # True = attend
             scores = ge.MaskedFill(scores, ge.LogicalNot(attn_mask), to_dtype(float("-inf"), dtype))

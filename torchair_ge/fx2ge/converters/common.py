@@ -30,6 +30,18 @@ def int_vector(values):
     return ge.Const([int(v) for v in values], torch.int64)
 
 
+_RANGE_DTYPES = (torch.int32, torch.int64, torch.float32, torch.float64)
+
+
+def arange(start, end, step=1, dtype=torch.int64):
+    """torch.arange(start, end, step) as a Range node over scalar constants (not a constant of
+    the values: a graph with symbolic sizes then differs between sizes only in those scalars,
+    fx2ge/size_template.py). Folded into a constant when the graph is compiled."""
+    compute = dtype if dtype in _RANGE_DTYPES else torch.float32
+    values = ge.Range(*(ge.Const(v, compute) for v in (start, end, step)))
+    return values if compute == dtype else ge.Cast(values, dtype)
+
+
 def normalize_dim(dim, rank):
     return dim + rank if dim < 0 else dim
 

@@ -1,12 +1,12 @@
 """Indexing with static parameters: select/slice/expand/stack/embedding/index_select, their
-scatter forms (slice_scatter/select_scatter), fill/copy, and arange (static shapes make it a
-constant)."""
+scatter forms (slice_scatter/select_scatter), fill/copy, and arange (a Range node, folded into a
+constant at compile time)."""
 import sys
 
 import torch
 
 from torchair_ge import ge
-from torchair_ge.fx2ge.converters.common import int_vector, normalize_dim, to_dtype
+from torchair_ge.fx2ge.converters.common import arange, int_vector, normalize_dim, to_dtype
 from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 
 aten = torch.ops.aten
@@ -58,8 +58,8 @@ def convert_index_select(self, dim, index, *, meta_outputs=None):
 @register_fx_node_ge_converter(aten.arange.start)
 @register_fx_node_ge_converter(aten.arange.start_step)
 def convert_arange(*args, dtype=None, layout=None, device=None, pin_memory=None, meta_outputs=None):
-    # All arguments are static numbers here, so the values are known at compile time.
-    return ge.Const(torch.arange(*args, dtype=meta_outputs.dtype))
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (*args[:2], args[2] if len(args) > 2 else 1)
+    return arange(start, end, step, meta_outputs.dtype)
 
 
 def _slice_bounds(size, start, end):
@@ -83,7 +83,7 @@ def convert_slice_scatter(self, src, dim=0, start=None, end=None, step=1, *, met
         return parts[0] if len(parts) == 1 else ge.ConcatV2(parts, int_vector([dim]), N=len(parts))
     spread = [1] * len(self.shape)
     spread[dim] = src.shape[dim]
-    positions = ge.Const(torch.arange(start, end, step, dtype=torch.int64).reshape(spread))
+    positions = ge.Reshape(arange(start, end, step), int_vector(spread))
     index = ge.BroadcastTo(positions, int_vector(src.shape))
     return ge.ScatterElements(self, index, src, axis=dim, reduction="none")
 

@@ -1,5 +1,6 @@
 // Data movement kernels. Reshape/Flatten copy for now; zero-copy views arrive with the
 // memory planner's aliasing support.
+#include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 
 #include "devices/cpu/kernel_registry.h"
@@ -24,6 +25,20 @@ Expected<std::unique_ptr<Kernel>> CreateConcatV2(KernelArgs& a) {
   return MakeKernel(a.task, [parts, dim, y = a.outputs[0]]() mutable { at::cat_out(y, parts, dim); });
 }
 
+// The bounds are read at each run (inputs need not be constants), into the planned output.
+Expected<std::unique_ptr<Kernel>> CreateRange(KernelArgs& a) {
+  const std::string name = a.task.name;
+  return MakeKernel(a.task, [name, start = a.inputs[0], limit = a.inputs[1], delta = a.inputs[2],
+                             y = a.outputs[0]]() mutable {
+    // arange_out would resize a wrong-length output, which here is a view of the arena.
+    at::Tensor values = at::arange(start.item(), limit.item(), delta.item(), y.options());
+    if (values.numel() != y.numel())
+      throw std::length_error(fmt::format("Range '{}': the bounds give {} elements, the plan has {}", name,
+                                          values.numel(), y.numel()));
+    y.copy_(values);
+  });
+}
+
 }  // namespace
 
 void RegisterArrayKernels(CpuKernelRegistry& r) {
@@ -31,6 +46,7 @@ void RegisterArrayKernels(CpuKernelRegistry& r) {
   r.Register("Flatten", CreateReshapeCopy);
   r.Register("Transpose", CreateTranspose);
   r.Register("ConcatV2", CreateConcatV2);
+  r.Register("Range", CreateRange);
 }
 
 }  // namespace ge::cpu

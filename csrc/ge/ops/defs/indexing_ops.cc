@@ -1,6 +1,8 @@
 // Indexing and data movement: BroadcastTo, GatherV2, StridedSliceV2, Pack with constant
 // parameters; Index/IndexPut (torch's advanced indexing with index tensors) and Histc.
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "ge/ops/infer_util.h"
 #include "ge/ops/op_registry.h"
@@ -133,6 +135,38 @@ Status InferHistc(InferContext& ctx) {
   return {};
 }
 
+// A 0-d int32/int64/float32/float64 constant's value, or nullopt.
+std::optional<double> ScalarConst(const Tensor* t) {
+  if (t == nullptr || t->desc().rank() != 0) return std::nullopt;
+  switch (t->desc().dtype) {
+    case DataType::kInt32: return static_cast<double>(*t->data_as<int32_t>());
+    case DataType::kInt64: return static_cast<double>(*t->data_as<int64_t>());
+    case DataType::kFloat: return static_cast<double>(*t->data_as<float>());
+    case DataType::kDouble: return *t->data_as<double>();
+    default: return std::nullopt;
+  }
+}
+
+// torch.arange's length: ceil((limit - start) / delta), computed in double as torch does.
+Status InferRange(InferContext& ctx) {
+  for (int i = 0; i < 3; ++i)
+    if (ctx.Input(i).rank() != 0) return ctx.Error("input {} must be 0-d, got {}", i, ctx.Input(i).ToString());
+  const auto start = ScalarConst(ctx.ConstInput(0));
+  const auto limit = ScalarConst(ctx.ConstInput(1));
+  const auto delta = ScalarConst(ctx.ConstInput(2));
+  if (!start || !limit || !delta) {
+    ctx.Output(0).SetShape({kUnknownDim});
+    return {};
+  }
+  if (!std::isfinite(*start) || !std::isfinite(*limit) || !std::isfinite(*delta) || *delta == 0)
+    return ctx.Error("start {}, limit {}, delta {} do not make a range", *start, *limit, *delta);
+  const double length = std::ceil((*limit - *start) / *delta);
+  if (length < 0) return ctx.Error("limit {} is not reachable from start {} with delta {}", *limit, *start, *delta);
+  if (length > 1e15) return ctx.Error("a range of {} elements is too long", length);
+  ctx.Output(0).SetShape({static_cast<int64_t>(length)});
+  return {};
+}
+
 // torch's advanced indexing (index tensors, data-dependent positions) and histograms.
 void RegisterAdvancedIndexingOps(OpRegistry& r) {
   using namespace dtypes;
@@ -221,6 +255,16 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Attr("N", AttrType::kInt)
                        .Infer(InferPack)
                        .Doc("stacks the N same-shaped inputs along a new dim `axis`")
+                       .Build());
+  (void)r.Register(OpDef("Range")
+                       .TypeVar("T", {DataType::kInt32, DataType::kInt64, DataType::kFloat, DataType::kDouble})
+                       .Input("start", "T")
+                       .Input("limit", "T")
+                       .Input("delta", "T")
+                       .Output("y", "T")
+                       .Infer(InferRange)
+                       .Doc("start, start + delta, ... below limit (torch.arange); 0-d inputs, constants for a known "
+                            "length")
                        .Build());
   RegisterAdvancedIndexingOps(r);
 }

@@ -1,0 +1,236 @@
+"""Convert a graph with symbolic sizes once, then only instantiate it per set of sizes.
+
+Converters work on concrete sizes (docs/converters.md), so the graph for the sizes of a call
+is found by building it at two other sizes and comparing (`_C.diff_sizes`): the two builds must
+be the same graph except for integers (input dims, int attributes, elements of shape constants).
+Each such integer is named with an expression of Dynamo's that gives both values (a size of some
+FX value: `s0`, `4*s0`, `s0*s1`, or one scaled/offset: `s0-1`). A third build, compared with the
+template instantiated for its sizes (`_C.check_same_graph`), decides whether the template is
+trusted. A graph that a converter builds differently at other sizes (a constant whose shape
+follows a size, a branch on a size) gets no template and keeps one conversion per set of sizes.
+
+`_C.SizeTemplate.instantiate(values)` then gives the IR graph for a call's sizes without running
+any converter: the engine substitutes the sizes and infers every node's output descs again."""
+import logging
+import time
+from dataclasses import dataclass, replace
+
+import sympy
+import torch
+from torch.utils._sympy import functions as sym_fns
+from torch.utils._sympy.numbers import int_oo
+
+from torchair_ge import _C
+from torchair_ge.fx2ge.interpreter import OutputSpec
+from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator, spell_bindings
+
+logger = logging.getLogger("torchair_ge")
+
+INT64_MAX = 2**63 - 1
+# Offsets tried for the sizes of the extra builds, per symbol (distinct primes: a coincidence
+# between two expressions at both sizes is then unlikely, and the third build checks it).
+_OFFSETS = ((7, 11, 13, 17, 19, 23, 29, 31), (37, 41, 43, 47, 53, 59, 61, 67))
+
+
+class NoTemplate(Exception):
+    """Why a graph gets no size template (the reason is reported, the graph still runs)."""
+
+
+@dataclass
+class SizeTemplate:
+    """A trusted template: instantiate(bindings) gives the ConvertedGraph for those sizes."""
+    engine: object  # _C.SizeTemplate
+    converted: object  # the ConvertedGraph of one build (everything but the graph is size-free)
+    gm: object
+    symbols: list  # sympy symbols in key order
+    derive_ms: float
+
+    def instantiate(self, bindings, name=""):
+        values = [int(bindings[s]) for s in self.symbols]
+        graph = self.engine.instantiate(values, name)
+        return replace(self.converted, graph=graph, outputs=_outputs_for(self.gm, self.converted.outputs, bindings))
+
+    def describe(self):
+        return {"sites": self.engine.num_sites, "derive_ms": round(self.derive_ms, 1)}
+
+
+def derive_template(gm, signature, convert, converted_positions):
+    """A trusted SizeTemplate for `gm`, or raises NoTemplate. `convert(bindings)` builds the
+    ConvertedGraph for some sizes; `converted_positions` maps engine inputs to FX inputs."""
+    start = time.perf_counter()
+    if signature.data_dependent.symbols:
+        raise NoTemplate("data-dependent sizes are known only when a call runs")
+    hints = signature.hints
+    if set(hints) != set(signature.symbols):
+        raise NoTemplate("Dynamo gave no example value for every symbol")
+    key_b, key_c = (_other_sizes(signature, hints, offsets) for offsets in _OFFSETS)
+    build_a, build_b = convert(hints), convert(key_b)
+    try:
+        differences = _C.diff_sizes(build_a.graph, build_b.graph)
+    except _C.GeError as e:
+        raise NoTemplate(f"the graph is built differently at other sizes: {e}") from None
+    candidates = _candidate_sizes(gm)
+    sites = [_site(d, candidates, hints, key_b) for d in differences]
+    symbols = [_symbol_def(signature, s, converted_positions) for s in signature.symbols]
+    engine = _C.SizeTemplate(build_b.graph, symbols, sites, [])
+    build_c = convert(key_c)
+    try:
+        _C.check_same_graph(engine.instantiate([key_c[s] for s in signature.symbols]), build_c.graph)
+    except _C.GeError as e:
+        raise NoTemplate(f"the template does not reproduce the build at {spell_bindings(key_c)}: {e}") from None
+    return SizeTemplate(engine, build_b, gm, list(signature.symbols), (time.perf_counter() - start) * 1e3)
+
+
+def _other_sizes(signature, hints, offsets):
+    """Sizes for an extra build: each symbol moved by its own prime, inside its range and
+    Dynamo's guards (when a guard cannot be decided here, the third build still checks)."""
+    guards = _guards(signature)
+    for scale in (1, 2, 3):
+        key = {}
+        for i, s in enumerate(signature.symbols):
+            step = offsets[i % len(offsets)] * scale + i // len(offsets)
+            key[s] = _in_range(signature.ranges.get(s), hints[s], step)
+        if all(_holds(g, key) for g in guards):
+            return key
+    raise NoTemplate("no other sizes satisfy the guards Dynamo put on the graph's symbols")
+
+
+def _in_range(r, value, step):
+    if r is None:
+        return value + step
+    lower, upper = _bound(r.lower, -INT64_MAX), _bound(r.upper, INT64_MAX)
+    for candidate in (value + step, value - step, value * 2, value + 1, value - 1):
+        if lower <= candidate <= upper and candidate != value:
+            return candidate
+    raise NoTemplate(f"the range [{r.lower}, {r.upper}] leaves no other size")
+
+
+def _guards(signature):
+    env = None
+    for val in signature.vals:
+        if isinstance(val, SYM_TYPES):
+            env = val.node.shape_env
+        elif isinstance(val, torch.Tensor):
+            env = next((d.node.shape_env for d in val.shape if isinstance(d, torch.SymInt)), env)
+        if env is not None:
+            break
+    return [g.expr for g in env.guards] if env is not None else []
+
+
+def _holds(expr, key):
+    try:
+        value = expr.xreplace(key)
+        return bool(value) if value.is_Boolean or value.is_number else True
+    except (TypeError, AttributeError):
+        return True
+
+
+def _candidate_sizes(gm):
+    """Every distinct size expression of the FX graph (sizes, strides, element counts, SymInt
+    values), simplest first."""
+    exprs = set()
+    for node in gm.graph.nodes:
+        val = node.meta.get("val")
+        for v in val if isinstance(val, (tuple, list)) else (val,):
+            if isinstance(v, torch.SymInt):
+                exprs.add(v.node.expr)
+            elif isinstance(v, torch.Tensor):
+                sizes = [d.node.expr if isinstance(d, torch.SymInt) else sympy.Integer(d) for d in v.shape]
+                exprs.update(d.node.expr for d in (*v.shape, *v.stride()) if isinstance(d, torch.SymInt))
+                exprs.add(sympy.Mul(*sizes))
+                for k in range(1, len(sizes)):  # leading and trailing dims flattened together
+                    exprs.update((sympy.Mul(*sizes[:k]), sympy.Mul(*sizes[k:])))
+    exprs = [e for e in exprs if e.free_symbols]
+    return sorted(exprs, key=lambda e: (len(e.free_symbols), sympy.count_ops(e), str(e)))
+
+
+def _site(difference, candidates, key_a, key_b):
+    """(node, kind, attr, index, expression text) for one integer that differs between the builds."""
+    node, kind, attr, index, a, b = difference
+    return node, kind, attr, index, _spell(_fit(a, b, candidates, key_a, key_b, f"{node} {kind} {attr}[{index}]"))
+
+
+def _fit(a, b, candidates, key_a, key_b, where):
+    """The simplest expression e with e(A) = a and e(B) = b: a candidate, else the first
+    candidate that a scale and offset (k*e + c) or a floor division (e // k) fits."""
+    known = set(key_a)
+    values = [(e, int(e.xreplace(key_a)), int(e.xreplace(key_b))) for e in candidates if e.free_symbols <= known]
+    for e, x, y in values:
+        if (x, y) == (a, b):
+            return e
+    for e, x, y in values:
+        if x == y:
+            continue
+        if (b - a) % (y - x) == 0:
+            k = (b - a) // (y - x)
+            return k * e + (a - k * x)
+        if a > 0 and x % a == 0 and x // a > 1 and y // (x // a) == b:
+            return sym_fns.FloorDiv(e, x // a)
+    raise NoTemplate(f"{where} is {a} at {spell_bindings(key_a)} and {b} at {spell_bindings(key_b)}, "
+                     "which no size of the FX graph explains")
+
+
+def _spell(expr):
+    """The engine's spelling of a sympy size expression (ge/symbolic/sym_expr.h), fully
+    parenthesized; NoTemplate for a function the engine does not have."""
+    if expr.is_Integer:
+        return str(int(expr)) if expr >= 0 else f"(-{-int(expr)})"
+    if expr.is_Symbol:
+        return expr.name
+    args = [_spell(a) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        return "(" + "+".join(args) + ")"
+    if isinstance(expr, sympy.Mul) and all(a.is_Integer or not a.is_Rational for a in expr.args):
+        return "(" + "*".join(args) + ")"
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and 0 < int(expr.exp) <= 8:
+        return "(" + "*".join([_spell(expr.base)] * int(expr.exp)) + ")"
+    if isinstance(expr, sym_fns.FloorDiv):
+        return f"({args[0]}//{args[1]})"
+    if isinstance(expr, (sym_fns.Mod, sym_fns.PythonMod, sympy.Mod)):
+        return f"({args[0]}%{args[1]})"
+    if isinstance(expr, (sympy.Max, sym_fns.Max, sympy.Min, sym_fns.Min)):
+        name = "max" if isinstance(expr, (sympy.Max, sym_fns.Max)) else "min"
+        out = args[0]
+        for a in args[1:]:
+            out = f"{name}({out}, {a})"
+        return out
+    raise NoTemplate(f"size expression {expr} uses {type(expr).__name__}, which the engine does not evaluate")
+
+
+def _symbol_def(signature, symbol, positions):
+    """(name, engine input, dim, min, max) of one symbol."""
+    source = next(s for s in signature.sources if s.symbol == symbol)
+    engine_input, dim = -1, -1
+    if source.dim is not None and source.input in positions:
+        engine_input, dim = positions.index(source.input), source.dim
+    r = signature.ranges.get(symbol)
+    lower = _bound(r.lower, 0) if r is not None else 0
+    upper = _bound(r.upper, INT64_MAX) if r is not None else INT64_MAX
+    return symbol.name, engine_input, dim, lower, upper
+
+
+def _bound(value, infinite):
+    """A range bound as an int64 (`infinite` for Dynamo's int_oo / sympy's oo)."""
+    if value in (sympy.oo, -sympy.oo, int_oo, -int_oo):
+        return infinite
+    return max(-INT64_MAX, min(int(value), INT64_MAX))
+
+
+def _outputs_for(gm, specs, bindings):
+    """The OutputSpecs of one build with the sizes they carry ("value": a size the graph returns;
+    "view": a view of an input) evaluated for `bindings`."""
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    (results,) = output.args
+    items = results if isinstance(results, (tuple, list)) else (results,)
+    sizes = SizeEvaluator(bindings)
+    out = []
+    for spec, item in zip(specs, items):
+        if spec.kind == "value" and isinstance(item, torch.fx.Node):
+            spec = OutputSpec("value", value=sizes(item.meta["val"]))
+        elif spec.kind == "view":
+            meta = item.meta["val"]
+            view = ([sizes(d) for d in meta.shape], [sizes(d) for d in meta.stride()], sizes(meta.storage_offset()))
+            spec = OutputSpec("view", spec.index, view)
+        out.append(spec)
+    return out
+
