@@ -79,7 +79,8 @@ class DynamicGraph:
                 return compiled
             start = time.perf_counter()
             bindings = self.signature.bindings(key)
-            compiled, report = self._compile_instance(bindings, start, self.template)
+            template = self.template if self.template is not None and self.template.covers(bindings) else None
+            compiled, report = self._compile_instance(bindings, start, template)
             self._instances[key] = compiled
             while len(self._instances) > self._max_instances:
                 self._instances.popitem(last=False)
@@ -88,7 +89,7 @@ class DynamicGraph:
                 self.summary = compiled.summary
             self.report["shape_instances"].append({"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                                    "compile_ms": report["compile_ms"],
-                                                   "from_template": self.template is not None})
+                                                   "from_template": template is not None})
             return compiled
 
     def _derive_template(self, first):

@@ -1,5 +1,6 @@
 """Symbolic sizes: default torch.compile (automatic dynamic), dynamic=True, mark_dynamic, SymInt
-arithmetic in converters' arguments, a growing KV cache, and call-time input checks."""
+arithmetic in converters' arguments, a growing KV cache, call-time input checks, and size
+templates (one conversion for every set of sizes)."""
 import json
 import threading
 
@@ -9,7 +10,9 @@ import torch._dynamo
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torchair_ge
+from torchair_ge import ge, register_fx_node_ge_converter
 from torchair_ge.debug import profile_report
+from torchair_ge.fx2ge import registry
 from torchair_ge.fx2ge.errors import DynamicShapeError
 
 from bench.models import ZOO, bert, llama, mlp, recsys, resnet, tiny_chain
@@ -126,6 +129,8 @@ def test_decode_loop_with_a_growing_kv_cache():
             torch.testing.assert_close(k, ek)
     assert k.shape[2] == 37
     assert len(reports) <= 3
+    assert reports[-1]["size_template"]["sites"] > 0  # each step's instance is instantiated, not converted
+    assert len(reports[-1]["shape_instances"]) >= 29
     _native(reports)
 
 
@@ -152,6 +157,9 @@ def test_zoo_model_under_default_compile_with_four_sizes(name):
             torch.testing.assert_close(compiled(*inputs), model(*inputs), rtol=2e-4, atol=2e-4)
     assert len(reports) <= 2, [r.get("symbolic") for r in reports]
     assert "symbolic" in reports[-1]
+    # Converted once: every later set of sizes is instantiated from the size template.
+    assert "sites" in reports[-1]["size_template"], reports[-1]["size_template"]
+    assert all(i["from_template"] for i in reports[-1]["shape_instances"][1:])
 
 
 def test_gpt_decode_zoo_entry_has_no_symbolic_size():
@@ -320,3 +328,43 @@ def test_profiling_and_data_dumps_in_dynamic_mode(tmp_path):
     steps = {p.name: len(list(p.iterdir())) for p in (tmp_path / "dump").iterdir()}
     ids = [i["graph_id"] for i in reports[0]["shape_instances"]]
     assert sorted(steps.values()) == [1, 2] and all(any(f"graph_{i}_" in d for d in steps) for i in ids), steps
+
+
+def test_a_graph_built_differently_per_size_keeps_one_conversion_per_size():
+    """A converter that bakes a size into a constant's shape: no size template (the report says
+    why), and every size still runs correctly, converted for its own sizes."""
+    op = torch.ops.aten.hypot.default
+
+    @register_fx_node_ge_converter(op)
+    def hypot_with_a_size_shaped_constant(self, other, *, meta_outputs=None):
+        zeros = ge.Const(torch.zeros(list(meta_outputs.shape)), meta_outputs.dtype)
+        return ge.Add(ge.Sqrt(ge.Add(ge.Mul(self, self), ge.Mul(other, other))), zeros)
+
+    try:
+        compiled, reports = _compile(lambda a, b: torch.hypot(a, b) * 2, dynamic=True)
+        with torch.no_grad():
+            for n in (3, 5, 9):
+                a, b = torch.randn(n, 4), torch.randn(n, 4)
+                torch.testing.assert_close(compiled(a, b), torch.hypot(a, b) * 2)
+        assert "built differently" in reports[-1]["size_template"]["none"], reports[-1]["size_template"]
+        assert not any(i.get("from_template") for i in reports[-1]["shape_instances"])
+    finally:
+        registry._CONVERTERS.pop(op)
+        registry._UNPRODUCED.pop(op)
+
+
+def test_size_template_names_sizes_with_expressions_of_the_graph():
+    """Reshapes to 2*s0 and slices at s0-1: the template's sites carry those expressions and an
+    instance at a new size matches eager."""
+    def fn(x):
+        y = x.reshape(x.shape[0] * 2, -1)[: x.shape[0] - 1]
+        return torch.cat([y, torch.arange(y.shape[0], dtype=torch.float32)[:, None]], dim=1)
+
+    compiled, reports = _compile(fn, dynamic=True)
+    with torch.no_grad():
+        for n in (4, 6, 11):
+            x = torch.randn(n, 8)
+            torch.testing.assert_close(compiled(x), fn(x))
+    template = reports[-1]["size_template"]
+    assert template["sites"] >= 3, template
+    assert [i["from_template"] for i in reports[-1]["shape_instances"][1:]] == [True, True]

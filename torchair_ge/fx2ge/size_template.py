@@ -21,6 +21,7 @@ from torch.utils._sympy import functions as sym_fns
 from torch.utils._sympy.numbers import int_oo
 
 from torchair_ge import _C
+from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError
 from torchair_ge.fx2ge.interpreter import OutputSpec
 from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator, spell_bindings
 
@@ -43,7 +44,12 @@ class SizeTemplate:
     converted: object  # the ConvertedGraph of one build (everything but the graph is size-free)
     gm: object
     symbols: list  # sympy symbols in key order
+    equal: list  # (a, b): symbols the template needs equal
     derive_ms: float
+
+    def covers(self, bindings):
+        """Whether the template holds for these sizes (its symbols that must be equal are)."""
+        return all(bindings[a] == bindings[b] for a, b in self.equal)
 
     def instantiate(self, bindings, name=""):
         values = [int(bindings[s]) for s in self.symbols]
@@ -51,43 +57,88 @@ class SizeTemplate:
         return replace(self.converted, graph=graph, outputs=_outputs_for(self.gm, self.converted.outputs, bindings))
 
     def describe(self):
-        return {"sites": self.engine.num_sites, "derive_ms": round(self.derive_ms, 1)}
+        out = {"sites": self.engine.num_sites, "derive_ms": round(self.derive_ms, 1)}
+        if self.equal:
+            out["only_where"] = [f"{a} == {b}" for a, b in self.equal]
+        return out
 
 
 def derive_template(gm, signature, convert, converted_positions):
     """A trusted SizeTemplate for `gm`, or raises NoTemplate. `convert(bindings)` builds the
-    ConvertedGraph for some sizes; `converted_positions` maps engine inputs to FX inputs."""
+    ConvertedGraph for some sizes; `converted_positions` maps engine inputs to FX inputs.
+
+    The extra builds move every symbol by its own offset. When the graph cannot be built so
+    (two symbols that Dynamo kept apart but the model needs equal, as a KV cache's key and value
+    lengths), symbols equal in Dynamo's example move together, and the template then covers only
+    sizes where they are equal (its guards; other sizes are converted as before)."""
     start = time.perf_counter()
     if signature.data_dependent.symbols:
         raise NoTemplate("data-dependent sizes are known only when a call runs")
-    hints = signature.hints
-    if set(hints) != set(signature.symbols):
+    if set(signature.hints) != set(signature.symbols):
         raise NoTemplate("Dynamo gave no example value for every symbol")
-    key_b, key_c = (_other_sizes(signature, hints, offsets) for offsets in _OFFSETS)
-    build_a, build_b = convert(hints), convert(key_b)
+    groups = _equal_groups(signature)
+    try:
+        engine, build, guards = _derive(gm, signature, convert, converted_positions, None)
+    except _BuildFailed as e:
+        if not groups:
+            raise NoTemplate(str(e)) from None
+        engine, build, guards = _derive(gm, signature, convert, converted_positions, groups)
+    return SizeTemplate(engine, build, gm, list(signature.symbols), guards, (time.perf_counter() - start) * 1e3)
+
+
+class _BuildFailed(NoTemplate):
+    """The frontend could not build the graph at the extra sizes."""
+
+
+def _derive(gm, signature, convert, positions, groups):
+    hints = signature.hints
+    key_b, key_c = (_other_sizes(signature, hints, offsets, groups) for offsets in _OFFSETS)
+    build_a, build_b, build_c = convert(hints), _build(convert, key_b), _build(convert, key_c)
     try:
         differences = _C.diff_sizes(build_a.graph, build_b.graph)
     except _C.GeError as e:
         raise NoTemplate(f"the graph is built differently at other sizes: {e}") from None
     candidates = _candidate_sizes(gm)
     sites = [_site(d, candidates, hints, key_b) for d in differences]
-    symbols = [_symbol_def(signature, s, converted_positions) for s in signature.symbols]
-    engine = _C.SizeTemplate(build_b.graph, symbols, sites, [])
-    build_c = convert(key_c)
+    symbols = [_symbol_def(signature, s, positions) for s in signature.symbols]
+    guards = [(group[0], other) for group in groups or [] for other in group[1:]]
+    engine = _C.SizeTemplate(build_b.graph, symbols, sites, [f"{a.name}=={b.name}" for a, b in guards])
     try:
         _C.check_same_graph(engine.instantiate([key_c[s] for s in signature.symbols]), build_c.graph)
     except _C.GeError as e:
         raise NoTemplate(f"the template does not reproduce the build at {spell_bindings(key_c)}: {e}") from None
-    return SizeTemplate(engine, build_b, gm, list(signature.symbols), (time.perf_counter() - start) * 1e3)
+    return engine, build_b, guards
 
 
-def _other_sizes(signature, hints, offsets):
-    """Sizes for an extra build: each symbol moved by its own prime, inside its range and
-    Dynamo's guards (when a guard cannot be decided here, the third build still checks)."""
+def _build(convert, key):
+    try:
+        return convert(key)
+    except (ConversionError, DynamicShapeError, _C.GeError) as e:
+        raise _BuildFailed(f"the graph cannot be built at {spell_bindings(key)}: {e}") from None
+
+
+def _equal_groups(signature):
+    """Symbols with equal example values, in groups of two or more (None when there are none)."""
+    by_value = {}
+    for s in signature.symbols:
+        by_value.setdefault(signature.hints[s], []).append(s)
+    groups = [g for g in by_value.values() if len(g) > 1]
+    return groups or None
+
+
+def _other_sizes(signature, hints, offsets, groups):
+    """Sizes for an extra build: each symbol (or group of symbols) moved by its own prime, inside
+    its range and Dynamo's guards (when a guard cannot be decided here, the third build still checks)."""
     guards = _guards(signature)
+    slot = {}
+    for group in groups or []:
+        for s in group:
+            slot[s] = group[0]
+    movers = list(dict.fromkeys(slot.get(s, s) for s in signature.symbols))
     for scale in (1, 2, 3):
         key = {}
-        for i, s in enumerate(signature.symbols):
+        for s in signature.symbols:
+            i = movers.index(slot.get(s, s))
             step = offsets[i % len(offsets)] * scale + i // len(offsets)
             key[s] = _in_range(signature.ranges.get(s), hints[s], step)
         if all(_holds(g, key) for g in guards):
