@@ -10,7 +10,9 @@ writes into `export_path`:
     inputs/input_<k>.npy       the example inputs in the model's input order (for ge_run)
 
 Parameters and buffers the graph does not write are frozen into the model as constants; buffers
-it writes (a KV cache) stay inputs and are updated in place. docs/export.md has the details."""
+it writes (a KV cache) stay inputs and are updated in place. With dynamic=True the model keeps
+its symbolic sizes: the file holds the graph's size template and the runner compiles an
+instance per set of input sizes. docs/export.md has the details."""
 import copy
 import dataclasses
 import functools
@@ -28,7 +30,8 @@ from torchair_ge.configs.compiler_config import CompilerConfig
 from torchair_ge.decompositions import default_decompositions
 from torchair_ge.engine import default_session
 from torchair_ge.fx2ge.interpreter import convert_fx_graph
-from torchair_ge.fx2ge.symbolic import graph_is_symbolic
+from torchair_ge.fx2ge.size_template import NoTemplate, derive_template, dynamo_guards
+from torchair_ge.fx2ge.symbolic import SymbolicSignature, graph_is_symbolic
 
 logger = logging.getLogger("torchair_ge")
 
@@ -58,11 +61,10 @@ class _ExportCompiler(GeCompiler):
                                "model whose parameters do not require grad")
         if self.result is not None:
             raise RuntimeError("dynamo_export: the model traced into more than one graph")
-        if graph_is_symbolic(gm):
-            raise NotImplementedError("dynamo_export(dynamic=True): models with symbolic sizes cannot be exported yet "
-                                      "(the engine's IR has no symbolic dimensions); export with dynamic=False")
         frozen = self._frozen_inputs(gm, inference)
-        converted = convert_fx_graph(gm, name=self.export_name, frozen=frozen)
+        signature = SymbolicSignature(gm) if graph_is_symbolic(gm) else None
+        bindings = signature.hints if signature is not None else None
+        converted = convert_fx_graph(gm, name=self.export_name, frozen=frozen, bindings=bindings)
         _check_exportable(converted)
         positions = converted.input_positions or list(range(converted.num_inputs))
         names = [self.dynamo_names[p] if p < len(self.dynamo_names) else f"input{p}" for p in positions]
@@ -74,9 +76,42 @@ class _ExportCompiler(GeCompiler):
         model_path = os.path.join(self.export_path, f"{self.export_name}.tgm")
         outputs = [f"output{k}" for k in range(len(converted.outputs))]
         default_session()  # GEInitialize, once per process
-        report = _C.export_model(converted.graph, self.config.ge_options(), model_path, names, outputs)
+        options = self.config.ge_options()
+        if signature is None:
+            report = _C.export_model(converted.graph, options, model_path, names, outputs)
+        else:
+            template = _size_template(gm, signature, frozen, self.export_name, positions)
+            options["ge.kernelRunTimeSizes"] = "1"  # one kernel library for every set of sizes
+            report = template.engine.export([signature.hints[s] for s in signature.symbols], options, model_path,
+                                            names, outputs)
+            report["symbolic"] = signature.describe()
+            report["size_sites"] = template.engine.num_sites
         self.result = ExportResult(model_path, pbtxt_path, names, input_paths, report)
         return make_boxed_func(gm.forward)  # the traced call completes in eager
+
+
+def _size_template(gm, signature, frozen, name, positions):
+    """The graph's size template with Dynamo's guards, or a clear error: a model file with
+    symbolic sizes is a size template (fx2ge/size_template.py)."""
+    def convert(bindings):
+        converted = convert_fx_graph(gm, name=name, frozen=frozen, bindings=bindings)
+        _check_exportable(converted)
+        return converted
+    try:
+        template = derive_template(gm, signature, convert, positions, dynamo_guards(signature))
+    except NoTemplate as e:
+        raise ValueError(f"dynamo_export(dynamic=True): the graph cannot be exported with symbolic sizes: {e}; "
+                         "export with dynamic=False") from None
+    unread = [d for d in signature.describe() if not _read_from_input(signature, d, positions)]
+    if unread:
+        raise ValueError(f"dynamo_export(dynamic=True): symbols {unread} are not sizes of a model input (a C++ "
+                         "caller could not give them); export with dynamic=False or pass them as tensor sizes")
+    return template
+
+
+def _read_from_input(signature, name, positions):
+    source = next(s for s in signature.sources if str(s.symbol) == name)
+    return source.dim is not None and source.input in positions
 
 
 def _check_exportable(converted):

@@ -194,26 +194,143 @@ Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& 
                       m.arena_size, m.const_bytes, MillisecondsSince(start)};
 }
 
+Expected<ExportReport> ExportSizeTemplate(const Graph& graph, const SizeTemplate& sizes,
+                                          const std::vector<int64_t>& example, const Options& options,
+                                          const std::string& path, const ExportInfo& info) {
+  const auto start = std::chrono::steady_clock::now();
+  GE_RETURN_IF_ERROR(sizes.Verify(graph));
+  GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> instance, Instantiate(graph, sizes, example));
+  GE_ASSIGN_OR_RETURN(DeviceCompile compiled, CompileForDevice(*instance, options, CompileScope::kWhole));
+  ModelFileContents file;
+  file.engine_version = kEngineVersion;
+  GE_ASSIGN_OR_RETURN(file.compile_options, PlanOptionsOf(compiled));
+  GE_ASSIGN_OR_RETURN(file.graph, CloneGraph(graph));
+  file.input_names = info.input_names;
+  file.output_names = info.output_names;
+  file.sizes = sizes;
+  GE_RETURN_IF_ERROR(WriteModelFile(path, file).WithContext(fmt::format("exporting to '{}'", path)));
+  const Model& m = *compiled.graph.model;
+  int64_t kernels = 0;
+  for (const TaskDef& task : m.tasks) kernels += task.fused_kernel ? 1 : 0;
+  return ExportReport{static_cast<int64_t>(m.tasks.size()), kernels, m.arena_size, m.const_bytes,
+                      MillisecondsSince(start)};
+}
+
+namespace {
+
+// A model's descs with every dim of a symbolic input -1 (GE's unknown dim), outputs all -1.
+std::vector<TensorDesc> SymbolicInputDescs(const ModelFileContents& file) {
+  std::vector<TensorDesc> out;
+  for (const Node* data : file.graph->DataNodes()) {
+    TensorDesc desc = data->output_desc(0);
+    for (const SizeSite& site : file.sizes->sites)
+      if (site.kind == SizeSiteKind::kInputDim && site.node == data->name())
+        desc.shape[static_cast<size_t>(site.index)] = kUnknownDim;
+    desc.origin_shape = desc.shape;
+    out.push_back(std::move(desc));
+  }
+  return out;
+}
+
+std::vector<TensorDesc> UnknownOutputDescs(const Graph& graph) {
+  std::vector<TensorDesc> out;
+  const Node* net_output = graph.NetOutputNode();
+  for (const Value& v : net_output->inputs()) {
+    const TensorDesc& known = v.node->output_desc(v.index);
+    out.emplace_back(known.dtype, Shape(known.shape.size(), kUnknownDim), known.format);
+  }
+  return out;
+}
+
+// Instances of a model with symbolic sizes kept compiled; the least recently used go first.
+constexpr size_t kMaxModelInstances = 16;
+
+}  // namespace
+
 Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const Options& options) {
   const auto start = std::chrono::steady_clock::now();
   GE_ASSIGN_OR_RETURN(ModelFileContents file, ReadModelFile(path));
   auto context = [&path](const Status& st) { return st.WithContext(fmt::format("loading model '{}'", path)); };
+  auto model = std::make_shared<OfflineModel>();
+  model->input_names_ = file.input_names;
+  model->output_names_ = file.output_names;
+  if (file.sizes) {
+    auto plan = PlanOptionsFrom(file);
+    if (!plan.ok()) return context(plan.status());
+    model->options_ = options;
+    for (const auto& [key, value] : *plan) model->options_[key] = value;
+    GE_RETURN_IF_ERROR(context(ValidateOptions(model->options_)));
+    model->input_descs_ = SymbolicInputDescs(file);
+    model->output_descs_ = UnknownOutputDescs(*file.graph);
+    model->sizes_ = std::make_shared<const ModelFileContents>(std::move(file));
+    model->load_ms_ = MillisecondsSince(start);
+    return model;
+  }
   auto compiled = CompileModelFile(std::move(file), options);
   if (!compiled.ok()) return context(compiled.status());
   auto executor = MakeExecutor(compiled->compiled.model, compiled->device, compiled->options, 0);
   if (!executor.ok()) return context(executor.status());
-  auto model = std::make_shared<OfflineModel>();
   model->model_ = compiled->compiled.model;
   model->executor_ = std::move(executor).value();
   model->plan_checked_ = compiled->plan_checked;
-  model->input_names_ = compiled->file.input_names;
-  model->output_names_ = compiled->file.output_names;
+  model->input_descs_ = model->model_->input_descs;
+  model->output_descs_ = model->model_->output_descs;
   model->load_ms_ = MillisecondsSince(start);
   return model;
 }
 
 Status OfflineModel::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const {
-  return executor_->Run(inputs, outputs);
+  if (!sizes_) return executor_->Run(inputs, outputs);
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(t.desc().shape);
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> values, ReadSymbols(*sizes_->graph, *sizes_->sizes, shapes));
+  GE_ASSIGN_OR_RETURN(std::shared_ptr<SinkExecutor> executor, InstanceFor(values));
+  return executor->Run(inputs, outputs);
+}
+
+Expected<std::shared_ptr<SinkExecutor>> OfflineModel::InstanceFor(const std::vector<int64_t>& sizes) const {
+  std::lock_guard<std::mutex> lock(mutex_);  // one compile at a time; runs are not serialized
+  auto it = instances_.find(sizes);
+  if (it == instances_.end()) {
+    GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, Instantiate(*sizes_->graph, *sizes_->sizes, sizes));
+    GE_ASSIGN_OR_RETURN(DeviceCompile compiled, CompileForDevice(*graph, options_, CompileScope::kWhole));
+    GE_ASSIGN_OR_RETURN(auto executor, MakeExecutor(compiled.graph.model, compiled.device, compiled.options, 0));
+    if (instances_.size() >= kMaxModelInstances) {
+      auto oldest = instances_.begin();
+      for (auto i = instances_.begin(); i != instances_.end(); ++i)
+        if (i->second.last_use < oldest->second.last_use) oldest = i;
+      instances_.erase(oldest);
+    }
+    it = instances_.emplace(sizes, Instance{compiled.graph.model, std::move(executor), 0}).first;
+  }
+  it->second.last_use = ++use_clock_;
+  return it->second.executor;
+}
+
+std::shared_ptr<const Model> OfflineModel::model() const {
+  if (!sizes_) return model_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Instance* newest = nullptr;
+  for (const auto& [key, instance] : instances_)
+    if (newest == nullptr || instance.last_use > newest->last_use) newest = &instance;
+  return newest ? newest->model : nullptr;
+}
+
+std::vector<std::string> OfflineModel::DescribeSymbols() const {
+  std::vector<std::string> out;
+  if (!sizes_) return out;
+  for (const SymbolDef& s : sizes_->sizes->symbols)
+    out.push_back(fmt::format("{} = input {} dim {} in [{}, {}]", s.name, s.input, s.dim, s.min,
+                              s.max == INT64_MAX ? std::string("inf") : std::to_string(s.max)));
+  const std::vector<std::string> names = sizes_->sizes->SymbolNames();
+  for (const SymExpr& guard : sizes_->sizes->guards) out.push_back("where " + guard.ToString(names));
+  return out;
+}
+
+size_t OfflineModel::num_instances() const {
+  if (!sizes_) return 1;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return instances_.size();
 }
 
 }  // namespace ge

@@ -4,7 +4,9 @@
 // returns a model that runs without any framework (ge_run, examples/cpp/run_model.cc).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -67,25 +69,54 @@ Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& 
 // (plus `<path>.weights` when a constant is larger than 64 KiB).
 Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& options, const std::string& path,
                                    const ExportInfo& info = {});
+// A model with symbolic sizes: the size template (`graph` at some sizes, `sizes` its sites) is
+// written as it is; the instance for `example` (symbol values) is compiled first, to check
+// that it compiles and to resolve the plan options. The report is that instance's.
+Expected<ExportReport> ExportSizeTemplate(const Graph& graph, const SizeTemplate& sizes,
+                                          const std::vector<int64_t>& example, const Options& options,
+                                          const std::string& path, const ExportInfo& info = {});
 
 class OfflineModel {
  public:
-  // Thread-safe, like Session::RunGraph: inputs in input_descs() order, outputs allocated.
+  // Thread-safe, like Session::RunGraph: inputs in input_descs() order, outputs allocated. A
+  // model with symbolic sizes reads them from the inputs' shapes (checked against the ranges and
+  // guards it was exported under) and compiles an instance on the first call with them.
   Status Run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) const;
-  const std::vector<TensorDesc>& input_descs() const { return model_->input_descs; }
-  const std::vector<TensorDesc>& output_descs() const { return model_->output_descs; }
+  // With symbolic sizes, their dims are -1 (outputs: every dim; they are known per call).
+  const std::vector<TensorDesc>& input_descs() const { return input_descs_; }
+  const std::vector<TensorDesc>& output_descs() const { return output_descs_; }
   const std::vector<std::string>& input_names() const { return input_names_; }
   const std::vector<std::string>& output_names() const { return output_names_; }
-  const Model& model() const { return *model_; }
+  // The compiled model; of a model with symbolic sizes, the most recently compiled instance's
+  // (nullptr before the first call).
+  std::shared_ptr<const Model> model() const;
+  bool dynamic() const { return sizes_ != nullptr; }
+  // "s0 = input 0 dim 1 in [2, 512]" per symbol (empty for a static model).
+  std::vector<std::string> DescribeSymbols() const;
+  size_t num_instances() const;
   // Whether the file's recorded plan was checked against the derived one (false when the file
-  // comes from another engine version, or generated kernels were unavailable here).
+  // comes from another engine version, generated kernels were unavailable here, or the model
+  // has symbolic sizes: its plan depends on them and is always derived).
   bool plan_checked() const { return plan_checked_; }
   double load_ms() const { return load_ms_; }
 
  private:
   friend Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const Options& options);
-  std::shared_ptr<const Model> model_;
+  struct Instance {
+    std::shared_ptr<const Model> model;
+    std::shared_ptr<SinkExecutor> executor;
+    uint64_t last_use = 0;
+  };
+  Expected<std::shared_ptr<SinkExecutor>> InstanceFor(const std::vector<int64_t>& sizes) const;
+
+  std::shared_ptr<const Model> model_;  // static
   std::shared_ptr<SinkExecutor> executor_;
+  std::shared_ptr<const ModelFileContents> sizes_;  // symbolic: the template (graph, sizes, plan options)
+  Options options_;                                 // symbolic: what instances are compiled with
+  mutable std::mutex mutex_;                        // guards instances_ and use_clock_
+  mutable std::map<std::vector<int64_t>, Instance> instances_;
+  mutable uint64_t use_clock_ = 0;
+  std::vector<TensorDesc> input_descs_, output_descs_;
   std::vector<std::string> input_names_, output_names_;
   bool plan_checked_ = false;
   double load_ms_ = 0;

@@ -1,6 +1,5 @@
 // GEInitialize / Session: compile and run from Python. The GIL is released while the engine
 // compiles or runs, so several Python threads can run one compiled graph at once.
-#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <ATen/ops/empty.h>
 #include <pybind11/stl.h>
 
@@ -13,19 +12,6 @@
 namespace ge::python {
 
 namespace {
-
-// The engine's ATen calls must not be routed into Python dispatch modes (FakeTensorMode is
-// active while Dynamo compiles; user modes may be active while a graph runs).
-struct NoPythonDispatch {
-  c10::impl::ExcludeDispatchKeyGuard guard{
-      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot})};
-};
-
-py::list DescsToList(const std::vector<TensorDesc>& descs) {
-  py::list out;
-  for (const auto& d : descs) out.append(py::make_tuple(d.dtype, d.shape));
-  return out;
-}
 
 py::dict SummaryToDict(const CompiledGraphSummary& s) {
   py::list stages;
@@ -141,7 +127,10 @@ void BindOfflineModels(py::module_& m) {
       .def_property_readonly("inputs", [](const OfflineModel& m) { return DescsToList(m.input_descs()); })
       .def_property_readonly("outputs", [](const OfflineModel& m) { return DescsToList(m.output_descs()); })
       .def_property_readonly("plan_checked", &OfflineModel::plan_checked)
-      .def_property_readonly("load_ms", &OfflineModel::load_ms);
+      .def_property_readonly("load_ms", &OfflineModel::load_ms)
+      .def_property_readonly("dynamic", &OfflineModel::dynamic)
+      .def_property_readonly("symbols", &OfflineModel::DescribeSymbols)
+      .def_property_readonly("num_instances", &OfflineModel::num_instances);
 }
 
 // Task times as int64 tensors: runs [R, 2] (start, end) and tasks [R, T, 2], in steady-clock ns.

@@ -2,6 +2,8 @@
 // template built from them for the sizes of a call (docs/dynamic_shapes.md).
 #include <pybind11/stl.h>
 
+#include "ge/offline_model.h"
+#include "ge/serialize/graph_dump.h"
 #include "ge/symbolic/size_template.h"
 #include "python/py_utils.h"
 
@@ -15,23 +17,19 @@ struct PySizeTemplate {
   SizeTemplate sizes;
 };
 
-SizeSiteKind KindNamed(const std::string& name) {
-  for (SizeSiteKind kind : {SizeSiteKind::kInputDim, SizeSiteKind::kAttr, SizeSiteKind::kConstElement})
-    if (SizeSiteKindName(kind) == name) return kind;
-  throw GeError("unknown size site kind '" + name + "'");
-}
+using SymbolTuple = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>;  // name, input, dim, min, max
+using SiteTuple =
+    std::tuple<std::string, std::string, std::string, int64_t, std::string>;  // node, kind, attr, index, expr
 
-using SymbolTuple = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>;      // name, input, dim, min, max
-using SiteTuple = std::tuple<std::string, std::string, std::string, int64_t, std::string>;  // node, kind, attr, index, expr
-
-PySizeTemplate MakeTemplate(PyGraph& graph, const std::vector<SymbolTuple>& symbols, const std::vector<SiteTuple>& sites,
-                            const std::vector<std::string>& guards) {
+PySizeTemplate MakeTemplate(PyGraph& graph, const std::vector<SymbolTuple>& symbols,
+                            const std::vector<SiteTuple>& sites, const std::vector<std::string>& guards) {
   PySizeTemplate out{std::move(graph.graph), {}};
   if (!out.graph) throw GeError("this graph was already added to a session");
   for (const auto& [name, input, dim, min, max] : symbols) out.sizes.symbols.push_back({name, input, dim, min, max});
   const std::vector<std::string> names = out.sizes.SymbolNames();
   for (const auto& [node, kind, attr, index, expr] : sites)
-    out.sizes.sites.push_back({node, KindNamed(kind), attr, index, Unwrap(SymExpr::Parse(expr, names))});
+    out.sizes.sites.push_back(
+        {node, Unwrap(ParseSizeSiteKind(kind)), attr, index, Unwrap(SymExpr::Parse(expr, names))});
   for (const std::string& guard : guards) out.sizes.guards.push_back(Unwrap(SymExpr::Parse(guard, names)));
   ThrowIfError(out.sizes.Verify(*out.graph));
   return out;
@@ -52,8 +50,8 @@ void BindSymbolic(py::module_& m) {
       "The integers that differ between two builds of one graph at different sizes: (node, kind, attr, index, "
       "value in a, value in b); a GeError names the first difference that is not an integer.");
   m.def(
-      "check_same_graph", [](PyGraph& a, PyGraph& b) { ThrowIfError(CheckSameGraph(a.get(), b.get())); },
-      py::arg("a"), py::arg("b"), "Raises a GeError naming the first difference between two graphs.");
+      "check_same_graph", [](PyGraph& a, PyGraph& b) { ThrowIfError(CheckSameGraph(a.get(), b.get())); }, py::arg("a"),
+      py::arg("b"), "Raises a GeError naming the first difference between two graphs.");
   py::class_<PySizeTemplate>(m, "SizeTemplate", "A graph built at some sizes plus its size sites.")
       .def(py::init(&MakeTemplate), py::arg("graph"), py::arg("symbols"), py::arg("sites"), py::arg("guards"),
            "Takes the graph. symbols: (name, input, dim, min, max); sites: (node, kind, attr, index, expression).")
@@ -70,6 +68,25 @@ void BindSymbolic(py::module_& m) {
             return Unwrap(ReadSymbols(*t.graph, t.sizes, shapes));
           },
           py::arg("input_shapes"), "The symbol values for inputs of these shapes, after every check.")
+      .def(
+          "export",
+          [](const PySizeTemplate& t, const std::vector<int64_t>& example, const Options& options,
+             const std::string& path, const std::vector<std::string>& input_names,
+             const std::vector<std::string>& output_names) {
+            ExportReport report;
+            {
+              py::gil_scoped_release release;
+              NoPythonDispatch no_python;
+              report =
+                  Unwrap(ExportSizeTemplate(*t.graph, t.sizes, example, options, path, {input_names, output_names}));
+            }
+            return py::dict(py::arg("tasks") = report.tasks, py::arg("kernels") = report.kernels,
+                            py::arg("arena_bytes") = report.arena_bytes, py::arg("const_bytes") = report.const_bytes,
+                            py::arg("compile_ms") = report.compile_ms);
+          },
+          py::arg("example"), py::arg("options"), py::arg("path"), py::arg("input_names"), py::arg("output_names"),
+          "Writes a model file with symbolic sizes (after compiling the instance for `example` symbol values).")
+      .def("to_text", [](const PySizeTemplate& t) { return Unwrap(GraphToText(*t.graph)); })
       .def_property_readonly("num_sites", [](const PySizeTemplate& t) { return t.sizes.sites.size(); })
       .def_property_readonly("sites", [](const PySizeTemplate& t) {
         std::vector<std::string> out;

@@ -1,6 +1,7 @@
 // Shared helpers of the Python bindings: Status -> exception, attribute conversion.
 #pragma once
 
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include "ge/ir/graph.h"
@@ -39,6 +40,20 @@ T Unwrap(Expected<T> value) {
 // "_" attrs the prototype does not declare, of the type the Python value suggests).
 AttrValue ToAttr(const OpProto& proto, const std::string& name, const py::handle& value);
 py::object FromAttr(const AttrValue& value);
+
+// The engine's ATen calls must not be routed into Python dispatch modes (FakeTensorMode is
+// active while Dynamo compiles; user modes may be active while a graph runs).
+struct NoPythonDispatch {
+  c10::impl::ExcludeDispatchKeyGuard guard{
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot})};
+};
+
+// (dtype, shape) per desc.
+inline py::list DescsToList(const std::vector<TensorDesc>& descs) {
+  py::list out;
+  for (const auto& d : descs) out.append(py::make_tuple(d.dtype, d.shape));
+  return out;
+}
 
 void BindTypes(py::module_& m);
 void BindBuilder(py::module_& m);

@@ -130,8 +130,14 @@ ge::Status Main(int argc, char** argv) {
   ge::cpu::RegisterCpuDevice();
   GE_RETURN_IF_ERROR(ge::GEInitialize());
   GE_ASSIGN_OR_RETURN(auto model, ge::LoadModel(args.model, args.options));
-  std::printf("loaded %s in %.1f ms (%zu tasks, plan %s)\n", args.model.c_str(), model->load_ms(),
-              model->model().tasks.size(), model->plan_checked() ? "checked" : "derived again");
+  if (model->dynamic()) {
+    std::printf("loaded %s in %.1f ms (symbolic sizes: an instance is compiled per set of sizes)\n", args.model.c_str(),
+                model->load_ms());
+    for (const std::string& symbol : model->DescribeSymbols()) std::printf("  %s\n", symbol.c_str());
+  } else {
+    std::printf("loaded %s in %.1f ms (%zu tasks, plan %s)\n", args.model.c_str(), model->load_ms(),
+                model->model()->tasks.size(), model->plan_checked() ? "checked" : "derived again");
+  }
   if (args.inputs.empty()) {
     PrintSignature(*model);
     return {};

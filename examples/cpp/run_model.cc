@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%s: %s -> %s, %zu tasks\n", path.c_str(), (*model)->input_descs()[0].ToString().c_str(),
-              outputs[0].desc().ToString().c_str(), (*model)->model().tasks.size());
+              outputs[0].desc().ToString().c_str(), (*model)->model()->tasks.size());
   std::filesystem::remove(path);
   return 0;
 }

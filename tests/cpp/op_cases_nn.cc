@@ -89,12 +89,12 @@ std::vector<OpCase> NnAndOtherCases() {
                                                     b.CreateVector({0}), b.CreateVector({-1})});
                    },
                    {}});
-  cases.push_back({"Range",
-                   [](GraphBuilder& b) {
-                     return b.Op("Range", {b.CreateScalar(0.5, F32), b.CreateScalar(3.5, F32),
-                                           b.CreateScalar(0.5, F32)});
-                   },
-                   {TensorDesc(F32, {6})}});
+  cases.push_back(
+      {"Range",
+       [](GraphBuilder& b) {
+         return b.Op("Range", {b.CreateScalar(0.5, F32), b.CreateScalar(3.5, F32), b.CreateScalar(0.5, F32)});
+       },
+       {TensorDesc(F32, {6})}});
   cases.push_back({"Range",
                    [](GraphBuilder& b) {  // a limit that the delta moves away from
                      return b.Op("Range", {b.CreateScalar(0, DataType::kInt64), b.CreateScalar(-4, DataType::kInt64),

@@ -30,7 +30,7 @@ logger = logging.getLogger("torchair_ge")
 INT64_MAX = 2**63 - 1
 # Offsets tried for the sizes of the extra builds, per symbol (distinct primes: a coincidence
 # between two expressions at both sizes is then unlikely, and the third build checks it).
-_OFFSETS = ((7, 11, 13, 17, 19, 23, 29, 31), (37, 41, 43, 47, 53, 59, 61, 67))
+_PRIMES = (7, 11, 13, 3, 5, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97)
 
 
 class NoTemplate(Exception):
@@ -63,9 +63,10 @@ class SizeTemplate:
         return out
 
 
-def derive_template(gm, signature, convert, converted_positions):
+def derive_template(gm, signature, convert, converted_positions, guards=()):
     """A trusted SizeTemplate for `gm`, or raises NoTemplate. `convert(bindings)` builds the
-    ConvertedGraph for some sizes; `converted_positions` maps engine inputs to FX inputs.
+    ConvertedGraph for some sizes; `converted_positions` maps engine inputs to FX inputs; `guards`
+    (engine spelling) are conditions the engine checks before instantiating (dynamo_guards).
 
     The extra builds move every symbol by its own offset. When the graph cannot be built so
     (two symbols that Dynamo kept apart but the model needs equal, as a KV cache's key and value
@@ -78,21 +79,22 @@ def derive_template(gm, signature, convert, converted_positions):
         raise NoTemplate("Dynamo gave no example value for every symbol")
     groups = _equal_groups(signature)
     try:
-        engine, build, guards = _derive(gm, signature, convert, converted_positions, None)
+        engine, build, equal = _derive(gm, signature, convert, converted_positions, None, guards)
     except _BuildFailed as e:
         if not groups:
             raise NoTemplate(str(e)) from None
-        engine, build, guards = _derive(gm, signature, convert, converted_positions, groups)
-    return SizeTemplate(engine, build, gm, list(signature.symbols), guards, (time.perf_counter() - start) * 1e3)
+        engine, build, equal = _derive(gm, signature, convert, converted_positions, groups, guards)
+    return SizeTemplate(engine, build, gm, list(signature.symbols), equal, (time.perf_counter() - start) * 1e3)
 
 
 class _BuildFailed(NoTemplate):
     """The frontend could not build the graph at the extra sizes."""
 
 
-def _derive(gm, signature, convert, positions, groups):
+def _derive(gm, signature, convert, positions, groups, extra_guards):
     hints = signature.hints
-    key_b, key_c = (_other_sizes(signature, hints, offsets, groups) for offsets in _OFFSETS)
+    key_b = _other_sizes(signature, hints, groups)
+    key_c = _other_sizes(signature, hints, groups, avoid=key_b)
     build_a, build_b, build_c = convert(hints), _build(convert, key_b), _build(convert, key_c)
     try:
         differences = _C.diff_sizes(build_a.graph, build_b.graph)
@@ -101,13 +103,13 @@ def _derive(gm, signature, convert, positions, groups):
     candidates = _candidate_sizes(gm)
     sites = [_site(d, candidates, hints, key_b) for d in differences]
     symbols = [_symbol_def(signature, s, positions) for s in signature.symbols]
-    guards = [(group[0], other) for group in groups or [] for other in group[1:]]
-    engine = _C.SizeTemplate(build_b.graph, symbols, sites, [f"{a.name}=={b.name}" for a, b in guards])
+    equal = [(group[0], other) for group in groups or [] for other in group[1:]]
+    engine = _C.SizeTemplate(build_b.graph, symbols, sites, [f"{a.name}=={b.name}" for a, b in equal] + list(extra_guards))
     try:
         _C.check_same_graph(engine.instantiate([key_c[s] for s in signature.symbols]), build_c.graph)
     except _C.GeError as e:
         raise NoTemplate(f"the template does not reproduce the build at {spell_bindings(key_c)}: {e}") from None
-    return engine, build_b, guards
+    return engine, build_b, equal
 
 
 def _build(convert, key):
@@ -126,23 +128,27 @@ def _equal_groups(signature):
     return groups or None
 
 
-def _other_sizes(signature, hints, offsets, groups):
+def _other_sizes(signature, hints, groups, avoid=None):
     """Sizes for an extra build: each symbol (or group of symbols) moved by its own prime, inside
-    its range and Dynamo's guards (when a guard cannot be decided here, the third build still checks)."""
+    its range and Dynamo's guards (which may leave only a narrow band of sizes), never equal to
+    a size of `avoid` (the other extra build). When a guard cannot be decided here, the third
+    build still checks."""
     guards = _guards(signature)
     slot = {}
     for group in groups or []:
         for s in group:
             slot[s] = group[0]
     movers = list(dict.fromkeys(slot.get(s, s) for s in signature.symbols))
-    for scale in (1, 2, 3):
-        key = {}
-        for s in signature.symbols:
-            i = movers.index(slot.get(s, s))
-            step = offsets[i % len(offsets)] * scale + i // len(offsets)
-            key[s] = _in_range(signature.ranges.get(s), hints[s], step)
-        if all(_holds(g, key) for g in guards):
-            return key
+    for start in range(len(_PRIMES) - len(movers)):
+        for sign in (1, -1):
+            key = {}
+            for s in signature.symbols:
+                step = sign * _PRIMES[start + movers.index(slot.get(s, s))]
+                key[s] = _in_range(signature.ranges.get(s), hints[s], step)
+            if avoid is not None and any(key[s] == avoid[s] for s in key):
+                continue
+            if all(_holds(g, key) for g in guards):
+                return key
     raise NoTemplate("no other sizes satisfy the guards Dynamo put on the graph's symbols")
 
 
@@ -154,6 +160,27 @@ def _in_range(r, value, step):
         if lower <= candidate <= upper and candidate != value:
             return candidate
     raise NoTemplate(f"the range [{r.lower}, {r.upper}] leaves no other size")
+
+
+_RELATIONS = {sympy.Eq: "==", sympy.Ne: "!=", sympy.StrictLessThan: "<", sympy.LessThan: "<=",
+              sympy.StrictGreaterThan: ">", sympy.GreaterThan: ">="}
+
+
+def dynamo_guards(signature):
+    """Dynamo's guards on the graph's symbols in the engine's spelling, for a model file (in a
+    process, Dynamo checks them itself). NoTemplate for a guard the engine cannot check."""
+    known = set(signature.symbols)
+    out = []
+    for expr in _guards(signature):
+        parts = expr.args if isinstance(expr, sympy.And) else (expr,)
+        for part in parts:
+            if not part.free_symbols & known:
+                continue  # about other values Dynamo traced (a float it specialized): fixed in the export
+            relation = _RELATIONS.get(type(part))
+            if relation is None or not part.free_symbols <= known:
+                raise NoTemplate(f"Dynamo's guard {part} cannot be checked by the engine")
+            out.append(f"{_spell(part.lhs)}{relation}{_spell(part.rhs)}")
+    return list(dict.fromkeys(out))
 
 
 def _guards(signature):

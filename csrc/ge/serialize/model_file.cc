@@ -218,6 +218,44 @@ ConstantReader WeightsReader(const MappedBytes* weights) {
   };
 }
 
+void SizesToProto(const SizeTemplate& sizes, proto::SizeTemplateDef* out) {
+  const std::vector<std::string> names = sizes.SymbolNames();
+  for (const SymbolDef& s : sizes.symbols) {
+    proto::SymbolDef* def = out->add_symbol();
+    def->set_name(s.name);
+    def->set_input(s.input);
+    def->set_dim(s.dim);
+    def->set_min(s.min);
+    def->set_max(s.max);
+  }
+  for (const SizeSite& site : sizes.sites) {
+    proto::SizeSiteDef* def = out->add_site();
+    def->set_node(site.node);
+    def->set_kind(std::string(SizeSiteKindName(site.kind)));
+    def->set_attr(site.attr);
+    def->set_index(site.index);
+    def->set_expr(site.expr.ToString(names));
+  }
+  for (const SymExpr& guard : sizes.guards) out->add_guard(guard.ToString(names));
+}
+
+Expected<SizeTemplate> SizesFromProto(const proto::SizeTemplateDef& def) {
+  SizeTemplate sizes;
+  for (const proto::SymbolDef& s : def.symbol())
+    sizes.symbols.push_back({s.name(), s.input(), s.dim(), s.min(), s.max()});
+  const std::vector<std::string> names = sizes.SymbolNames();
+  for (const proto::SizeSiteDef& site : def.site()) {
+    GE_ASSIGN_OR_RETURN(SizeSiteKind kind, ParseSizeSiteKind(site.kind()));
+    GE_ASSIGN_OR_RETURN(SymExpr expr, SymExpr::Parse(site.expr(), names));
+    sizes.sites.push_back({site.node(), kind, site.attr(), site.index(), std::move(expr)});
+  }
+  for (const std::string& guard : def.guard()) {
+    GE_ASSIGN_OR_RETURN(SymExpr expr, SymExpr::Parse(guard, names));
+    sizes.guards.push_back(std::move(expr));
+  }
+  return sizes;
+}
+
 Expected<ModelFileContents> ContentsFromProto(const proto::ModelDef& def, const MappedBytes& weights) {
   ModelFileContents contents;
   contents.engine_version = def.engine_version();
@@ -229,6 +267,12 @@ Expected<ModelFileContents> ContentsFromProto(const proto::ModelDef& def, const 
   contents.output_names.assign(def.output_name().begin(), def.output_name().end());
   for (const proto::KernelDef& k : def.kernel()) contents.kernels.push_back({k.symbol(), k.kernel_ir()});
   GE_ASSIGN_OR_RETURN(contents.plan, PlanFromProto(def.plan()));
+  if (def.has_size_template()) {
+    GE_ASSIGN_OR_RETURN(contents.sizes, SizesFromProto(def.size_template()));
+    GE_RETURN_IF_ERROR(contents.sizes->Verify(*contents.graph).WithContext("model file's size template"));
+    GE_CHECK(contents.kernels.empty() && contents.plan.tasks.empty(),
+             "model file with symbolic sizes records kernels or a plan");
+  }
   return contents;
 }
 
@@ -310,6 +354,7 @@ Expected<proto::ModelDef> ModelToProto(const ModelFileContents& contents, int64_
     kernel->set_kernel_ir(k.kernel_ir);
   }
   PlanToProto(contents.plan, def.mutable_plan());
+  if (contents.sizes) SizesToProto(*contents.sizes, def.mutable_size_template());
   return def;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ge/ir/graph.h"
+#include "ge/symbolic/size_template.h"
 
 namespace ge {
 
@@ -56,11 +57,13 @@ struct ModelKernelDesc {
 
 struct ModelFileContents {
   std::string engine_version;
-  std::shared_ptr<Graph> graph;  // the optimized graph
+  // The optimized graph; with `sizes`, the frontend's graph at some sizes (a size template).
+  std::shared_ptr<Graph> graph;
   std::map<std::string, std::string> compile_options;
   std::vector<std::string> input_names, output_names;
   std::vector<ModelKernelDesc> kernels;
   ModelPlanDesc plan;
+  std::optional<SizeTemplate> sizes;  // a model with symbolic sizes: no kernels or plan recorded
 };
 
 // Writes `path` and, when some constant is larger than `inline_limit`, `<path>.weights`.

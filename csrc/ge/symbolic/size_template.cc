@@ -137,6 +137,12 @@ std::string_view SizeSiteKindName(SizeSiteKind kind) {
   }
 }
 
+Expected<SizeSiteKind> ParseSizeSiteKind(std::string_view name) {
+  for (SizeSiteKind kind : {SizeSiteKind::kInputDim, SizeSiteKind::kAttr, SizeSiteKind::kConstElement})
+    if (SizeSiteKindName(kind) == name) return kind;
+  return InvalidArgument("unknown size site kind '{}'", name);
+}
+
 std::vector<std::string> SizeTemplate::SymbolNames() const {
   std::vector<std::string> names;
   for (const SymbolDef& s : symbols) names.push_back(s.name);

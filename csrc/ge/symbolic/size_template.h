@@ -31,6 +31,7 @@ struct SymbolDef {
 
 enum class SizeSiteKind { kInputDim, kAttr, kConstElement };
 std::string_view SizeSiteKindName(SizeSiteKind kind);
+Expected<SizeSiteKind> ParseSizeSiteKind(std::string_view name);
 
 struct SizeSite {
   std::string node;  // the node's name in the template graph

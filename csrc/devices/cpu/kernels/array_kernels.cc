@@ -28,15 +28,15 @@ Expected<std::unique_ptr<Kernel>> CreateConcatV2(KernelArgs& a) {
 // The bounds are read at each run (inputs need not be constants), into the planned output.
 Expected<std::unique_ptr<Kernel>> CreateRange(KernelArgs& a) {
   const std::string name = a.task.name;
-  return MakeKernel(a.task, [name, start = a.inputs[0], limit = a.inputs[1], delta = a.inputs[2],
-                             y = a.outputs[0]]() mutable {
-    // arange_out would resize a wrong-length output, which here is a view of the arena.
-    at::Tensor values = at::arange(start.item(), limit.item(), delta.item(), y.options());
-    if (values.numel() != y.numel())
-      throw std::length_error(fmt::format("Range '{}': the bounds give {} elements, the plan has {}", name,
-                                          values.numel(), y.numel()));
-    y.copy_(values);
-  });
+  return MakeKernel(
+      a.task, [name, start = a.inputs[0], limit = a.inputs[1], delta = a.inputs[2], y = a.outputs[0]]() mutable {
+        // arange_out would resize a wrong-length output, which here is a view of the arena.
+        at::Tensor values = at::arange(start.item(), limit.item(), delta.item(), y.options());
+        if (values.numel() != y.numel())
+          throw std::length_error(
+              fmt::format("Range '{}': the bounds give {} elements, the plan has {}", name, values.numel(), y.numel()));
+        y.copy_(values);
+      });
 }
 
 }  // namespace
