@@ -102,6 +102,10 @@ def run_workload(name, quick, log=print, systems=SYSTEMS):
                    "graphs": counting.graphs if counting else 0}
             if reports:
                 row["engine_instances"] = sum(len(r.get("shape_instances", [])) or 1 for r in reports)
+                later = [i for r in reports for i in r.get("shape_instances", [])[1:]]  # after each first
+                row["from_template"] = sum(1 for i in later if i.get("from_template"))
+                if later:
+                    row["instance_compile_ms"] = statistics.median(i["compile_ms"] for i in later)
             rows.append(row)
             log(f"  {name:<20} {system:<12} first {first_s:7.2f} s  steady {steady_s * 1e3:8.1f} ms  "
                 f"graphs {row['graphs']}  err {err:.2e}")
@@ -154,15 +158,19 @@ def markdown(results):
              "Each workload compiled once and called with a new shape nearly every call (torchair_ge: default "
              "torch.compile; Inductor: dynamic=True). First pass: the seeded sequence of shapes, compiles included; "
              "steady pass: the same sequence again. Graphs: compiled by the backend; engine instances: "
-             "torchair_ge's per-size instances (docs/dynamic_shapes.md).", "",
+             "torchair_ge's per-size instances (docs/dynamic_shapes.md), how many of the later ones were "
+             "instantiated from the size template, and their median compile ms.", "",
              "| workload | system | first pass (s) | steady pass (ms) | / eager | / inductor | graphs | engine instances "
-             "| max abs err |", "|---|---|---|---|---|---|---|---|---|"]
+             "(from template, median compile ms) | max abs err |", "|---|---|---|---|---|---|---|---|---|"]
     for w in results["workloads"]:
         by = {r["system"]: r for r in w["systems"]}
         for r in w["systems"]:
             ratio = lambda base: f"{r['steady_pass_s'] / by[base]['steady_pass_s']:.2f}" if base in by else ""  # noqa: E731
+            instances = str(r.get("engine_instances", ""))
+            if "instance_compile_ms" in r:
+                instances += f" ({r['from_template']}, {r['instance_compile_ms']:.1f} ms)"
             lines.append(f"| {w['name']} | {r['system']} | {r['first_pass_s']:.2f} | {r['steady_pass_s'] * 1e3:.1f} | "
-                         f"{ratio('eager')} | {ratio('inductor')} | {r['graphs']} | {r.get('engine_instances', '')} | "
+                         f"{ratio('eager')} | {ratio('inductor')} | {r['graphs']} | {instances} | "
                          f"{r['max_abs_err']:.1e} |")
     lines += ["", "torchair_ge compiled with dynamic=True vs dynamic=False, each zoo model at its own shape:", "",
               "| model | static ms | dynamic ms | dynamic / static |", "|---|---|---|---|"]

@@ -8,7 +8,7 @@
 set -euo pipefail
 PY=${PY:-python3}
 SECONDS_EACH=${FUZZ_SECONDS:-60}
-TARGETS=${FUZZ_TARGETS:-"model_file graph_text op_plugin npy"}
+TARGETS=${FUZZ_TARGETS:-"model_file graph_text op_plugin npy size_expr"}
 OUT=${FUZZ_BUILD:-build-fuzz}
 cd "$(dirname "$0")/.."
 
@@ -25,7 +25,7 @@ fi
 cmake --build "$OUT" -j "${JOBS:-2}"
 
 seeds="$OUT/seeds"
-[ -d "$seeds/model_file" ] || "$PY" tests/fuzz/make_seeds.py "$seeds"
+[ -d "$seeds/size_expr" ] || "$PY" tests/fuzz/make_seeds.py "$seeds"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

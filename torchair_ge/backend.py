@@ -86,11 +86,11 @@ class GeCompiler:
             self._write_statistics(gm, compiled, report)
         return compiled
 
-    def _size_template(self, gm, frozen, signature, positions):
+    def _size_template(self, gm, frozen, signature):
         """The graph's size template (fx2ge/size_template.py): one conversion for every set of sizes."""
         def convert(bindings):
             return convert_fx_graph(gm, name="size_template", frozen=frozen, bindings=bindings)
-        return derive_template(gm, signature, convert, positions)
+        return derive_template(gm, signature, convert)
 
     def _compile_instance(self, gm, frozen, bindings, start=None, template=None):
         """One engine graph of `gm` (for the sizes in `bindings` when it is symbolic, instantiated

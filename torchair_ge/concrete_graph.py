@@ -21,7 +21,6 @@ class ConcreteGraph:
         self._outputs = converted.outputs
         self._mutated = converted.mutated_inputs
         self._positions = converted.input_positions  # FX input number per engine input, when some are frozen
-        self.input_positions = converted.input_positions or list(range(converted.num_inputs))
         self._layouts = list(converted.input_layouts.items())  # engine inputs read permuted (dense_layout)
         self._frozen = list((frozen or {}).items())
         self._waited = converted.waited_inputs  # inputs whose outside collective must finish first

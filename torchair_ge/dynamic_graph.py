@@ -31,7 +31,7 @@ class DynamicGraph:
         # fully geared one compiled up front and kept (they do not count against max_instances).
         self.gears = gears
         self._compile_instance = compile_instance  # (bindings, start, template) -> (ConcreteGraph, report)
-        self._template_source = template_source  # (engine input positions) -> SizeTemplate, or raises NoTemplate
+        self._template_source = template_source  # () -> SizeTemplate, or raises NoTemplate
         self.template = None
         self._max_instances = max_instances
         self._instances = collections.OrderedDict()  # key -> ConcreteGraph, least recently used first
@@ -54,7 +54,7 @@ class DynamicGraph:
         report["shape_instances"] = [{"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                       "compile_ms": report["compile_ms"]}]
         self.report = report
-        self._derive_template(compiled)
+        self._derive_template()
         if self.gears:
             report["gears"] = [spell_bindings({s: v for s, v in zip(self.signature.symbols, g) if v is not None})
                                for g in self.gears]
@@ -92,12 +92,12 @@ class DynamicGraph:
                                                    "from_template": template is not None})
             return compiled
 
-    def _derive_template(self, first):
-        """Builds the size template after the first instance (whose engine inputs it shares)."""
+    def _derive_template(self):
+        """Builds the size template after the first instance (so a graph that cannot compile fails first)."""
         if self._template_source is None:
             return
         try:
-            self.template = self._template_source(first.input_positions)
+            self.template = self._template_source()
             self.report["size_template"] = self.template.describe()
         except (NoTemplate, ConversionError, DynamicShapeError, _C.GeError) as e:
             self.report["size_template"] = {"none": str(e)}

@@ -98,7 +98,7 @@ def _size_template(gm, signature, frozen, name, positions):
         _check_exportable(converted)
         return converted
     try:
-        template = derive_template(gm, signature, convert, positions, dynamo_guards(signature))
+        template = derive_template(gm, signature, convert, dynamo_guards(signature))
     except NoTemplate as e:
         raise ValueError(f"dynamo_export(dynamic=True): the graph cannot be exported with symbolic sizes: {e}; "
                          "export with dynamic=False") from None

@@ -33,9 +33,9 @@ std::vector<float> Values(size_t n, unsigned seed) {
 }
 
 // tanh(relu(x @ w + b) * 0.5 - x): a library product, then a fusible chain.
-std::unique_ptr<Graph> MlpGraph() {
+std::unique_ptr<Graph> MlpGraph(int64_t rows = kRows) {
   es::GraphBuilder b("mlp");
-  auto x = b.CreateInput(0, DataType::kFloat, {kRows, kCols});
+  auto x = b.CreateInput(0, DataType::kFloat, {rows, kCols});
   auto w = b.CreateConst(Tensor::FromVector(DataType::kFloat, {kCols, kCols}, Values(kCols * kCols, 1)));
   auto bias = b.CreateConst(Tensor::FromVector(DataType::kFloat, {kCols}, Values(kCols, 2)));
   auto half = b.CreateScalar(0.5, DataType::kFloat);
@@ -99,6 +99,66 @@ TEST_F(OfflineModelTest, LoadedModelRunsLikeTheSession) {
   ASSERT_EQ(loaded[0].desc(), compiled[0].desc());
   EXPECT_EQ(std::memcmp(loaded[0].data(), compiled[0].data(), static_cast<size_t>(loaded[0].nbytes())), 0);
   EXPECT_TRUE(std::isfinite(loaded[0].data_as<float>()[0]));
+}
+
+// The MLP with a symbolic row count s0: its one size site is the input's dim 0.
+SizeTemplate RowsTemplate(int64_t max_rows = 64) {
+  SizeTemplate sizes;
+  sizes.symbols.push_back({"s0", 0, 0, 2, max_rows});
+  sizes.sites.push_back({"arg0", SizeSiteKind::kInputDim, "", 0, SymExpr::Symbol(0)});
+  return sizes;
+}
+
+TEST_F(OfflineModelTest, ModelWithSymbolicSizesRunsEverySizeLikeAStaticExport) {
+  auto report = ExportSizeTemplate(*MlpGraph(), RowsTemplate(), {kRows}, {}, path_, {{"x"}, {"y"}});
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  auto model = LoadModel(path_);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_TRUE((*model)->dynamic());
+  EXPECT_EQ((*model)->input_descs()[0].shape, (Shape{-1, kCols}));
+  EXPECT_EQ((*model)->model(), nullptr);  // no instance before the first call
+  for (int64_t rows : {5, 8, 5, 3}) {
+    const std::string fixed = (dir_ / ("fixed" + std::to_string(rows) + ".tgm")).string();
+    ASSERT_TRUE(ExportModel(MlpGraph(rows), {}, fixed).ok());
+    auto expected_model = LoadModel(fixed);
+    ASSERT_TRUE(expected_model.ok()) << expected_model.status().ToString();
+    std::vector<float> x = Values(static_cast<size_t>(rows * kCols), 4);
+    const Tensor input(TensorDesc(DataType::kFloat, {rows, kCols}), x.data(), nullptr);
+    std::vector<Tensor> got, want;
+    ASSERT_TRUE((*model)->Run({input}, &got).ok());
+    ASSERT_TRUE((*expected_model)->Run({input}, &want).ok());
+    ASSERT_EQ(got[0].desc(), want[0].desc());
+    EXPECT_EQ(std::memcmp(got[0].data(), want[0].data(), static_cast<size_t>(got[0].nbytes())), 0) << rows;
+  }
+  EXPECT_EQ((*model)->num_instances(), 3u);
+  std::vector<float> wide(70 * kCols);
+  std::vector<Tensor> out;
+  const Status outside = (*model)->Run({Tensor(TensorDesc(DataType::kFloat, {70, kCols}), wide.data(), nullptr)}, &out);
+  EXPECT_NE(outside.message().find("outside the range [2, 64]"), std::string::npos) << outside.ToString();
+  const Status wrong_cols = (*model)->Run({Tensor(TensorDesc(DataType::kFloat, {4, 7}), wide.data(), nullptr)}, &out);
+  EXPECT_NE(wrong_cols.message().find("expects [4,160]"), std::string::npos) << wrong_cols.ToString();
+}
+
+TEST_F(OfflineModelTest, BadSizeTemplatesInFilesAreClearErrors) {
+  auto graph = MlpGraph();
+  auto write = [&](SizeTemplate sizes) {
+    ModelFileContents file;
+    file.engine_version = "0.1.0";
+    file.graph = CloneGraph(*graph).value();
+    file.sizes = std::move(sizes);
+    EXPECT_TRUE(WriteModelFile(path_, file).ok());
+    return Load(path_);
+  };
+  SizeTemplate site_elsewhere = RowsTemplate();
+  site_elsewhere.sites[0].node = "no_such_node";
+  EXPECT_NE(write(site_elsewhere).find("no such node"), std::string::npos);
+  SizeTemplate bad_source = RowsTemplate();
+  bad_source.symbols[0].dim = 5;
+  EXPECT_NE(write(bad_source).find("does not have"), std::string::npos);
+  SizeTemplate bad_range = RowsTemplate();
+  bad_range.symbols[0].min = 9;
+  bad_range.symbols[0].max = 3;
+  EXPECT_NE(write(bad_range).find("bad name or range"), std::string::npos);
 }
 
 TEST_F(OfflineModelTest, CorruptedTruncatedAndForeignFilesAreClearErrors) {

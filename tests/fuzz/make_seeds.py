@@ -1,5 +1,5 @@
 """Seed corpora for the fuzz harnesses, from real exports and dumps: small models exported with
-dynamo_export (model files; their weights inline), their converted graphs as text, .npy inputs,
+dynamo_export (model files, static and with symbolic sizes; their weights inline), their converted graphs as text, .npy inputs,
 and op-plugin definitions in the example plugin's style. Usage: make_seeds.py OUT_DIR"""
 import os
 import pathlib
@@ -38,14 +38,21 @@ PLUGIN_SEEDS = [
 ]
 
 
+SIZE_EXPR_SEEDS = ["2*s0+1", "(1+(-1+s1)//2)*(64+64*(-1+s1)//4)<=20480", "max(s0, min(s1, 8))-s2%3", "s0!=s1"]
+
+
 def main(out):
     out = pathlib.Path(out)
-    for name in ("model_file", "graph_text", "op_plugin", "npy"):
+    for name in ("model_file", "graph_text", "op_plugin", "npy", "size_expr"):
         (out / name).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for name, model, inputs in models():
             result = torchair_ge.dynamo_export(*inputs, model=model.eval(), export_path=os.path.join(tmp, name))
             (out / "model_file" / f"{name}.tgm").write_bytes(pathlib.Path(result.model_path).read_bytes())
+            if name != "conv":  # with symbolic sizes: a size template (symbols, sites, guards)
+                result = torchair_ge.dynamo_export(*inputs, model=model.eval(), dynamic=True,
+                                                   export_path=os.path.join(tmp, name + "_dynamic"))
+                (out / "model_file" / f"{name}_dynamic.tgm").write_bytes(pathlib.Path(result.model_path).read_bytes())
             (out / "graph_text" / f"{name}.txt").write_text(pathlib.Path(result.pbtxt_path).read_text())
             for k, path in enumerate(result.input_paths):
                 (out / "npy" / f"{name}_{k}.npy").write_bytes(pathlib.Path(path).read_bytes())
@@ -53,6 +60,8 @@ def main(out):
     np.save(out / "npy" / "scalar.npy", np.float64(2.5))
     for k, seed in enumerate(PLUGIN_SEEDS):
         (out / "op_plugin" / f"def_{k}").write_bytes(seed)
+    for k, seed in enumerate(SIZE_EXPR_SEEDS):
+        (out / "size_expr" / f"expr_{k}").write_text(seed)
     print(f"fuzz seeds in {out}")
 
 

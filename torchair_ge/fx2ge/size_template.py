@@ -63,10 +63,10 @@ class SizeTemplate:
         return out
 
 
-def derive_template(gm, signature, convert, converted_positions, guards=()):
+def derive_template(gm, signature, convert, guards=()):
     """A trusted SizeTemplate for `gm`, or raises NoTemplate. `convert(bindings)` builds the
-    ConvertedGraph for some sizes; `converted_positions` maps engine inputs to FX inputs; `guards`
-    (engine spelling) are conditions the engine checks before instantiating (dynamo_guards).
+    ConvertedGraph for some sizes; `guards` (engine spelling) are conditions the engine checks
+    before instantiating (dynamo_guards).
 
     The extra builds move every symbol by its own offset. When the graph cannot be built so
     (two symbols that Dynamo kept apart but the model needs equal, as a KV cache's key and value
@@ -79,11 +79,11 @@ def derive_template(gm, signature, convert, converted_positions, guards=()):
         raise NoTemplate("Dynamo gave no example value for every symbol")
     groups = _equal_groups(signature)
     try:
-        engine, build, equal = _derive(gm, signature, convert, converted_positions, None, guards)
+        engine, build, equal = _derive(gm, signature, convert, None, guards)
     except _BuildFailed as e:
         if not groups:
             raise NoTemplate(str(e)) from None
-        engine, build, equal = _derive(gm, signature, convert, converted_positions, groups, guards)
+        engine, build, equal = _derive(gm, signature, convert, groups, guards)
     return SizeTemplate(engine, build, gm, list(signature.symbols), equal, (time.perf_counter() - start) * 1e3)
 
 
@@ -91,7 +91,7 @@ class _BuildFailed(NoTemplate):
     """The frontend could not build the graph at the extra sizes."""
 
 
-def _derive(gm, signature, convert, positions, groups, extra_guards):
+def _derive(gm, signature, convert, groups, extra_guards):
     hints = signature.hints
     key_b = _other_sizes(signature, hints, groups)
     key_c = _other_sizes(signature, hints, groups, avoid=key_b)
@@ -102,6 +102,7 @@ def _derive(gm, signature, convert, positions, groups, extra_guards):
         raise NoTemplate(f"the graph is built differently at other sizes: {e}") from None
     candidates = _candidate_sizes(gm)
     sites = [_site(d, candidates, hints, key_b) for d in differences]
+    positions = build_a.input_positions or list(range(build_a.num_inputs))  # FX input of each engine input
     symbols = [_symbol_def(signature, s, positions) for s in signature.symbols]
     equal = [(group[0], other) for group in groups or [] for other in group[1:]]
     engine = _C.SizeTemplate(build_b.graph, symbols, sites, [f"{a.name}=={b.name}" for a, b in equal] + list(extra_guards))
@@ -139,16 +140,17 @@ def _other_sizes(signature, hints, groups, avoid=None):
         for s in group:
             slot[s] = group[0]
     movers = list(dict.fromkeys(slot.get(s, s) for s in signature.symbols))
-    for start in range(len(_PRIMES) - len(movers)):
-        for sign in (1, -1):
-            key = {}
-            for s in signature.symbols:
-                step = sign * _PRIMES[start + movers.index(slot.get(s, s))]
-                key[s] = _in_range(signature.ranges.get(s), hints[s], step)
-            if avoid is not None and any(key[s] == avoid[s] for s in key):
-                continue
-            if all(_holds(g, key) for g in guards):
-                return key
+    candidates = ((scale, start, sign) for scale in (1, 2, 4, 8)  # even steps: divisibility guards
+                  for start in range(len(_PRIMES) - len(movers)) for sign in (1, -1))
+    for scale, start, sign in candidates:
+        key = {}
+        for s in signature.symbols:
+            step = sign * scale * _PRIMES[start + movers.index(slot.get(s, s))]
+            key[s] = _in_range(signature.ranges.get(s), hints[s], step)
+        if avoid is not None and any(key[s] == avoid[s] for s in key):
+            continue
+        if all(_holds(g, key) for g in guards):
+            return key
     raise NoTemplate("no other sizes satisfy the guards Dynamo put on the graph's symbols")
 
 
