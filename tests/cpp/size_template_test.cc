@@ -31,7 +31,8 @@ TEST(SymExprTest, FollowsPythonArithmetic) {
 }
 
 TEST(SymExprTest, PrintsWhatItParses) {
-  for (const std::string text : {"2*s0+1", "s0-(s1-1)", "s0//(s1*2)", "max(s0, 8)", "s0%8==0", "(s0+1)*s1"}) {
+  for (const std::string text :
+       {"2*s0+1", "s0-(s1-1)", "s0//(s1*2)", "max(s0, 8)", "s0%8==0", "(s0+1)*s1", "(1!=-1)<480", "s0<(s1==2)"}) {
     auto expr = SymExpr::Parse(text, kNames);
     ASSERT_TRUE(expr.ok()) << text << ": " << expr.status().ToString();
     auto again = SymExpr::Parse(expr->ToString(kNames), kNames);

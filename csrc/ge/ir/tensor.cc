@@ -17,7 +17,7 @@ Expected<std::vector<int64_t>> Tensor::ToInt64Vector() const {
   GE_CHECK(n >= 0, "tensor {} has no static shape", desc_.ToString());
   std::vector<int64_t> out(static_cast<size_t>(n));
   if (desc_.dtype == DataType::kInt64) {
-    std::memcpy(out.data(), data_, static_cast<size_t>(n) * 8);
+    if (n > 0) std::memcpy(out.data(), data_, static_cast<size_t>(n) * 8);  // data_ may be null when empty
   } else if (desc_.dtype == DataType::kInt32) {
     for (int64_t i = 0; i < n; ++i) out[i] = data_as<int32_t>()[i];
   } else {

@@ -22,7 +22,8 @@ class Tensor {
   template <typename T>
   static Tensor FromVector(DataType dtype, Shape shape, const std::vector<T>& values) {
     Tensor t = Allocate(TensorDesc(dtype, std::move(shape)));
-    std::memcpy(t.data(), values.data(), values.size() * sizeof(T));
+    // memcpy's pointers must be valid even for 0 bytes; an empty vector's data() may be null.
+    if (!values.empty()) std::memcpy(t.data(), values.data(), values.size() * sizeof(T));
     return t;
   }
 

@@ -267,8 +267,8 @@ std::string SymExpr::ToString(const std::vector<std::string>& symbols) const {
       const int p = Precedence(step.op);
       if (step.op == Op::kMax || step.op == Op::kMin)
         a = {std::string(Spelling(step.op)) + "(" + a.first + ", " + b.first + ")", 5};
-      else  // the right operand of - // % binds tighter: a-(b-c)
-        a = {wrap(a, p) + std::string(Spelling(step.op)) +
+      else  // the right operand of - // % binds tighter: a-(b-c); comparisons do not chain
+        a = {wrap(a, p + (p == 1 ? 1 : 0)) + std::string(Spelling(step.op)) +
                  wrap(b, p + (step.op == Op::kAdd || step.op == Op::kMul ? 0 : 1)),
              p};
     }
