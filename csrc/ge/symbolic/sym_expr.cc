@@ -246,34 +246,46 @@ Expected<int64_t> SymExpr::Evaluate(const std::vector<int64_t>& values) const {
 }
 
 std::string SymExpr::ToString(const std::vector<std::string>& symbols) const {
-  std::vector<std::pair<std::string, int>> stack;  // text, precedence
-  auto wrap = [](const std::pair<std::string, int>& operand, int precedence) {
-    return operand.second < precedence ? "(" + operand.first + ")" : operand.first;
+  struct Printed {
+    std::string text;
+    int precedence;
+    Op top;  // the operator applied last
+  };
+  std::vector<Printed> stack;
+  auto wrap = [](const Printed& operand, int precedence) {
+    return operand.precedence < precedence ? "(" + operand.text + ")" : operand.text;
+  };
+  // A right operand of equal precedence needs no parentheses only where regrouping keeps the
+  // value: a+(b-c) = a+b-c and a*(b*c) = a*b*c, but a-(b-c), a*(b//c), a//(b*c) differ.
+  auto regroups = [](Op op, const Printed& right) {
+    return (op == Op::kAdd && (right.top == Op::kAdd || right.top == Op::kSub)) ||
+           (op == Op::kMul && right.top == Op::kMul);
   };
   for (const Step& step : steps_) {
     if (step.op == Op::kConst) {
-      stack.emplace_back(std::to_string(step.operand), step.operand < 0 ? Precedence(Op::kNeg) : 5);
+      stack.push_back({std::to_string(step.operand), step.operand < 0 ? Precedence(Op::kNeg) : 5, Op::kConst});
     } else if (step.op == Op::kSymbol) {
       const auto i = static_cast<size_t>(step.operand);
-      stack.emplace_back(i < symbols.size() ? symbols[i] : "?" + std::to_string(i), 5);
+      stack.push_back({i < symbols.size() ? symbols[i] : "?" + std::to_string(i), 5, Op::kSymbol});
     } else if (step.op == Op::kNeg) {
       if (stack.empty()) return "?";
-      stack.back() = {"-" + wrap(stack.back(), 4), 4};
+      stack.back() = {"-" + wrap(stack.back(), 4), 4, Op::kNeg};
     } else {
       if (stack.size() < 2) return "?";
-      auto b = std::move(stack.back());
+      Printed b = std::move(stack.back());
       stack.pop_back();
-      auto& a = stack.back();
+      Printed& a = stack.back();
       const int p = Precedence(step.op);
-      if (step.op == Op::kMax || step.op == Op::kMin)
-        a = {std::string(Spelling(step.op)) + "(" + a.first + ", " + b.first + ")", 5};
-      else  // the right operand of - // % binds tighter: a-(b-c); comparisons do not chain
-        a = {wrap(a, p + (p == 1 ? 1 : 0)) + std::string(Spelling(step.op)) +
-                 wrap(b, p + (step.op == Op::kAdd || step.op == Op::kMul ? 0 : 1)),
-             p};
+      if (step.op == Op::kMax || step.op == Op::kMin) {
+        a = {std::string(Spelling(step.op)) + "(" + a.text + ", " + b.text + ")", 5, step.op};
+      } else {  // comparisons do not chain: a comparison operand of a comparison is parenthesized
+        const int left = p == 1 ? 2 : p;
+        const int right = regroups(step.op, b) ? p : p + 1;
+        a = {wrap(a, left) + std::string(Spelling(step.op)) + wrap(b, right), p, step.op};
+      }
     }
   }
-  return stack.size() == 1 ? stack.back().first : "?";
+  return stack.size() == 1 ? stack.back().text : "?";
 }
 
 int64_t SymExpr::MaxSymbol() const {
