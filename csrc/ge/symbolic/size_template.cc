@@ -75,7 +75,9 @@ Expected<int64_t> ReadSite(const Node& node, const SizeSite& site) {
       return (*list)[static_cast<size_t>(site.index)];
     }
     case SizeSiteKind::kConstElement: {
-      const auto* t = node.type() == kOpConst ? std::get_if<Tensor>(&node.attrs().at("value")) : nullptr;
+      const auto value = node.attrs().find("value");  // a Const from a file may lack it
+      const auto* t =
+          node.type() == kOpConst && value != node.attrs().end() ? std::get_if<Tensor>(&value->second) : nullptr;
       GE_CHECK(t != nullptr, "size site {}: not a constant", Where(site));
       GE_CHECK(site.index >= 0 && site.index < t->desc().NumElements(), "size site {}: the constant has {} elements",
                Where(site), t->desc().NumElements());
@@ -242,9 +244,9 @@ Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTempl
   for (Node* node : order) {
     const auto it = sites.find(node->name());
     if (it != sites.end()) {
+      for (const SizeSite* site : it->second) GE_RETURN_IF_ERROR(ReadSite(*node, *site).status());
       if (node->type() == kOpConst) CopyConstant(*node);
       for (const SizeSite* site : it->second) {
-        GE_RETURN_IF_ERROR(ReadSite(*node, *site).status());
         GE_ASSIGN_OR_RETURN(int64_t value, site->expr.Evaluate(values));
         GE_RETURN_IF_ERROR(WriteSite(*node, *site, value));
       }
