@@ -29,6 +29,9 @@ def setup():
     level = os.environ.get("TNG_LOG_LEVEL", "").strip().upper()
     if logger.level == logging.NOTSET:
         logger.setLevel(_LEVELS.get(level, logging.WARNING))
+        if level and level not in _LEVELS:  # the engine reads it too and also falls back to WARNING
+            logger.warning("TNG_LOG_LEVEL=%r is not a log level (DEBUG, INFO, WARNING, ERROR, OFF, EVENT or 0-5); "
+                           "logging at WARNING", os.environ["TNG_LOG_LEVEL"])
 
 
 def set_log_level(level):

@@ -55,6 +55,9 @@ std::vector<at::Tensor> RunOnTensors(int64_t graph_id, const std::vector<at::Ten
     if (!t.device().is_cpu())
       throw GeError(fmt::format("{} input {} is on {}, the CPU device needs CPU tensors", RunnerName(graph_id), i,
                                 t.device().str()));
+    if (t.is_nested() || t.layout() != at::kStrided)  // checked before anything asks for sizes or strides
+      throw GeError(fmt::format("{} input {} is a {} tensor; the engine takes dense (strided) tensors",
+                                RunnerName(graph_id), i, t.is_nested() ? "nested" : c10::str(t.layout())));
     const at::Tensor& dense = t.is_contiguous() ? t : contiguous.emplace_back(t.contiguous());
     auto dtype = cpu::FromScalarType(dense.scalar_type());
     if (!dtype.ok()) throw GeError(fmt::format("{} input {}: {}", RunnerName(graph_id), i, dtype.status().message()));
