@@ -21,10 +21,12 @@ test: build
 	$(MAKE) --no-print-directory test-cpp test-python
 
 # Everything `make test` runs, with the OpInfo sweep over every sample (not a subset), which
-# also rewrites docs/supported_ops.md, and every architecture of the transformers suite.
+# also rewrites docs/supported_ops.md, every architecture of the transformers suite, the soak
+# test (tests/python/test_soak.py) and a fuzzing run.
 test-full: build
 	$(MAKE) --no-print-directory test-cpp
-	TORCHAIR_GE_BUILD=$(abspath $(BUILD)) TORCHAIR_GE_FULL_SWEEP=1 TORCHAIR_GE_FULL_MODELS=1 $(PY) -m pytest -q tests/python tests/models
+	TORCHAIR_GE_BUILD=$(abspath $(BUILD)) TORCHAIR_GE_FULL_SWEEP=1 TORCHAIR_GE_FULL_MODELS=1 TORCHAIR_GE_SOAK=1 \
+	  $(PY) -m pytest -q tests/python tests/models
 	$(PY) tests/opinfo_sweep.py
 	FUZZ_SECONDS=60 PY=$(PY) bash scripts/fuzz.sh
 
