@@ -4,7 +4,7 @@ PY    ?= python3
 BUILD ?= build
 JOBS  ?= $(shell nproc)
 
-.PHONY: all setup build demo test test-full test-cpp test-python lint bench fuzz clean
+.PHONY: all setup build demo test test-full test-cpp test-python test-asan test-tsan lint bench fuzz clean
 
 all: build
 
@@ -35,6 +35,14 @@ test-full: build
 lint: build
 	@PY=$(PY) BUILD=$(BUILD) bash scripts/lint.sh
 
+# The suite under sanitizers, each in its own build directory (scripts/sanitize.sh;
+# docs/reliability.md): ASan + UBSan over ctest and a pytest subset; TSan over the concurrency tests.
+test-asan:
+	@PY=$(PY) JOBS=$(JOBS) bash scripts/sanitize.sh address
+
+test-tsan:
+	@PY=$(PY) JOBS=$(JOBS) bash scripts/sanitize.sh thread
+
 test-cpp:
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
@@ -52,4 +60,4 @@ fuzz: build
 	@PY=$(PY) bash scripts/fuzz.sh
 
 clean:
-	rm -rf $(BUILD) build-fuzz torchair_ge/_C*.so
+	rm -rf $(BUILD) build-fuzz build-asan build-tsan torchair_ge/_C*.so

@@ -271,5 +271,40 @@ TEST_F(SessionTest, ConcurrentRunsGetIndependentResults) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+// 8 threads run one compiled graph while another thread adds, compiles, runs and removes graphs
+// (make test-tsan runs this under ThreadSanitizer).
+TEST_F(SessionTest, ConcurrentRunsWhileGraphsAreCompiledAndRemoved) {
+  Session s;
+  ASSERT_TRUE(s.AddGraph(1, AffineGraph()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  std::atomic<int> failures{0};
+  std::atomic<bool> done{false};
+  std::thread churn([&] {
+    for (uint32_t id = 2; id < 22; ++id) {
+      if (!s.AddGraph(id, AffineGraph()).ok() || !s.CompileGraph(id).ok()) ++failures;
+      std::vector<float> x(6, 1.0f);
+      std::vector<Tensor> out;
+      if (!s.RunGraph(id, {FloatInput(x, {2, 3})}, &out).ok()) ++failures;
+      if (!s.RemoveGraph(id).ok()) ++failures;
+    }
+    done = true;
+  });
+  std::vector<std::thread> runners;
+  for (int t = 0; t < 8; ++t) {
+    runners.emplace_back([&, t] {
+      for (int iter = 0; iter < 100 || !done; ++iter) {
+        std::vector<float> x(6, static_cast<float>(t * 1000 + iter));
+        std::vector<Tensor> out;
+        if (!s.RunGraph(1, {FloatInput(x, {2, 3})}, &out).ok()) ++failures;
+        for (int i = 0; i < 6; ++i)
+          if (out[0].data_as<float>()[i] != x[i] * static_cast<float>(i % 3 + 1) + 0.5f) ++failures;
+      }
+    });
+  }
+  churn.join();
+  for (auto& th : runners) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
 }  // namespace
 }  // namespace ge
