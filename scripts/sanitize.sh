@@ -42,10 +42,14 @@ if [ "$MODE" = address ]; then
     case "$(basename "$entry")" in _C.*.so) ;; *) ln -s "$(pwd)/$entry" "$pkg/" ;; esac
   done
   cp "$OUT"/sanitized_module/_C.*.so "$pkg/"
-  LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
-    PYTHONPATH="$(pwd)/$OUT/python:$(pwd)" TORCHAIR_GE_BUILD="$(pwd)/$OUT" \
-    "$PY" -m pytest -q -p no:cacheprovider ${SANITIZE_PYTEST:-tests/python/test_errors.py \
-      tests/python/test_bad_inputs.py tests/python/test_export.py tests/python/test_dynamic_shapes.py}
+  # -P and the pythonpath override keep the checkout (and its editable install) from shadowing
+  # the copy; the module actually imported is checked first.
+  export LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
+  export PYTHONPATH="$(pwd)/$OUT/python:$(pwd)" TORCHAIR_GE_BUILD="$(pwd)/$OUT"
+  module=$(cd / && "$PY" -P -c "import torchair_ge._C as c; print(c.__file__)")
+  case "$module" in "$(pwd)/$OUT/"*) ;; *) echo "sanitize.sh: imported $module, not the sanitized module" >&2; exit 1 ;; esac
+  "$PY" -P -m pytest -q -p no:cacheprovider -o pythonpath="$OUT/python" ${SANITIZE_PYTEST:-tests/python/test_errors.py \
+    tests/python/test_bad_inputs.py tests/python/test_export.py tests/python/test_dynamic_shapes.py}
 else
   cmake --build "$OUT" -j "$JOBS" --target ge_tests
   export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
