@@ -22,13 +22,14 @@ test: build
 
 # Everything `make test` runs, with the OpInfo sweep over every sample (not a subset), which
 # also rewrites docs/supported_ops.md, every architecture of the transformers suite, the soak
-# test (tests/python/test_soak.py) and a fuzzing run.
+# test (tests/python/test_soak.py), a fuzzing run and the sanitizer builds (ASan+UBSan, TSan).
 test-full: build
 	$(MAKE) --no-print-directory test-cpp
 	TORCHAIR_GE_BUILD=$(abspath $(BUILD)) TORCHAIR_GE_FULL_SWEEP=1 TORCHAIR_GE_FULL_MODELS=1 TORCHAIR_GE_SOAK=1 \
 	  $(PY) -m pytest -q tests/python tests/models
 	$(PY) tests/opinfo_sweep.py
 	FUZZ_SECONDS=60 PY=$(PY) bash scripts/fuzz.sh
+	$(MAKE) --no-print-directory test-asan test-tsan
 
 # ruff, clang-format, the engine's layer rules (the build checks them too) and clang-tidy's
 # function-size check; builds first for clang-tidy's compile_commands.json.
