@@ -80,7 +80,7 @@ class _ExportCompiler(GeCompiler):
         if signature is None:
             report = _C.export_model(converted.graph, options, model_path, names, outputs)
         else:
-            template = _size_template(gm, signature, frozen, self.export_name, positions)
+            template = _size_template(gm, signature, frozen, self.export_name)
             options["ge.kernelRunTimeSizes"] = "1"  # one kernel library for every set of sizes
             report = template.engine.export([signature.hints[s] for s in signature.symbols], options, model_path,
                                             names, outputs)
@@ -90,7 +90,7 @@ class _ExportCompiler(GeCompiler):
         return make_boxed_func(gm.forward)  # the traced call completes in eager
 
 
-def _size_template(gm, signature, frozen, name, positions):
+def _size_template(gm, signature, frozen, name):
     """The graph's size template with Dynamo's guards, or a clear error: a model file with
     symbolic sizes is a size template (fx2ge/size_template.py)."""
     def convert(bindings):
@@ -102,16 +102,8 @@ def _size_template(gm, signature, frozen, name, positions):
     except NoTemplate as e:
         raise ValueError(f"dynamo_export(dynamic=True): the graph cannot be exported with symbolic sizes: {e}; "
                          "export with dynamic=False") from None
-    unread = [d for d in signature.describe() if not _read_from_input(signature, d, positions)]
-    if unread:
-        raise ValueError(f"dynamo_export(dynamic=True): symbols {unread} are not sizes of a model input (a C++ "
-                         "caller could not give them); export with dynamic=False or pass them as tensor sizes")
     return template
 
-
-def _read_from_input(signature, name, positions):
-    source = next(s for s in signature.sources if str(s.symbol) == name)
-    return source.dim is not None and source.input in positions
 
 
 def _check_exportable(converted):

@@ -199,6 +199,9 @@ Expected<ExportReport> ExportSizeTemplate(const Graph& graph, const SizeTemplate
                                           const std::string& path, const ExportInfo& info) {
   const auto start = std::chrono::steady_clock::now();
   GE_RETURN_IF_ERROR(sizes.Verify(graph));
+  for (const SymbolDef& s : sizes.symbols)  // a runner reads every symbol from its inputs' shapes
+    GE_CHECK(s.input >= 0,
+             "symbol {} is not a size of any tensor input, so a caller of the model file could not give it", s.name);
   GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> instance, Instantiate(graph, sizes, example));
   GE_ASSIGN_OR_RETURN(DeviceCompile compiled, CompileForDevice(*instance, options, CompileScope::kWhole));
   ModelFileContents file;
@@ -263,6 +266,7 @@ Expected<std::shared_ptr<OfflineModel>> LoadModel(const std::string& path, const
     model->input_descs_ = SymbolicInputDescs(file);
     model->output_descs_ = UnknownOutputDescs(*file.graph);
     model->sizes_ = std::make_shared<const ModelFileContents>(std::move(file));
+    model->symbols_.emplace(*model->sizes_->graph, *model->sizes_->sizes);
     model->load_ms_ = MillisecondsSince(start);
     return model;
   }
@@ -283,7 +287,7 @@ Status OfflineModel::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
   if (!sizes_) return executor_->Run(inputs, outputs);
   std::vector<Shape> shapes;
   for (const Tensor& t : inputs) shapes.push_back(t.desc().shape);
-  GE_ASSIGN_OR_RETURN(std::vector<int64_t> values, ReadSymbols(*sizes_->graph, *sizes_->sizes, shapes));
+  GE_ASSIGN_OR_RETURN(std::vector<int64_t> values, symbols_->Read(shapes));
   GE_ASSIGN_OR_RETURN(std::shared_ptr<SinkExecutor> executor, InstanceFor(values));
   return executor->Run(inputs, outputs);
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,7 @@ class OfflineModel {
   std::shared_ptr<const Model> model_;  // static
   std::shared_ptr<SinkExecutor> executor_;
   std::shared_ptr<const ModelFileContents> sizes_;  // symbolic: the template (graph, sizes, plan options)
+  std::optional<SymbolReader> symbols_;             // symbolic: reads and checks each call's sizes
   Options options_;                                 // symbolic: what instances are compiled with
   mutable std::mutex mutex_;                        // guards instances_ and use_clock_
   mutable std::map<std::vector<int64_t>, Instance> instances_;

@@ -185,7 +185,6 @@ std::string Spell(const SizeTemplate& sizes, const std::vector<int64_t>& values)
 }
 
 Status CheckRangesAndGuards(const SizeTemplate& sizes, const std::vector<int64_t>& values) {
-  const std::vector<std::string> names = sizes.SymbolNames();
   for (size_t i = 0; i < sizes.symbols.size(); ++i) {
     const SymbolDef& s = sizes.symbols[i];
     GE_CHECK(values[i] >= s.min && values[i] <= s.max, "{} = {} is outside the range [{}, {}] the graph was built for",
@@ -194,44 +193,49 @@ Status CheckRangesAndGuards(const SizeTemplate& sizes, const std::vector<int64_t
   for (const SymExpr& guard : sizes.guards) {
     GE_ASSIGN_OR_RETURN(int64_t holds, guard.Evaluate(values));
     GE_CHECK(holds != 0, "sizes {} break the condition {} the graph was built under", Spell(sizes, values),
-             guard.ToString(names));
-  }
-  return {};
-}
-
-// Each input's expected shape: the template's dims, with the input-dim sites' expressions.
-Status CheckInputShapes(const Graph& graph, const SizeTemplate& sizes, const std::vector<int64_t>& values,
-                        const std::vector<Shape>& input_shapes) {
-  const std::vector<Node*> inputs = graph.DataNodes();
-  std::unordered_map<std::string, std::vector<const SizeSite*>> sites = SitesByNode(sizes);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    Shape expected = inputs[i]->output_desc(0).shape;
-    for (const SizeSite* site : sites[inputs[i]->name()]) {
-      GE_ASSIGN_OR_RETURN(expected[static_cast<size_t>(site->index)], site->expr.Evaluate(values));
-    }
-    GE_CHECK(input_shapes[i] == expected, "input {} ('{}') has shape {}, the graph expects {} for {}", i,
-             inputs[i]->name(), ShapeToString(input_shapes[i]), ShapeToString(expected), Spell(sizes, values));
+             guard.ToString(sizes.SymbolNames()));
   }
   return {};
 }
 
 }  // namespace
 
-Expected<std::vector<int64_t>> ReadSymbols(const Graph& graph, const SizeTemplate& sizes,
-                                           const std::vector<Shape>& input_shapes) {
-  const size_t num_inputs = graph.DataNodes().size();
-  GE_CHECK(input_shapes.size() == num_inputs, "{} inputs given, the graph takes {}", input_shapes.size(), num_inputs);
+SymbolReader::SymbolReader(const Graph& graph, const SizeTemplate& sizes) : sizes_(&sizes) {
+  std::unordered_map<std::string, std::vector<const SizeSite*>> sites = SitesByNode(sizes);
+  for (const Node* data : graph.DataNodes()) {
+    input_names_.push_back(data->name());
+    expected_.push_back(data->output_desc(0).shape);
+    input_sites_.push_back(sites[data->name()]);
+  }
+}
+
+Expected<std::vector<int64_t>> SymbolReader::Read(const std::vector<Shape>& input_shapes) const {
+  GE_CHECK(input_shapes.size() == expected_.size(), "{} inputs given, the graph takes {}", input_shapes.size(),
+           expected_.size());
   std::vector<int64_t> values;
-  for (const SymbolDef& s : sizes.symbols) {
+  values.reserve(sizes_->symbols.size());
+  for (const SymbolDef& s : sizes_->symbols) {
     GE_CHECK(s.input >= 0, "symbol {} is not a size of any input, so no call can give its value", s.name);
     const Shape& shape = input_shapes[static_cast<size_t>(s.input)];
     GE_CHECK(s.dim < static_cast<int64_t>(shape.size()), "input {} has {} dims, the graph reads dim {} for {}", s.input,
              shape.size(), s.dim, s.name);
     values.push_back(shape[static_cast<size_t>(s.dim)]);
   }
-  GE_RETURN_IF_ERROR(CheckRangesAndGuards(sizes, values));
-  GE_RETURN_IF_ERROR(CheckInputShapes(graph, sizes, values, input_shapes));
+  GE_RETURN_IF_ERROR(CheckRangesAndGuards(*sizes_, values));
+  for (size_t i = 0; i < expected_.size(); ++i) {  // each input against its dims, with the sites' values
+    Shape expected = expected_[i];
+    for (const SizeSite* site : input_sites_[i]) {
+      GE_ASSIGN_OR_RETURN(expected[static_cast<size_t>(site->index)], site->expr.Evaluate(values));
+    }
+    GE_CHECK(input_shapes[i] == expected, "input {} ('{}') has shape {}, the graph expects {} for {}", i,
+             input_names_[i], ShapeToString(input_shapes[i]), ShapeToString(expected), Spell(*sizes_, values));
+  }
   return values;
+}
+
+Expected<std::vector<int64_t>> ReadSymbols(const Graph& graph, const SizeTemplate& sizes,
+                                           const std::vector<Shape>& input_shapes) {
+  return SymbolReader(graph, sizes).Read(input_shapes);
 }
 
 Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTemplate& sizes,

@@ -54,7 +54,20 @@ struct SizeTemplate {
 
 // The symbols' values for inputs of these shapes (engine input order): read from each symbol's
 // input dim, then checked against its range, every guard and every input's expected shape.
-// Errors name the input, the dim and the expected expression.
+// Errors name the input, the dim and the expected expression. Built once per model (it indexes
+// the input sites), read on every call; `sizes` must outlive it.
+class SymbolReader {
+ public:
+  SymbolReader(const Graph& graph, const SizeTemplate& sizes);
+  Expected<std::vector<int64_t>> Read(const std::vector<Shape>& input_shapes) const;
+
+ private:
+  const SizeTemplate* sizes_;
+  std::vector<std::string> input_names_;
+  std::vector<Shape> expected_;                            // per input: the template's dims
+  std::vector<std::vector<const SizeSite*>> input_sites_;  // per input: its symbolic dims
+};
+// One-off form of SymbolReader(graph, sizes).Read(input_shapes).
 Expected<std::vector<int64_t>> ReadSymbols(const Graph& graph, const SizeTemplate& sizes,
                                            const std::vector<Shape>& input_shapes);
 
