@@ -3,8 +3,9 @@
 set -euo pipefail
 PY=${PY:-python3}
 
-deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev)
-# libxsimd-dev: the SIMD library generated vector kernels include (compiled at run time)
+deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev libssl-dev)
+# libxsimd-dev: the SIMD library generated vector kernels include (compiled at run time);
+# libssl-dev: OpenSSL's HMAC, which authenticates kernel-cache entries
 source "$(dirname "$0")/debian.sh"
 ensure_debian_packages setup "${deb_pkgs[@]}"
 

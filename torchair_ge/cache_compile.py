@@ -18,6 +18,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import struct
 import sys
 import types
@@ -164,6 +165,7 @@ class CacheCompiledFunction:
     def _load(self):
         if not os.path.exists(self._path):
             return None
+        trusted_file(self._path, "cache_compile")
         try:
             with open(self._path, "rb") as f:
                 compiled = torch.compiler.load_compiled_function(f, external_data=self._external)
@@ -203,13 +205,24 @@ def _changed_sources(compiled):
 
 
 def private_dir(path, what):
-    """Creates `path` 0700; refuses one another user owns or others may write (entries are loaded
-    and run: the cache_compile pickle, model files)."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    info = os.stat(path)
-    if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        raise PermissionError(f"{what}: {path} must be owned by this user and writable by no one else "
-                              "(its entries are loaded and run)")
+    """Creates `path` (0700 where new) and refuses it unless only this user could have put files
+    there -- the kernel cache's rule (docs/reliability.md): its entries are loaded and run (the
+    cache_compile pickle, model files)."""
+    try:
+        return _C.make_trusted_dir(path)
+    except _C.GeError as error:
+        raise PermissionError(f"{what}: {path} is not safe to load code from: {error}") from None
+
+
+def trusted_file(path, what):
+    """Refuses a cache entry that is not safe to unpickle: in a directory someone else could write,
+    a link, or a file someone else owns or could write."""
+    private_dir(os.path.dirname(path), what)
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise PermissionError(f"{what}: {path} is not safe to load code from: it must be a regular file owned "
+                              f"by this user and writable by no one else (mode {info.st_mode & 0o7777:o}, "
+                              f"owner {info.st_uid})")
 
 
 def _options_hash(config, dynamic, decompositions):

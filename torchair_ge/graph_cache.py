@@ -20,17 +20,38 @@ import torch
 
 import torchair_ge
 from torchair_ge import _C
-from torchair_ge.cache_compile import CachedGraph, lower_to_cached_graph, private_dir
+from torchair_ge.cache_compile import CachedGraph, lower_to_cached_graph, trusted_file
 from torchair_ge.fx2ge import registry
 
 logger = logging.getLogger("torchair_ge")
 _PACKAGE_HASH = None
+_UNTRUSTED = set()  # cache roots already warned about
+
+
+def _root():
+    """The cache root the kernel cache uses too (its key and rules)."""
+    return os.environ.get("TORCHAIR_GE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "torchair_ge")
 
 
 def cache_root():
-    root = os.environ.get("TORCHAIR_GE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "torchair_ge")
-    return os.path.join(root, "graphs")
+    return os.path.join(_root(), "graphs")
+
+
+def _trusted_cache(shard):
+    """Whether entries in graphs/<shard> may be loaded: the cache root and the directories below it
+    obey the kernel cache's rule (created 0700 where new). Otherwise one warning per root and the
+    graph is compiled without the cache."""
+    root = _root()
+    try:
+        _C.make_trusted_dir(root, ["graphs", os.path.join("graphs", shard)])
+        return True
+    except _C.GeError as error:
+        if root not in _UNTRUSTED:
+            _UNTRUSTED.add(root)
+            logger.warning("graph cache: %s is not safe to load code from (%s); compiling without the cache",
+                           root, error)
+        return False
 
 
 def _package_hash():
@@ -106,8 +127,11 @@ def cached_backend(compiler, decompositions, fallback):
         if key is None:
             return fallback(gm, example_inputs)
         path = os.path.join(cache_root(), key[:2], key)
+        if not _trusted_cache(key[:2]):
+            return fallback(gm, example_inputs)
         if os.path.exists(path):
             try:
+                trusted_file(path, "graph cache")
                 with open(path, "rb") as f:
                     graph = CachedGraph.deserialize_compile_artifacts(f.read())
                 compiler.reports.append({"graph_cache": "hit", "graph_id": graph._graph.graph_id,
@@ -125,8 +149,6 @@ def cached_backend(compiler, decompositions, fallback):
         finally:
             compiler.real_inputs = None
         compiler.reports[-1]["graph_cache"] = "miss"
-        private_dir(os.path.dirname(os.path.dirname(path)), "graph cache")
-        private_dir(os.path.dirname(path), "graph cache")
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "wb") as f:
             f.write(CachedGraph.serialize_compile_artifacts(graph))

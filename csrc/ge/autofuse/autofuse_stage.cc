@@ -295,6 +295,7 @@ Expected<AutofuseOptions> AutofuseOptions::FromOptions(const Options& options) {
   out.enabled = autofuse && static_compile;
   GE_ASSIGN_OR_RETURN(out.compiler.compiler, OptionValue(options, option::kKernelCompiler));
   GE_ASSIGN_OR_RETURN(out.compiler.cache_dir, OptionValue(options, option::kKernelCacheDir));
+  GE_ASSIGN_OR_RETURN(out.compiler.trust.allow_symlinks, BoolOption(options, option::kKernelCacheAllowSymlinks));
   GE_ASSIGN_OR_RETURN(out.compiler.max_entries, PositiveIntOption(options, option::kKernelCacheMaxEntries));
   GE_ASSIGN_OR_RETURN(out.compiler.timeout_seconds, PositiveIntOption(options, option::kKernelCompileTimeout));
   GE_ASSIGN_OR_RETURN(out.compiler.fast_math, BoolOption(options, option::kKernelFastMath));

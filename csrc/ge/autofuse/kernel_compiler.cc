@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 #include "ge/base/logging.h"
 #include "ge/base/options.h"
 #include "ge/serialize/file_io.h"
+#include "ge/serialize/trusted_dir.h"
 
 extern char** environ;
 
@@ -60,7 +62,23 @@ struct ProcessResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs argv[0] with argv (no shell), output captured to a file, killed after `timeout_seconds`.
+// Waits for `pid` up to `deadline` without reaping it (the zombie keeps its process group
+// alive, so killing the group cannot reach a process that reused the number). True when it
+// exited.
+Expected<bool> WaitForExit(pid_t pid, std::chrono::steady_clock::time_point deadline, const std::string& name) {
+  while (std::chrono::steady_clock::now() <= deadline) {
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+      return Internal("waiting for {} failed: {}", name, std::strerror(errno));
+    if (info.si_pid == pid) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+// Runs argv[0] with argv (no shell), output captured to a file, in a process group of its own:
+// after `timeout_seconds` the whole group is killed, so the compiler's own children (cc1plus,
+// as, ld, or whatever a wrapper started) never outlive the timeout.
 Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::string& log_path,
                                    int timeout_seconds) {
   posix_spawn_file_actions_t actions;
@@ -68,28 +86,27 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const s
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);  // a new group led by the compiler
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (rc != 0) return Internal("cannot start {}: {}", argv[0], std::strerror(rc));
   ProcessResult result;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-  int status = 0;
-  while (true) {
-    const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0) return Internal("waiting for {} failed: {}", argv[0], std::strerror(errno));
-    if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      result.timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto exited = WaitForExit(pid, std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds), argv[0]);
+  if (!exited.ok() || !*exited) {
+    result.timed_out = true;
+    ::kill(-pid, SIGKILL);
   }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  GE_RETURN_IF_ERROR(exited.status());
   if (!result.timed_out) result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   std::ifstream log(log_path);
   std::stringstream text;
@@ -100,14 +117,17 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const s
 }
 
 // `c++ --version`, once per compiler path per process: part of the cache key.
-Expected<std::string> CompilerVersion(const std::string& compiler, const std::string& scratch_dir) {
+Expected<std::string> CompilerVersion(const std::string& compiler, const std::string& scratch_dir,
+                                      int timeout_seconds) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::string> versions;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = versions.find(compiler); it != versions.end()) return it->second;
-  GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess({compiler, "--version"},
-                                                  fmt::format("{}/version.{}.log", scratch_dir, ::getpid()), 30));
-  if (r.timed_out || r.exit_code != 0) return Internal("{} --version failed: {}", compiler, r.output);
+  GE_ASSIGN_OR_RETURN(
+      ProcessResult r,
+      RunProcess({compiler, "--version"}, fmt::format("{}/version.{}.log", scratch_dir, ::getpid()), timeout_seconds));
+  if (r.timed_out) return Internal("{} --version did not finish within {} s", compiler, timeout_seconds);
+  if (r.exit_code != 0) return Internal("{} --version failed (exit {}): {}", compiler, r.exit_code, r.output);
   versions[compiler] = r.output;
   return r.output;
 }
@@ -138,7 +158,7 @@ void PruneCache(const std::string& dir, int max_entries, const std::string& keep
   const size_t drop = entries.size() - static_cast<size_t>(std::max(max_entries, 1));
   for (size_t i = 0; i < drop; ++i) {
     if (entries[i].second == keep) continue;
-    for (const char* ext : {".so", ".sum", ".cc"}) fs::remove(fs::path(dir) / (entries[i].second + ext), error);
+    for (const char* ext : {".so", ".mac", ".sum", ".cc"}) fs::remove(fs::path(dir) / (entries[i].second + ext), error);
   }
 }
 
@@ -152,12 +172,69 @@ std::string CacheKey(const std::string& text, const std::vector<std::string>& fl
       fmt::format("{}\n{}\n{}\n{}\n{}", text, fmt::join(flags, " "), compiler, version, HostCpuIdentity()));
 }
 
-// A checked entry: the library's checksum matches its .sum and it loads.
-Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const std::string& library, const std::string& sum_path) {
+// The cache a build uses: the configured root when it is safe to load code from (see
+// trusted_dir.h), with its key; otherwise, after one warning per root, a private directory of
+// this process, so kernels still compile and run, only without reuse across processes.
+struct KernelCache {
+  std::string dir;  // <root>/kernels
+  CacheAuthenticator authenticator;
+};
+
+Expected<KernelCache> OpenCacheAt(const std::string& root, const TrustOptions& trust) {
+  GE_ASSIGN_OR_RETURN(std::string checked, MakeTrustedDir(root, {"kernels"}, trust));
+  GE_ASSIGN_OR_RETURN(CacheAuthenticator authenticator, CacheAuthenticator::ForRoot(checked));
+  return KernelCache{checked + "/kernels", std::move(authenticator)};
+}
+
+Expected<KernelCache> OpenCache(const KernelCompilerOptions& options) {
+  const std::string root = KernelCacheDir(options);
+  auto cache = OpenCacheAt(root, options.trust);
+  if (cache.ok()) return cache;
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (warned.insert(root).second)
+      GE_LOGW(
+          "kernel cache {} not used: {}; generated kernels go to a private directory of this process "
+          "instead (the cache must be a directory only this user can write: docs/reliability.md)",
+          root, cache.status().message());
+  }
+  GE_ASSIGN_OR_RETURN(std::string private_root, ProcessPrivateCacheDir());
+  return OpenCacheAt(private_root, {});
+}
+
+// An authenticated entry: the library's tag verifies under the cache's key, and it loads.
+Expected<std::shared_ptr<const KernelLibrary>> LoadEntry(const KernelCache& cache, const std::string& library,
+                                                         const std::string& tag_path) {
   GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(library));
-  GE_ASSIGN_OR_RETURN(std::string sum, ReadFile(sum_path));
-  if (Fingerprint(bytes) != sum) return Internal("checksum mismatch");
+  auto tag = ReadFile(tag_path);
+  if (!tag.ok()) return FailedPrecondition("it has no tag");
+  if (!cache.authenticator.Verify(bytes, *tag)) return FailedPrecondition("its tag does not verify");
   return KernelLibrary::Load(library);
+}
+
+// Whether the precompiled prelude may be used: the header holds the prelude and the .gch's tag
+// verifies. Checked once per file version per process (a .gch is tens of MB).
+bool PreludeIsAuthentic(const KernelCache& cache, const std::string& header, const std::string& prelude) {
+  const std::string pch = header + ".gch";
+  struct stat st {};
+  if (::stat(pch.c_str(), &st) != 0) return false;
+  const std::string version = fmt::format("{}:{}:{}:{}", st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_nsec);
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::string> verified;  // .gch -> version
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = verified.find(pch); it != verified.end() && it->second == version) return true;
+  }
+  auto text = ReadFile(header);
+  auto bytes = ReadFile(pch);
+  auto tag = ReadFile(pch + ".mac");
+  if (!text.ok() || *text != prelude || !bytes.ok() || !tag.ok() || !cache.authenticator.Verify(*bytes, *tag))
+    return false;
+  std::lock_guard<std::mutex> lock(mu);
+  verified[pch] = version;
+  return true;
 }
 
 // GCC reads a precompiled header in a fraction of the time it parses one (xsimd's headers
@@ -167,12 +244,12 @@ bool Precompiles(const std::string& version) { return version.find("clang") == s
 // The prelude compiled once per text, flags, compiler and CPU into a precompiled header in the
 // cache; returns the header to include (its .gch beside it). An error leaves the caller to
 // compile the prelude as plain text.
-Expected<std::string> PrecompiledPrelude(const std::string& dir, const std::string& compiler,
+Expected<std::string> PrecompiledPrelude(const KernelCache& cache, const std::string& compiler,
                                          const std::string& version, std::vector<std::string> flags,
                                          const std::string& prelude, int timeout_seconds) {
   const std::string key = CacheKey(prelude, flags, compiler, version);
-  const std::string header = fmt::format("{}/prelude-{}.h", dir, key), pch = header + ".gch";
-  if (Exists(pch)) return header;
+  const std::string header = fmt::format("{}/prelude-{}.h", cache.dir, key), pch = header + ".gch";
+  if (PreludeIsAuthentic(cache, header, prelude)) return header;
   GE_RETURN_IF_ERROR(WriteFileAtomic(header, prelude));
   flags.erase(std::remove(flags.begin(), flags.end(), "-shared"), flags.end());
   const std::string tmp =
@@ -181,7 +258,11 @@ Expected<std::string> PrecompiledPrelude(const std::string& dir, const std::stri
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-x", "c++-header", "-o", tmp, header});
   GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, tmp + ".log", timeout_seconds));
-  if (r.timed_out || r.exit_code != 0 || ::rename(tmp.c_str(), pch.c_str()) != 0) {
+  auto bytes = r.timed_out || r.exit_code != 0 ? Expected<std::string>(Internal("no output")) : ReadFile(tmp);
+  // The tag goes in first: a reader that sees the new .gch also sees its tag (a reader between
+  // the two renames sees a tag that fails and compiles without the prelude once).
+  if (!bytes.ok() || !WriteFileAtomic(pch + ".mac", cache.authenticator.Tag(*bytes)).ok() ||
+      ::rename(tmp.c_str(), pch.c_str()) != 0) {
     ::unlink(tmp.c_str());
     return Internal("precompiling {} failed: {}", header, r.output.substr(0, 2000));
   }
@@ -190,12 +271,12 @@ Expected<std::string> PrecompiledPrelude(const std::string& dir, const std::stri
 
 // The translation unit the compiler reads: the prelude's precompiled header and the body, or
 // when that is unavailable the whole source (also what the cache keeps for reading).
-Expected<std::string> CompiledUnit(const std::string& dir, const std::string& compiler, const std::string& version,
+Expected<std::string> CompiledUnit(const KernelCache& cache, const std::string& compiler, const std::string& version,
                                    const std::vector<std::string>& flags, const std::string& prelude,
                                    const std::string& body, const KernelCompilerOptions& options,
                                    const std::string& tmp, const std::string& full_source) {
   if (!prelude.empty() && Precompiles(version)) {
-    auto header = PrecompiledPrelude(dir, compiler, version, flags, prelude, options.timeout_seconds);
+    auto header = PrecompiledPrelude(cache, compiler, version, flags, prelude, options.timeout_seconds);
     if (header.ok()) {
       GE_RETURN_IF_ERROR(WriteFileAtomic(tmp + ".cc", fmt::format("#include \"{}\"\n{}", *header, body)));
       return tmp + ".cc";
@@ -203,6 +284,37 @@ Expected<std::string> CompiledUnit(const std::string& dir, const std::string& co
     GE_LOGW("{}; compiling the kernels without it", header.status().message());
   }
   return full_source;
+}
+
+// Compiles the entry `stem`.so and its tag. Private temp names: concurrent processes building
+// the same entry each write their own files and the renames make whichever finishes last the
+// entry (both are identical).
+Status CompileEntry(const KernelCache& cache, const std::string& compiler, const std::string& version,
+                    const std::vector<std::string>& flags, const std::string& prelude, const std::string& body,
+                    const KernelCompilerOptions& options, const std::string& stem, KernelBuildInfo* info) {
+  const std::string tmp =
+      fmt::format("{}.{}.{}", stem, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  GE_RETURN_IF_ERROR(WriteFileAtomic(info->source, prelude + body));
+  const auto start = std::chrono::steady_clock::now();
+  GE_ASSIGN_OR_RETURN(std::string unit,
+                      CompiledUnit(cache, compiler, version, flags, prelude, body, options, tmp, info->source));
+  std::vector<std::string> argv = {compiler};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-o", tmp + ".so", unit});
+  auto run = RunProcess(argv, tmp + ".log", options.timeout_seconds);
+  if (unit != info->source) ::unlink(unit.c_str());
+  GE_ASSIGN_OR_RETURN(ProcessResult r, std::move(run));
+  info->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (r.timed_out || r.exit_code != 0) {
+    ::unlink((tmp + ".so").c_str());
+    if (r.timed_out) return Internal("{} did not finish within {} s", compiler, options.timeout_seconds);
+    return Internal("{} failed (exit {}) on {}:\n{}", compiler, r.exit_code, info->source, r.output.substr(0, 4000));
+  }
+  GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(tmp + ".so"));
+  GE_RETURN_IF_ERROR(WriteFileAtomic(stem + ".mac", cache.authenticator.Tag(bytes)));
+  if (::rename((tmp + ".so").c_str(), info->library.c_str()) != 0)
+    return Internal("cannot move {} into the cache: {}", tmp + ".so", std::strerror(errno));
+  return {};
 }
 
 }  // namespace
@@ -236,56 +348,37 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
                                                                   const KernelCompilerOptions& options,
                                                                   KernelBuildInfo* info) {
   const std::string source = prelude + body;
-  const std::string dir = KernelCacheDir(options) + "/kernels";
-  GE_RETURN_IF_ERROR(MakePrivateDir(dir, "the kernel cache directory"));
+  GE_ASSIGN_OR_RETURN(KernelCache cache, OpenCache(options));
   GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
-  GE_ASSIGN_OR_RETURN(std::string version, CompilerVersion(compiler, dir));
+  GE_ASSIGN_OR_RETURN(std::string version, CompilerVersion(compiler, cache.dir, options.timeout_seconds));
   const std::vector<std::string> flags = CompileFlags(options);
   const std::string key = CacheKey(source, flags, compiler, version);
-  const std::string stem = dir + "/" + key;
+  const std::string stem = cache.dir + "/" + key;
   info->library = stem + ".so";
   info->source = stem + ".cc";
   if (Exists(info->library)) {
-    auto loaded = LoadEntry(info->library, stem + ".sum");
+    auto loaded = LoadEntry(cache, info->library, stem + ".mac");
     if (loaded.ok()) {
       info->cache_hit = true;
       ::utime(info->library.c_str(), nullptr);  // recently used: kept longest by PruneCache
       return loaded;
     }
-    GE_LOGW("kernel cache entry {} is corrupt ({}); rebuilding it", info->library, loaded.status().message());
-    ::unlink(info->library.c_str());
-    ::unlink((stem + ".sum").c_str());
+    // Never loaded: an entry whose tag fails was not written by this user's engine (or is torn).
+    // One with the checksum file of versions before tags is only old: rebuilt quietly.
+    if (!Exists(stem + ".mac") && Exists(stem + ".sum"))
+      GE_LOGI("kernel cache entry {} predates authenticated entries; rebuilding it", info->library);
+    else
+      GE_LOGW("kernel cache entry {} is not usable ({}); rebuilding it", info->library, loaded.status().message());
+    for (const char* ext : {".so", ".mac", ".sum"}) ::unlink((stem + ext).c_str());
   }
-
-  // Private temp names: concurrent processes building the same entry each write their own
-  // files and the renames make whichever finishes last the entry (both are identical).
-  const std::string tmp =
-      fmt::format("{}.{}.{}", stem, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  GE_RETURN_IF_ERROR(WriteFileAtomic(info->source, source));
-  const auto start = std::chrono::steady_clock::now();
-  GE_ASSIGN_OR_RETURN(std::string unit,
-                      CompiledUnit(dir, compiler, version, flags, prelude, body, options, tmp, info->source));
-  std::vector<std::string> argv = {compiler};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-o", tmp + ".so", unit});
-  auto run = RunProcess(argv, tmp + ".log", options.timeout_seconds);
-  if (unit != info->source) ::unlink(unit.c_str());
-  GE_ASSIGN_OR_RETURN(ProcessResult r, std::move(run));
-  info->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (r.timed_out) {
-    ::unlink((tmp + ".so").c_str());
-    return Internal("{} did not finish within {} s", compiler, options.timeout_seconds);
+  GE_RETURN_IF_ERROR(CompileEntry(cache, compiler, version, flags, prelude, body, options, stem, info));
+  PruneCache(cache.dir, options.max_entries, key);
+  auto loaded = KernelLibrary::Load(info->library);
+  if (!loaded.ok()) {  // a broken compiler's output must not stay in the cache
+    for (const char* ext : {".so", ".mac"}) ::unlink((stem + ext).c_str());
+    return Internal("{} wrote a library that does not load: {}", compiler, loaded.status().message());
   }
-  if (r.exit_code != 0) {
-    ::unlink((tmp + ".so").c_str());
-    return Internal("{} failed (exit {}) on {}:\n{}", compiler, r.exit_code, info->source, r.output.substr(0, 4000));
-  }
-  GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(tmp + ".so"));
-  GE_RETURN_IF_ERROR(WriteFileAtomic(stem + ".sum", Fingerprint(bytes)));
-  if (::rename((tmp + ".so").c_str(), info->library.c_str()) != 0)
-    return Internal("cannot move {} into the cache: {}", tmp + ".so", std::strerror(errno));
-  PruneCache(dir, options.max_entries, key);
-  return KernelLibrary::Load(info->library);
+  return loaded;
 }
 
 }  // namespace ge::autofuse

@@ -1,8 +1,10 @@
 // Compiles a generated translation unit with the system C++ compiler into a private on-disk
-// cache and loads it. The compiler runs without a shell (posix_spawn, argv only) under a
-// timeout; entries are keyed by a hash of the source, the flags and the compiler's version;
-// writes are atomic (temp file + rename) and every entry carries a checksum, so a corrupt
-// entry is detected, removed and rebuilt.
+// cache and loads it. The compiler runs without a shell (posix_spawn, argv only) in a process
+// group of its own under a timeout that kills the group; entries are keyed by a hash of the
+// source, the flags, the compiler's version and the CPU; writes are atomic (temp file +
+// rename). The cache is used only when its directories are safe (trusted_dir.h), and every
+// entry carries an HMAC under the cache's key: a planted, swapped or torn library is never
+// loaded, it is removed and rebuilt.
 #pragma once
 
 #include <memory>
@@ -10,15 +12,17 @@
 #include <vector>
 
 #include "ge/runtime/kernel_library.h"
+#include "ge/serialize/trusted_dir.h"
 
 namespace ge::autofuse {
 
 struct KernelCompilerOptions {
-  std::string compiler;    // ge.kernelCompiler ($CXX); empty: the first of c++, g++, clang++ on PATH
-  std::string cache_dir;   // ge.kernelCacheDir ($TORCHAIR_GE_CACHE_DIR, else $XDG_CACHE_HOME/torchair_ge or
-                           // ~/.cache/torchair_ge)
-  bool fast_math = false;  // -ffast-math (changes numerics; only when the user asks)
-  int timeout_seconds = 300;
+  std::string compiler;       // ge.kernelCompiler ($CXX); empty: the first of c++, g++, clang++ on PATH
+  std::string cache_dir;      // ge.kernelCacheDir ($TORCHAIR_GE_CACHE_DIR, else $XDG_CACHE_HOME/torchair_ge or
+                              // ~/.cache/torchair_ge)
+  bool fast_math = false;     // -ffast-math (changes numerics; only when the user asks)
+  int timeout_seconds = 300;  // every run of the compiler, its --version probe included
+  TrustOptions trust;
   int max_entries = 1000;  // kernel libraries kept in the cache (least recently used go first)
 };
 
@@ -31,7 +35,8 @@ struct KernelBuildInfo {
 
 // The compiler command line without the output/input paths (for the cache key and logs).
 std::vector<std::string> CompileFlags(const KernelCompilerOptions& options);
-// Where the cache lives for these options (created with mode 0700 on first use).
+// Where the cache lives for these options (created with mode 0700 on first use; used only when
+// it is trusted, else a private directory of the process).
 std::string KernelCacheDir(const KernelCompilerOptions& options);
 
 // The translation unit is `prelude` + `body`; the prelude (the same text for many graphs) is

@@ -24,6 +24,13 @@ Expected<int> ParsePositiveInt(const std::string& key, const std::string& text) 
   return std::stoi(text);
 }
 
+Expected<int64_t> ParseCount(const std::string& key, const std::string& text) {
+  const bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoll(text) <= 0)
+    return InvalidArgument("option {}='{}' must be a positive integer below 10^18", key, text);
+  return std::stoll(text);
+}
+
 // AUTOFUSE_FLAGS as GE spells it: "--enable_autofuse=true|false" among other flags of GE's
 // auto-fusion that this engine does not have (those are ignored, as they do not change results).
 Expected<std::string> AutofuseFromFlags(const std::string& flags) {
@@ -121,6 +128,12 @@ const std::vector<OptionDef>& EngineOptionTable() {
        {},
        "TORCHAIR_GE_CACHE_DIR",
        "generated-kernel cache (empty: DefaultKernelCacheDir)"},
+      {option::kKernelCacheAllowSymlinks,
+       T::kBool,
+       "false",
+       {},
+       "TORCHAIR_GE_CACHE_ALLOW_SYMLINKS",
+       "accept symbolic links in the kernel cache's path (their targets must still be safe)"},
       {option::kKernelCacheMaxEntries,
        T::kPositiveInt,
        "1000",
@@ -140,6 +153,19 @@ const std::vector<OptionDef>& EngineOptionTable() {
        {"vector", "blocks"},
        "TORCHAIR_GE_KERNEL_CODEGEN",
        "generated kernels: xsimd vectors through each chain, or blocks op by op (no library)"},
+      {option::kMaxTensorElements,
+       T::kCount,
+       "17179869184",
+       {},
+       "TORCHAIR_GE_MAX_TENSOR_ELEMENTS",
+       "the most elements any tensor of a graph may have (default 2^34); larger graphs are refused at compile/load"},
+      {option::kMaxWorkPerRun,
+       T::kCount,
+       "1099511627776",
+       {},
+       "TORCHAIR_GE_MAX_WORK_PER_RUN",
+       "the most elements one run may read and write, summed over every node (default 2^40); larger graphs are "
+       "refused at compile/load"},
       {option::kKernelRunTimeSizes,
        T::kBool,
        "false",
@@ -173,6 +199,11 @@ Expected<int> PositiveIntOption(const Options& options, const char* key) {
   return ParsePositiveInt(key, text);
 }
 
+Expected<int64_t> CountOption(const Options& options, const char* key) {
+  GE_ASSIGN_OR_RETURN(std::string text, OptionValue(options, key));
+  return ParseCount(key, text);
+}
+
 Status ValidateOptions(const Options& options) {
   for (const auto& [key, value] : options) {
     const OptionDef* def = FindOptionDef(key);
@@ -187,6 +218,9 @@ Status ValidateOptions(const Options& options) {
         break;
       case OptionType::kPositiveInt:
         if (!value.empty()) GE_RETURN_IF_ERROR(ParsePositiveInt(key, value).status());
+        break;
+      case OptionType::kCount:
+        if (!value.empty()) GE_RETURN_IF_ERROR(ParseCount(key, value).status());
         break;
       case OptionType::kChoice: {
         const auto& choices = def->choices;

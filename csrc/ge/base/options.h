@@ -37,16 +37,20 @@ inline constexpr const char* kAutofuse = "ge.autofuse";
 inline constexpr const char* kStaticKernelCompile = "ge.staticKernelCompile";
 inline constexpr const char* kKernelCompiler = "ge.kernelCompiler";
 inline constexpr const char* kKernelCacheDir = "ge.kernelCacheDir";
+inline constexpr const char* kKernelCacheAllowSymlinks = "ge.kernelCacheAllowSymlinks";
 inline constexpr const char* kKernelCacheMaxEntries = "ge.kernelCacheMaxEntries";
 inline constexpr const char* kKernelCompileTimeout = "ge.kernelCompileTimeout";
 inline constexpr const char* kKernelFastMath = "ge.kernelFastMath";
 inline constexpr const char* kKernelCodegen = "ge.kernelCodegen";
+inline constexpr const char* kMaxTensorElements = "ge.maxTensorElements";
+inline constexpr const char* kMaxWorkPerRun = "ge.maxWorkPerRun";
 // Set by the frontend for the instances of a graph with symbolic sizes: generated kernels read
 // their sizes at run time, so every instance shares one kernel library.
 inline constexpr const char* kKernelRunTimeSizes = "ge.kernelRunTimeSizes";
 }  // namespace option
 
-enum class OptionType { kText, kBool, kChoice, kPositiveInt };
+// kCount: a positive 64-bit count (limits on elements and work).
+enum class OptionType { kText, kBool, kChoice, kPositiveInt, kCount };
 
 struct OptionDef {
   const char* key;
@@ -67,6 +71,7 @@ Expected<std::string> OptionValue(const Options& options, const char* key);
 // "1"/"true"/"on" or "0"/"false"/"off".
 Expected<bool> BoolOption(const Options& options, const char* key);
 Expected<int> PositiveIntOption(const Options& options, const char* key);
+Expected<int64_t> CountOption(const Options& options, const char* key);
 
 // An unknown key is an error naming the known ones; a value of the wrong type or outside its
 // choices is an error naming the key and what it takes.

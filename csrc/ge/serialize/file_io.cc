@@ -1,6 +1,5 @@
 #include "ge/serialize/file_io.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -8,26 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 namespace ge {
-
-Status MakePrivateDir(const std::string& dir, const std::string& what) {
-  std::string partial = !dir.empty() && dir[0] == '/' ? "/" : "";
-  std::stringstream parts(dir);
-  std::string part;
-  while (std::getline(parts, part, '/')) {
-    if (part.empty()) continue;
-    partial += part + "/";
-    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
-      return Internal("cannot create {} {}: {}", what, partial, std::strerror(errno));
-  }
-  // The last component is ours: nobody else may read or plant files there.
-  if (::chmod(dir.c_str(), 0700) != 0) return Internal("cannot chmod {} {}: {}", what, dir, std::strerror(errno));
-  return {};
-}
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   namespace fs = std::filesystem;

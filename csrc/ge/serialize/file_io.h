@@ -16,11 +16,6 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents);
 // exists already (two sessions of one process may use the same graph id).
 std::string UniqueFilePath(const std::string& dir, const std::string& stem, const std::string& ext);
 
-// Creates `dir` and its missing parents (mode 0700) and makes `dir` itself 0700: a directory
-// only this user may read or write (caches whose contents are loaded as code or trusted).
-// `what` names it in the error.
-Status MakePrivateDir(const std::string& dir, const std::string& what);
-
 // Replaces characters that are unsafe in file names ('/', ':', spaces, ...) with '_'.
 std::string SafeFileName(std::string_view name);
 

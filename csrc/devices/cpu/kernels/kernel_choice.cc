@@ -20,7 +20,7 @@
 #include "ge/base/fingerprint.h"
 #include "ge/base/logging.h"
 #include "ge/base/options.h"
-#include "ge/serialize/file_io.h"
+#include "ge/serialize/trusted_dir.h"
 
 namespace ge::cpu {
 namespace {
@@ -41,12 +41,19 @@ struct Registry {
 
 // Where decisions are stored: one file per kind of CPU in the kernel cache (the same
 // directory generated kernels use: ge.kernelCacheDir's environment variable or the default).
+// Empty when that directory is not trusted (trusted_dir.h): decisions then live only in this
+// process (the kernel compiler warns about the directory).
 std::string StorePath() {
   std::string dir;
-  if (auto options = WithEnvironment({}); options.ok())
+  TrustOptions trust;
+  if (auto options = WithEnvironment({}); options.ok()) {
     if (auto value = OptionValue(*options, option::kKernelCacheDir); value.ok()) dir = *value;
+    if (auto links = BoolOption(*options, option::kKernelCacheAllowSymlinks); links.ok()) trust.allow_symlinks = *links;
+  }
   if (dir.empty()) dir = DefaultKernelCacheDir();
-  return fmt::format("{}/kernel_choices/{}.tsv", dir, Fingerprint(HostCpuIdentity()));
+  auto root = MakeTrustedDir(dir, {"kernel_choices"}, trust);
+  if (!root.ok()) return "";
+  return fmt::format("{}/kernel_choices/{}.tsv", *root, Fingerprint(HostCpuIdentity()));
 }
 
 // Lines of `key<TAB>winner`; the file is the user's own (mode 0600 in a 0700 directory), but a
@@ -69,7 +76,7 @@ std::map<std::string, std::string> ReadStore(const std::string& path) {
 // means the next process times again.
 void Store(const std::string& path, const std::string& key, const std::string& winner) {
   if (key.find_first_of("\t\n") != std::string::npos || winner.find_first_of("\t\n") != std::string::npos) return;
-  if (!MakePrivateDir(path.substr(0, path.rfind('/')), "the kernel choice store").ok()) return;
+  if (path.empty()) return;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd < 0) return;
   const std::string line = key + "\t" + winner + "\n";
