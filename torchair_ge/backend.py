@@ -23,6 +23,7 @@ from torchair_ge.fx2ge.interpreter import convert_fx_graph
 from torchair_ge.fx2ge.size_template import derive_template
 from torchair_ge.fx2ge.symbolic import SymbolicSignature, graph_is_symbolic
 from torchair_ge.inference import gear_combinations, gear_symbols
+from torchair_ge.input_overlap import refuse_partial_overlaps
 from torchair_ge.patterns import apply_replacements
 
 logger = logging.getLogger("torchair_ge")
@@ -268,7 +269,7 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
         compiler.real_inputs = example_inputs  # Dynamo's real tensors: what frozen_parameter freezes
         compiler.gears = gear_symbols(gm, example_inputs)
         try:
-            return aot_backend(gm, example_inputs)
+            return refuse_partial_overlaps(aot_backend(gm, example_inputs), gm)
         finally:
             compiler.real_inputs = None
             compiler.gears = {}

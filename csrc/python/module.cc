@@ -1,4 +1,5 @@
 // torchair_ge._C: the engine seen from Python. Conversions only; no logic lives here.
+#include <c10/util/Exception.h>
 #include <pybind11/stl.h>
 
 #include "devices/cpu/cpu_device.h"
@@ -7,12 +8,38 @@
 #include "ge/base/logging.h"
 #include "ge/base/version.h"
 #include "ge/passes/pass_manager.h"
+#include "ge/base/options.h"
 #include "ge/serialize/file_io.h"
+#include "ge/serialize/trusted_dir.h"
 #include "python/py_utils.h"
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "torchair_ge engine bindings";
-  pybind11::register_exception<ge::python::GeError>(m, "GeError", PyExc_RuntimeError);
+  static pybind11::exception<ge::python::GeError>& ge_error =
+      pybind11::register_exception<ge::python::GeError>(m, "GeError", PyExc_RuntimeError);
+  // The backstop at the boundary: engine code reports errors as Status, so a C++ exception that
+  // gets here (std::out_of_range from a missed check) is a bug of ours; it still reaches Python
+  // as a GeError that says so, not as an IndexError. pybind11's own exceptions (argument
+  // conversion: TypeError) pass through.
+  pybind11::register_local_exception_translator([](std::exception_ptr error) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const pybind11::builtin_exception&) {
+      throw;
+    } catch (const pybind11::error_already_set&) {
+      throw;
+    } catch (const ge::python::GeError&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      throw;  // MemoryError
+    } catch (const c10::Error&) {
+      throw;  // torch's own message, as torch raises it
+    } catch (const std::exception& e) {
+      const std::string message =
+          fmt::format("internal error (a bug in torchair_ge; please report it with the graph or model): {}", e.what());
+      PyErr_SetString(ge_error.ptr(), message.c_str());
+    }
+  });
   ge::cpu::RegisterCpuDevice();
   ge::python::BindTypes(m);
   ge::python::BindBuilder(m);
@@ -28,6 +55,21 @@ PYBIND11_MODULE(_C, m) {
       pybind11::arg("level"), "Sets the engine's log level: DEBUG, INFO, WARNING, ERROR, OFF or EVENT.");
   m.def("safe_file_name", &ge::SafeFileName, pybind11::arg("name"),
         "The file name the engine gives a node's dumps (unsafe characters replaced by '_').");
+  m.def(
+      "make_trusted_dir",
+      [](const std::string& root, const std::vector<std::string>& below) {
+        ge::TrustOptions trust;
+        const ge::Options options = ge::python::Unwrap(ge::WithEnvironment({}));
+        trust.allow_symlinks = ge::python::Unwrap(ge::BoolOption(options, ge::option::kKernelCacheAllowSymlinks));
+        return ge::python::Unwrap(ge::MakeTrustedDir(root, below, trust));
+      },
+      pybind11::arg("root"), pybind11::arg("below") = std::vector<std::string>{},
+      "Creates the cache directory `root` and `below` under it (0700 where new) and returns root's checked "
+      "path; raises GeError naming the path and the rule it breaks when someone other than this user could "
+      "plant files there (the kernel cache's rule, docs/reliability.md).");
+  m.def(
+      "_raise_cpp_exception_for_testing", [] { return std::vector<int>().at(1); },
+      "Lets a test see how a C++ exception that escapes the engine reaches Python.");
   m.def(
       "engine_version", [] { return std::string(ge::kEngineVersion); },
       "The engine's version, recorded in model files.");

@@ -4,11 +4,13 @@ through the kernel cache and the C++ compiler, as op plugins and as model/graph 
 what comes back: the exact clear error, or eager's result. One case per function; the table in
 docs/reliability.md lists every case (test_every_case_is_in_the_reliability_table)."""
 import functools
+import hashlib
 import os
 import pathlib
 import re
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -16,7 +18,8 @@ import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torchair_ge
-from torchair_ge import _C
+from torchair_ge import _C, ge
+from torchair_ge.engine import default_session, next_graph_id
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GE_RUN = pathlib.Path(os.environ.get("TORCHAIR_GE_BUILD", ROOT / "build")) / "ge_run"
@@ -171,6 +174,29 @@ def aliased_inputs(tmp_path):
     _like_eager(lambda a, b: a * 2 - b.t(), x, x)
 
 
+@case("call", "an in-place op on partially overlapping inputs")
+def overlapping_inplace_inputs(tmp_path):
+    def fn(x, y):
+        x.add_(y)
+        return x * 1
+
+    def compiled(x, y):  # compiled afresh: AOT autograd's graph depends on how the first call's inputs alias
+        torch._dynamo.reset()
+        return torch.compile(fn, backend=torchair_ge.get_npu_backend(), dynamic=False)(x, y)
+
+    base = torch.arange(10.0)
+    with pytest.raises(RuntimeError, match=r"^unsupported operation: some elements of the input tensor and the "
+                                           r"written-to tensor refer to a single memory location"):
+        compiled(base[0:8], base[2:10])
+    assert base.equal(torch.arange(10.0)), "refused, yet written"
+    # The same view twice and disjoint views are fine, as in eager.
+    same, eager_same = torch.arange(8.0), torch.arange(8.0)
+    torch.testing.assert_close(compiled(same[0:8], same[0:8]), fn(eager_same[0:8], eager_same[0:8]))
+    apart, eager_apart = torch.arange(16.0), torch.arange(16.0)
+    torch.testing.assert_close(compiled(apart[0:8], apart[8:16]), fn(eager_apart[0:8], eager_apart[8:16]))
+    assert apart.equal(eager_apart)
+
+
 @case("call", "in-place update of a slice of an input")
 def inplace_slice_update(tmp_path):
     def fn(x):
@@ -223,8 +249,10 @@ def backend_without_config(tmp_path):
 
 @case("config", "optimization_switch naming no pass")
 def unknown_pass_switch(tmp_path):
-    code, error = _fresh_process("", config="cfg.ge_config.optimization_switch = 'Foo:off'")
-    assert code == 1 and "ge.optimizationSwitch: unknown pass 'Foo' (passes: DeadCodeElimination" in error, error
+    config = torchair_ge.CompilerConfig()
+    with pytest.raises(ValueError, match=r"option 'ge_config.optimization_switch': unknown pass 'Foo' "
+                                         r"\(passes: DeadCodeElimination"):
+        config.ge_config.optimization_switch = "Foo:off"
 
 
 @case("config", "set_dim_gears with one gear")
@@ -277,7 +305,8 @@ def log_level_unknown(tmp_path):
 def cache_dir_is_a_file(tmp_path):
     (tmp_path / "file").write_text("x")
     code, output = _fresh_process("", env={"TORCHAIR_GE_CACHE_DIR": str(tmp_path / "file")})
-    assert code == 0 and "running library kernels instead: cannot create the kernel cache directory" in output, output
+    assert code == 0, output
+    _warned_cache(output, tmp_path / "file", f"{tmp_path / 'file'} is not a directory")
 
 
 @case("paths", "graph dump directory is a file")
@@ -311,12 +340,47 @@ def compiler_fails(tmp_path):
     assert code == 0 and "running library kernels instead" in output and "failed (exit 1)" in output, output
 
 
-@case("compiler", "the C++ compiler hangs")
+@case("compiler", "the C++ compiler hangs (and has started a child)")
 def compiler_hangs(tmp_path):
+    pid_file = tmp_path / "child.pid"
     code, output = _fresh_process("", env={"TORCHAIR_GE_CACHE_DIR": str(tmp_path / "cache"),
                                            "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT": "1",
-                                           "CXX": _fake_compiler(tmp_path / "cc", "sleep 30")})
+                                           "CXX": _fake_compiler(tmp_path / "cc", f"sleep 300 & echo $! > {pid_file}\n"
+                                                                                  "sleep 300")})
     assert code == 0 and "did not finish within 1 s" in output, output
+    _assert_gone(int(pid_file.read_text()))
+
+
+def _assert_gone(pid):
+    """The process no longer runs (gone, or a zombie waiting for a parent that never reaps it)."""
+    for _ in range(100):
+        try:
+            state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state in ("Z", "X"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the compiler's child {pid} outlived the timeout (state {state})")
+
+
+@case("compiler", "the C++ compiler's --version probe hangs")
+def compiler_version_hangs(tmp_path):
+    path = tmp_path / "cc"
+    path.write_text("#!/bin/sh\nsleep 300\n")
+    path.chmod(0o755)
+    code, output = _fresh_process("", env={"TORCHAIR_GE_CACHE_DIR": str(tmp_path / "cache"),
+                                           "TORCHAIR_GE_KERNEL_COMPILE_TIMEOUT": "1", "CXX": str(path)})
+    assert code == 0 and "--version did not finish within 1 s" in output, output
+
+
+@case("compiler", "the C++ compiler writes garbage and exits 0")
+def compiler_writes_garbage(tmp_path):
+    body = 'while [ $# -gt 0 ]; do [ "$1" = -o ] && out="$2"; shift; done; echo garbage > "$out"'
+    env = {"TORCHAIR_GE_CACHE_DIR": str(tmp_path / "cache"), "CXX": _fake_compiler(tmp_path / "cc", body)}
+    code, output = _fresh_process("", env=env)
+    assert code == 0 and "wrote a library that does not load" in output, output
+    assert not list((tmp_path / "cache" / "kernels").glob("*.so")), "the garbage stayed in the cache"
 
 
 @case("compiler", "no C++ compiler on the machine")
@@ -342,6 +406,71 @@ assert libs, "no cached library"
             f.write(b"\0garbage\0")
     code, output = _fresh_process("", env=env)  # rebuilt, not loaded
     assert code == 0 and "Traceback" not in output, output
+
+
+@case("kernel cache", "a planted kernel library with a recomputed unkeyed hash")
+def forged_kernel_library(tmp_path):
+    env = {"TORCHAIR_GE_CACHE_DIR": str(tmp_path / "cache")}
+    code, output = _fresh_process("", env=env)
+    assert code == 0, output
+    marker = tmp_path / "planted-code-ran"
+    (tmp_path / "forged.c").write_text(
+        '#include <stdio.h>\n__attribute__((constructor)) static void plant(void) '
+        f'{{ FILE* f = fopen("{marker}", "w"); if (f) fclose(f); }}\n')
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "forged.so"), str(tmp_path / "forged.c")],
+                   check=True)
+    forged = (tmp_path / "forged.so").read_bytes()
+    libraries = list((tmp_path / "cache" / "kernels").glob("*.so"))
+    assert libraries, "no cached library"
+    for library in libraries:  # the attacker can write the cache but not read its key
+        library.write_bytes(forged)
+        library.with_suffix(".mac").write_text(hashlib.sha256(forged).hexdigest())
+        library.with_suffix(".sum").write_text(hashlib.md5(forged).hexdigest())
+    code, output = _fresh_process("", env=env)
+    assert code == 0 and "its tag does not verify); rebuilding it" in output, output
+    assert not marker.exists(), "the planted library was loaded"
+    assert all(library.read_bytes() != forged for library in libraries)
+
+
+def _warned_cache(output, cache, reason):
+    assert f"kernel cache {cache} not used: " in output and reason in output, output
+    assert "private directory of this process" in output, output
+
+
+@case("kernel cache", "a kernel cache others can write")
+def cache_world_writable(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    code, output = _fresh_process("", env={"TORCHAIR_GE_CACHE_DIR": str(cache)})
+    assert code == 0, output
+    _warned_cache(output, cache, f"{cache} is writable by its group or others (mode 777)")
+    assert not (cache / "kernels").exists() and not (cache / "key").exists()
+
+
+@case("kernel cache", "a kernel cache another user owns")
+def cache_foreign_owner(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give the cache to another user")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    os.chown(cache, 65534, 65534)
+    code, output = _fresh_process("", env={"TORCHAIR_GE_CACHE_DIR": str(cache)})
+    assert code == 0, output
+    _warned_cache(output, cache, f"{cache} belongs to user 65534")
+
+
+@case("kernel cache", "a kernel cache reached through a symbolic link")
+def cache_symlink(tmp_path):
+    (tmp_path / "real").mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    code, output = _fresh_process("", env={"TORCHAIR_GE_CACHE_DIR": str(tmp_path / "link")})
+    assert code == 0, output
+    _warned_cache(output, tmp_path / "link", "is a symbolic link (set TORCHAIR_GE_CACHE_ALLOW_SYMLINKS=1")
+    code, output = _fresh_process("", env={"TORCHAIR_GE_CACHE_DIR": str(tmp_path / "link"),
+                                           "TORCHAIR_GE_CACHE_ALLOW_SYMLINKS": "1"})
+    assert code == 0 and "not used" not in output, output
+    assert list((tmp_path / "real" / "kernels").glob("*.so")), "the allowed link's target holds no kernels"
 
 
 # ---- op plugins ------------------------------------------------------------------------------
@@ -392,6 +521,79 @@ def flipped_model_file(tmp_path):
     (tmp_path / "bad.tgm").write_bytes(bytes(data))
     with pytest.raises(RuntimeError, match=r"checksum does not match"):
         torchair_ge.load_model(str(tmp_path / "bad.tgm"))
+
+
+_DATA = ('op { name: "x" type: "Data" attr { key: "index" value { i: 0 } } '
+         'output_desc { dtype: "DT_FLOAT" shape: 2 shape: 3 } }\n')
+_OUT = 'op { name: "NetOutput" type: "NetOutput" input: "r:0" }\n'
+
+
+def _run_text(text, inputs):
+    session, graph_id = default_session(), next_graph_id()
+    session.add_graph(graph_id, _C.graph_from_text(text))
+    try:
+        session.compile_graph(graph_id)
+        return session.run_graph(graph_id, inputs)
+    finally:
+        session.remove_graph(graph_id)
+
+
+@case("files", "graph text with an in-place node that lacks its input")
+def inplace_node_without_input(tmp_path):
+    text = 'name: "g"\n' + _DATA + 'op { name: "r" type: "InplaceIndexCopy" output_desc { dtype: "DT_FLOAT" } }\n' + _OUT
+    with pytest.raises(_C.GeError, match=r"InplaceIndexCopy 'r': has no input 'var', which it updates in place"):
+        _run_text(text, [torch.randn(2, 3)])
+
+
+@case("files", "graph text whose output descs leave out the origin shape")
+def out_desc_without_origin(tmp_path):
+    text = 'name: "g"\n' + _DATA + 'op { name: "r" type: "Relu" input: "x:0" output_desc { dtype: "DT_FLOAT" ' \
+           'shape: 2 shape: 3 } }\n' + _OUT
+    x = torch.randn(2, 3)
+    assert _run_text(text, [x])[0].equal(torch.relu(x))
+
+
+@case("files", "graph text whose output desc differs only in its origin shape")
+def out_desc_origin_differs(tmp_path):
+    text = 'name: "g"\n' + _DATA + 'op { name: "r" type: "Relu" input: "x:0" output_desc { dtype: "DT_FLOAT" ' \
+           'shape: 2 shape: 3 origin_shape: 3 origin_shape: 2 origin_format: "ND" } }\n' + _OUT
+    with pytest.raises(_C.GeError, match=re.escape(
+            "Relu 'r' output 0: InferShape gives DT_FLOAT[2,3] (format ND, origin shape [2,3], origin format ND) "
+            "but the graph says DT_FLOAT[2,3] (format ND, origin shape [3,2], origin format ND)")):
+        _run_text(text, [torch.randn(2, 3)])
+
+
+@case("files", "graph text that broadcasts to 2^41 elements and reduces")
+def graph_too_large(tmp_path):
+    builder = ge.GraphBuilder("huge")
+    with ge.graph_context(builder):
+        x = builder.create_input(0, ge.DataType.DT_FLOAT, [1, 1])
+        wide = ge.op("BroadcastTo", x, ge.Const(torch.tensor([2**20, 2**21])))
+        builder.set_outputs([ge.op("ReduceSum", wide, ge.Const(torch.tensor([0, 1])))])
+    with pytest.raises(_C.GeError, match=re.escape(
+            "BroadcastTo 'BroadcastTo' output 0 DT_FLOAT[1048576,2097152] has 2199023255552 elements, more than "
+            "ge.maxTensorElements=17179869184 allows ($TORCHAIR_GE_MAX_TENSOR_ELEMENTS raises it)")):
+        _run_text(builder.build().to_text(), [torch.randn(1, 1)])
+
+
+@case("environment", "TORCHAIR_GE_MAX_WORK_PER_RUN below what a graph needs")
+def work_limit_exceeded(tmp_path):
+    code, error = _fresh_process("", env={"TORCHAIR_GE_MAX_WORK_PER_RUN": "10"})
+    assert code == 1 and "elements per run, more than ge.maxWorkPerRun=10 allows" in error, error
+
+
+@case("environment", "TORCHAIR_GE_MAX_TENSOR_ELEMENTS not a number")
+def tensor_limit_not_a_number(tmp_path):
+    code, error = _fresh_process("", env={"TORCHAIR_GE_MAX_TENSOR_ELEMENTS": "lots"})
+    assert code == 1 and ("$TORCHAIR_GE_MAX_TENSOR_ELEMENTS: option ge.maxTensorElements='lots' must be a positive "
+                          "integer below 10^18") in error, error
+
+
+@case("boundary", "a C++ exception that escapes the engine (a bug)")
+def escaped_cpp_exception(tmp_path):
+    with pytest.raises(_C.GeError, match=r"^internal error \(a bug in torchair_ge; please report it with the graph "
+                                         r"or model\): vector::_M_range_check"):
+        _C._raise_cpp_exception_for_testing()
 
 
 @case("files", "graph text that is not a graph")

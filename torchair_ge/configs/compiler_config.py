@@ -1,5 +1,6 @@
 """CompilerConfig: the options of the backend, with TorchAir's names where the meaning is the same.
 Options marked with an environment variable take their default from it (docs/configuration.md)."""
+from torchair_ge import _C
 from torchair_ge.configs.option import Bool, Choice, ChoiceList, OptionGroup, OptionalText, Regex, Text, IntRange
 
 DUMP_FORMATS = ("txt", "onnx", "pbtxt", "py", "dot")
@@ -42,14 +43,17 @@ class ProfilingConfig(OptionGroup):
 
 
 class SwitchList(OptionalText):
-    """"PassName:off;PassName:on" -- pass names are checked by the engine when the graph compiles."""
+    """"PassName:off;PassName:on" -- each name one of the engine's optimizer passes, checked when set."""
 
     def check(self, path, value):
         value = super().check(path, value)
+        passes = _C.optimizer_passes()
         for item in filter(None, (value or "").split(";")):
             name, sep, state = item.partition(":")
             if not sep or not name or state not in ("on", "off"):
                 raise ValueError(f"option '{path}': {item!r} is not 'PassName:on' or 'PassName:off'")
+            if name not in passes:
+                raise ValueError(f"option '{path}': unknown pass {name!r} (passes: {', '.join(passes)})")
         return value
 
 

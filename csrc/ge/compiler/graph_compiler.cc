@@ -72,6 +72,7 @@ Expected<CompileOptions> CompileOptions::FromOptions(const Options& options, uin
   GE_ASSIGN_OR_RETURN(bool no_reuse, BoolOption(options, option::kDisableReuseMemory));
   out.memory_reuse = !no_reuse;
   GE_ASSIGN_OR_RETURN(out.autofuse, autofuse::AutofuseOptions::FromOptions(options));
+  GE_ASSIGN_OR_RETURN(out.limits, WorkLimits::FromOptions(options));
   GE_ASSIGN_OR_RETURN(out.streams.single_stream, BoolOption(options, option::kEnableSingleStream));
   GE_ASSIGN_OR_RETURN(const int min_work, PositiveIntOption(options, option::kStreamMinBranchWork));
   out.streams.min_branch_work = min_work;
@@ -201,8 +202,10 @@ const std::vector<CompileStage>& BackEndStages() {
 // The pipeline for a scope: prepare, every optimizer stage of passes/pipeline.cc (the last one's
 // graph is the "optimized" dump), copy insertion, auto-fusion, then the back end.
 std::vector<CompileStage> AllStages(CompileScope scope) {
-  std::vector<CompileStage> stages = {
-      {"prepare", StageRole::kOther, [](CompileState& s) { return PrepareGraph(s.graph); }}};
+  std::vector<CompileStage> stages = {{"prepare", StageRole::kOther, [](CompileState& s) -> Status {
+                                         GE_RETURN_IF_ERROR(PrepareGraph(s.graph));
+                                         return CheckWorkLimits(s.graph, s.options.limits);
+                                       }}};
   if (scope != CompileScope::kFromOptimized) {
     const std::vector<PassStage>& optimizer = OptimizerStages();
     for (const PassStage& stage : optimizer) {

@@ -9,6 +9,7 @@
 #include "ge/autofuse/autofuse_stage.h"
 #include "ge/base/options.h"
 #include "ge/ir/graph.h"
+#include "ge/compiler/work_limits.h"
 #include "ge/compiler/collective_copies.h"
 #include "ge/compiler/schedule.h"
 #include "ge/compiler/stream_assign.h"
@@ -61,6 +62,7 @@ struct CompileOptions {
   bool memory_reuse = true;  // ge.exec.disableReuseMemory=1 turns it off
   autofuse::AutofuseOptions autofuse;
   StreamOptions streams;  // ge.enableSingleStream, ge.exec.computeStreams
+  WorkLimits limits;      // ge.maxTensorElements, ge.maxWorkPerRun (checked after prepare)
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 

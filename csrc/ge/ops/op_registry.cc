@@ -160,6 +160,18 @@ Status OpRegistry::VerifyAndInfer(Node& node) const {
   return {};
 }
 
+namespace {
+
+// `desc` as an error shows it beside `other`: every field when the short forms agree (they
+// differ only in format or origin).
+std::string Spelled(const TensorDesc& desc, const TensorDesc& other) {
+  if (desc.ToString() != other.ToString()) return desc.ToString();
+  return fmt::format("{} (format {}, origin shape {}, origin format {})", desc.ToString(), FormatName(desc.format),
+                     ShapeToString(desc.origin_shape), FormatName(desc.origin_format));
+}
+
+}  // namespace
+
 Status VerifyGraphTypes(Graph& graph) {
   GE_RETURN_IF_ERROR(graph.Verify());
   GE_ASSIGN_OR_RETURN(auto order, graph.TopologicalOrder());
@@ -170,10 +182,12 @@ Status VerifyGraphTypes(Graph& graph) {
     for (int o = 0; o < node->num_outputs(); ++o) {
       if (before[static_cast<size_t>(o)].dtype != DataType::kUndefined &&
           !(before[static_cast<size_t>(o)] == node->output_desc(o))) {
-        const std::string got = node->output_desc(o).ToString();
-        node->output_desc(o) = before[static_cast<size_t>(o)];
-        return InvalidArgument("{} output {}: InferShape gives {} but the graph says {}", node->ToString(), o, got,
-                               before[static_cast<size_t>(o)].ToString());
+        const TensorDesc& stated = before[static_cast<size_t>(o)];
+        const std::string message =
+            fmt::format("{} output {}: InferShape gives {} but the graph says {}", node->ToString(), o,
+                        Spelled(node->output_desc(o), stated), Spelled(stated, node->output_desc(o)));
+        node->output_desc(o) = stated;
+        return InvalidArgument("{}", message);
       }
     }
   }

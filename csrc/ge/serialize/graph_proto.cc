@@ -154,6 +154,11 @@ Expected<TensorDesc> TensorDescFromProto(const proto::TensorDescDef& def, const 
   desc.origin_shape.assign(def.origin_shape().begin(), def.origin_shape().end());
   if (!def.origin_format().empty()) {
     GE_ASSIGN_OR_RETURN(desc.origin_format, ParseFormat(def.origin_format()));
+  } else if (def.origin_shape().empty()) {
+    // A desc written without its origin (by hand; the engine always writes it) is what the
+    // framework sees as is, as a TensorDesc built from a shape and a format.
+    desc.origin_shape = desc.shape;
+    desc.origin_format = desc.format;
   }
   return desc;
 }
