@@ -586,7 +586,7 @@ def work_limit_exceeded(tmp_path):
 def tensor_limit_not_a_number(tmp_path):
     code, error = _fresh_process("", env={"TORCHAIR_GE_MAX_TENSOR_ELEMENTS": "lots"})
     assert code == 1 and ("$TORCHAIR_GE_MAX_TENSOR_ELEMENTS: option ge.maxTensorElements='lots' must be a positive "
-                          "integer below 10^18") in error, error
+                          "integer up to 2^50 (1125899906842624)") in error, error
 
 
 @case("boundary", "a C++ exception that escapes the engine (a bug)")

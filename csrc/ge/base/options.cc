@@ -24,10 +24,14 @@ Expected<int> ParsePositiveInt(const std::string& key, const std::string& text) 
   return std::stoi(text);
 }
 
+// At most 2^50: limits on elements then bound every byte count the compiler adds up (2^50
+// elements of 16 bytes, summed over a graph, stay far below int64's range).
+constexpr int64_t kMaxCount = int64_t{1} << 50;
+
 Expected<int64_t> ParseCount(const std::string& key, const std::string& text) {
-  const bool digits = !text.empty() && text.size() <= 18 && text.find_first_not_of("0123456789") == std::string::npos;
-  if (!digits || std::stoll(text) <= 0)
-    return InvalidArgument("option {}='{}' must be a positive integer below 10^18", key, text);
+  const bool digits = !text.empty() && text.size() <= 16 && text.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits || std::stoll(text) <= 0 || std::stoll(text) > kMaxCount)
+    return InvalidArgument("option {}='{}' must be a positive integer up to 2^50 ({})", key, text, kMaxCount);
   return std::stoll(text);
 }
 
