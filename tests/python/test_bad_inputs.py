@@ -504,6 +504,16 @@ def _small_model_file(directory):
     return torchair_ge.dynamo_export(torch.randn(2, 8), model=model, export_path=directory)
 
 
+@case("files", "a model file beyond the element limit of the machine loading it")
+def model_file_over_limit(tmp_path):
+    result = _small_model_file(str(tmp_path / "export"))
+    np.save(tmp_path / "x.npy", np.zeros((2, 8), dtype=np.float32))
+    out = subprocess.run([str(GE_RUN), result.model_path, "--inputs", str(tmp_path / "x.npy")],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, TORCHAIR_GE_MAX_TENSOR_ELEMENTS="16"))
+    assert out.returncode == 1 and "more than ge.maxTensorElements=16 allows" in out.stderr, out.stderr
+
+
 @case("files", "a truncated model file")
 def truncated_model_file(tmp_path):
     result = _small_model_file(str(tmp_path / "export"))

@@ -73,8 +73,36 @@ std::vector<OptionDef> StreamOptionDefs() {
            "always: it always runs on its streams"}};
 }
 
-std::vector<OptionDef> WithStreamOptions(std::vector<OptionDef> table) {
+// What bounds untrusted input: the kernel cache's trust rules and the work limits
+// (docs/reliability.md, "Trust boundaries").
+std::vector<OptionDef> TrustOptionDefs() {
+  using T = OptionType;
+  return {
+      {option::kKernelCacheAllowSymlinks,
+       T::kBool,
+       "false",
+       {},
+       "TORCHAIR_GE_CACHE_ALLOW_SYMLINKS",
+       "accept symbolic links in the kernel cache's path (their targets must still be safe)"},
+      {option::kMaxTensorElements,
+       T::kCount,
+       "17179869184",
+       {},
+       "TORCHAIR_GE_MAX_TENSOR_ELEMENTS",
+       "the most elements any tensor of a graph may have (default 2^34); larger graphs are refused at compile/load"},
+      {option::kMaxWorkPerRun,
+       T::kCount,
+       "1099511627776",
+       {},
+       "TORCHAIR_GE_MAX_WORK_PER_RUN",
+       "the most elements one run may read and write, summed over every node (default 2^40); larger graphs are "
+       "refused at compile/load"},
+  };
+}
+
+std::vector<OptionDef> WithGroupedOptions(std::vector<OptionDef> table) {
   for (OptionDef& def : StreamOptionDefs()) table.push_back(std::move(def));
+  for (OptionDef& def : TrustOptionDefs()) table.push_back(std::move(def));
   return table;
 }
 
@@ -82,7 +110,7 @@ std::vector<OptionDef> WithStreamOptions(std::vector<OptionDef> table) {
 
 const std::vector<OptionDef>& EngineOptionTable() {
   using T = OptionType;
-  static const std::vector<OptionDef> table = WithStreamOptions({
+  static const std::vector<OptionDef> table = WithGroupedOptions({
       {option::kDevice, T::kText, "cpu", {}, nullptr, "device name for GEInitialize"},
       {option::kGraphDumpType,
        T::kText,
@@ -132,12 +160,6 @@ const std::vector<OptionDef>& EngineOptionTable() {
        {},
        "TORCHAIR_GE_CACHE_DIR",
        "generated-kernel cache (empty: DefaultKernelCacheDir)"},
-      {option::kKernelCacheAllowSymlinks,
-       T::kBool,
-       "false",
-       {},
-       "TORCHAIR_GE_CACHE_ALLOW_SYMLINKS",
-       "accept symbolic links in the kernel cache's path (their targets must still be safe)"},
       {option::kKernelCacheMaxEntries,
        T::kPositiveInt,
        "1000",
@@ -157,19 +179,6 @@ const std::vector<OptionDef>& EngineOptionTable() {
        {"vector", "blocks"},
        "TORCHAIR_GE_KERNEL_CODEGEN",
        "generated kernels: xsimd vectors through each chain, or blocks op by op (no library)"},
-      {option::kMaxTensorElements,
-       T::kCount,
-       "17179869184",
-       {},
-       "TORCHAIR_GE_MAX_TENSOR_ELEMENTS",
-       "the most elements any tensor of a graph may have (default 2^34); larger graphs are refused at compile/load"},
-      {option::kMaxWorkPerRun,
-       T::kCount,
-       "1099511627776",
-       {},
-       "TORCHAIR_GE_MAX_WORK_PER_RUN",
-       "the most elements one run may read and write, summed over every node (default 2^40); larger graphs are "
-       "refused at compile/load"},
       {option::kKernelRunTimeSizes,
        T::kBool,
        "false",
