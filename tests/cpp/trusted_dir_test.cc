@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -139,6 +141,16 @@ TEST_F(TrustedDirTest, TheProcessPrivateDirectoryIsTrustedAndStable) {
   auto second = ProcessPrivateCacheDir();
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(*first, *second);
+}
+
+TEST_F(TrustedDirTest, AForkedChildThatExitsLeavesTheParentsPrivateDirectory) {
+  auto dir = ProcessPrivateCacheDir();
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  const pid_t child = ::fork();
+  if (child == 0) std::exit(0);  // runs static destructors, the private directory's remover among them
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(fs::is_directory(*dir));
 }
 
 }  // namespace

@@ -109,12 +109,14 @@ std::string Hex(const unsigned char* bytes, size_t n) {
   return out;
 }
 
-// Removes the process's private cache at exit (its libraries stay mapped; only names go).
+// Removes the process's private cache at exit (its libraries stay mapped; only names go). Only
+// the process that made it: a forked child that exits normally must not take it from its parent.
 struct PrivateDirRemover {
   std::string dir;
+  pid_t owner = 0;
   ~PrivateDirRemover() {
     std::error_code error;
-    if (!dir.empty()) fs::remove_all(dir, error);
+    if (!dir.empty() && ::getpid() == owner) fs::remove_all(dir, error);
   }
 };
 
@@ -182,6 +184,7 @@ Expected<std::string> ProcessPrivateCacheDir() {
     return FailedPrecondition("cannot create a private cache directory {}: {}", pattern, std::strerror(errno));
   GE_RETURN_IF_ERROR(CheckTrustedDir(pattern, {}).WithContext("a private cache directory"));
   remover.dir = pattern;
+  remover.owner = ::getpid();
   return pattern;
 }
 
