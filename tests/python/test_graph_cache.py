@@ -53,3 +53,19 @@ def test_broken_entries_are_rebuilt_and_uncacheable_graphs_compile_as_usual(tmp_
     assert _compile_and_run(model, x) == ["hit"]
     # Frozen parameters are constants whose values Dynamo's graph does not hold: not cached.
     assert _compile_and_run(model, x, frozen_parameter=True) == [None]
+
+
+def test_an_unsafe_cache_is_neither_read_nor_written(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
+    torch.manual_seed(0)
+    model, x = Net().eval(), torch.randn(8, 16)
+    assert _compile_and_run(model, x) == ["miss"]
+    entry = next((tmp_path / "cache" / "graphs").glob("*/*"))
+    entry.chmod(0o666)  # a pickle anyone may rewrite: refused, rebuilt with this user's mode
+    assert _compile_and_run(model, x) == ["miss"]
+    assert _compile_and_run(model, x) == ["hit"]
+    (tmp_path / "cache").chmod(0o777)  # a root others may write: the cache is not used at all
+    with caplog.at_level("WARNING", logger="torchair_ge"):
+        assert _compile_and_run(model, x) == [None]
+    assert "is writable by its group or others (mode 777)" in caplog.text
+    assert "compiling without the cache" in caplog.text
