@@ -165,6 +165,7 @@ class CacheCompiledFunction:
     def _load(self):
         if not os.path.exists(self._path):
             return None
+        private_dir(os.path.dirname(self._path), "cache_compile")
         trusted_file(self._path, "cache_compile")
         try:
             with open(self._path, "rb") as f:
@@ -215,9 +216,8 @@ def private_dir(path, what):
 
 
 def trusted_file(path, what):
-    """Refuses a cache entry that is not safe to unpickle: in a directory someone else could write,
-    a link, or a file someone else owns or could write."""
-    private_dir(os.path.dirname(path), what)
+    """Refuses a cache entry that is not safe to unpickle: a link, or a file someone else owns or
+    could write (its directory is the caller's to check: private_dir)."""
     info = os.lstat(path)
     if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
         raise PermissionError(f"{what}: {path} is not safe to load code from: it must be a regular file owned "
