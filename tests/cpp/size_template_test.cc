@@ -31,8 +31,8 @@ TEST(SymExprTest, FollowsPythonArithmetic) {
 }
 
 TEST(SymExprTest, PrintsWhatItParses) {
-  for (const std::string text :
-       {"2*s0+1", "s0-(s1-1)", "s0//(s1*2)", "max(s0, 8)", "s0%8==0", "(s0+1)*s1", "(1!=-1)<480", "s0<(s1==2)"}) {
+  for (const std::string text : {"2*s0+1", "s0-(s1-1)", "s0//(s1*2)", "max(s0, 8)", "s0%8==0", "(s0+1)*s1",
+                                 "(1!=-1)<480", "s0<(s1==2)", "6*(s0//s1*6)", "s0*(s1%7*s0)", "2*(s1*(s0//3))"}) {
     auto expr = SymExpr::Parse(text, kNames);
     ASSERT_TRUE(expr.ok()) << text << ": " << expr.status().ToString();
     auto again = SymExpr::Parse(expr->ToString(kNames), kNames);
@@ -41,6 +41,9 @@ TEST(SymExprTest, PrintsWhatItParses) {
       EXPECT_EQ(*expr->Evaluate({a, 5}), *again->Evaluate({a, 5})) << text << " printed " << expr->ToString(kNames);
   }
   EXPECT_EQ(SymExpr::Parse("s0-(s1-1)", kNames)->ToString(kNames), "s0-(s1-1)");
+  // A product is flattened into a product only when it multiplies and nothing else (fuzzer find).
+  EXPECT_EQ(SymExpr::Parse("6*(s0//s1*6)", kNames)->ToString(kNames), "6*(s0//s1*6)");
+  EXPECT_EQ(SymExpr::Parse("6*(s0*s1*6)", kNames)->ToString(kNames), "6*s0*s1*6");
 }
 
 TEST(SymExprTest, BadTextAndOverflowAreClearErrors) {

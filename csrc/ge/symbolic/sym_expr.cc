@@ -250,16 +250,19 @@ std::string SymExpr::ToString(const std::vector<std::string>& symbols) const {
     std::string text;
     int precedence;
     Op top;  // the operator applied last
+    // Among its operators outside parentheses, the multiplicative ones are all '*': only then
+    // may it follow "x*" unparenthesized (x*(a//b*c) is not x*a//b*c).
+    bool plain_product = true;
   };
   std::vector<Printed> stack;
   auto wrap = [](const Printed& operand, int precedence) {
     return operand.precedence < precedence ? "(" + operand.text + ")" : operand.text;
   };
   // A right operand of equal precedence needs no parentheses only where regrouping keeps the
-  // value: a+(b-c) = a+b-c and a*(b*c) = a*b*c, but a-(b-c), a*(b//c), a//(b*c) differ.
+  // value: a+(b-c) = a+b-c and a*(b*c) = a*b*c, but a-(b-c), a*(b//c), a//(b*c), a*(b//c*d) differ.
   auto regroups = [](Op op, const Printed& right) {
     return (op == Op::kAdd && (right.top == Op::kAdd || right.top == Op::kSub)) ||
-           (op == Op::kMul && right.top == Op::kMul);
+           (op == Op::kMul && right.top == Op::kMul && right.plain_product);
   };
   for (const Step& step : steps_) {
     if (step.op == Op::kConst) {
@@ -281,7 +284,10 @@ std::string SymExpr::ToString(const std::vector<std::string>& symbols) const {
       } else {  // comparisons do not chain: a comparison operand of a comparison is parenthesized
         const int left = p == 1 ? 2 : p;
         const int right = regroups(step.op, b) ? p : p + 1;
-        a = {wrap(a, left) + std::string(Spelling(step.op)) + wrap(b, right), p, step.op};
+        // A left operand of this precedence joins the chain unwrapped; a right one only when it regroups.
+        const bool plain = step.op != Op::kFloorDiv && step.op != Op::kMod && (a.precedence != p || a.plain_product) &&
+                           (b.precedence != p || right == p);
+        a = {wrap(a, left) + std::string(Spelling(step.op)) + wrap(b, right), p, step.op, plain};
       }
     }
   }
