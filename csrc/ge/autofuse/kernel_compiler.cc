@@ -317,6 +317,39 @@ Status CompileEntry(const KernelCache& cache, const std::string& compiler, const
   return {};
 }
 
+// The libraries this process has loaded, by everything that decides their bytes: a graph
+// compiled again (every instance of a graph with symbolic sizes builds the same source) takes
+// the loaded library instead of reading and authenticating its cache entry once more.
+class LoadedLibraries {
+ public:
+  static LoadedLibraries& Get() {
+    static LoadedLibraries* loaded = new LoadedLibraries();  // never destroyed: used until exit
+    return *loaded;
+  }
+  std::shared_ptr<const KernelLibrary> Find(const std::string& key, KernelBuildInfo* info) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return nullptr;
+    auto library = it->second.library.lock();
+    if (library) *info = KernelBuildInfo{true, 0, it->second.path, it->second.source};
+    return library;
+  }
+  void Add(const std::string& key, const std::shared_ptr<const KernelLibrary>& library, const KernelBuildInfo& info) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = entries_.begin(); it != entries_.end();)
+      it = it->second.library.expired() ? entries_.erase(it) : ++it;
+    entries_[key] = {library, info.library, info.source};
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<const KernelLibrary> library;
+    std::string path, source;
+  };
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;
+};
+
 }  // namespace
 
 std::vector<std::string> CompileFlags(const KernelCompilerOptions& options) {
@@ -344,9 +377,11 @@ std::string KernelCacheDir(const KernelCompilerOptions& options) {
   return options.cache_dir.empty() ? DefaultKernelCacheDir() : options.cache_dir;
 }
 
-Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude, const std::string& body,
-                                                                  const KernelCompilerOptions& options,
-                                                                  KernelBuildInfo* info) {
+namespace {
+
+Expected<std::shared_ptr<const KernelLibrary>> BuildOrLoad(const std::string& prelude, const std::string& body,
+                                                           const KernelCompilerOptions& options,
+                                                           KernelBuildInfo* info) {
   const std::string source = prelude + body;
   GE_ASSIGN_OR_RETURN(KernelCache cache, OpenCache(options));
   GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
@@ -379,6 +414,19 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::str
     return Internal("{} wrote a library that does not load: {}", compiler, loaded.status().message());
   }
   return loaded;
+}
+
+}  // namespace
+
+Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude, const std::string& body,
+                                                                  const KernelCompilerOptions& options,
+                                                                  KernelBuildInfo* info) {
+  const std::string key = fmt::format("{}\n{}\n{}\n{}\n{}{}", options.compiler, options.cache_dir, options.fast_math,
+                                      options.trust.allow_symlinks, prelude, body);
+  if (auto loaded = LoadedLibraries::Get().Find(key, info)) return loaded;
+  GE_ASSIGN_OR_RETURN(auto library, BuildOrLoad(prelude, body, options, info));
+  LoadedLibraries::Get().Add(key, library, *info);
+  return library;
 }
 
 }  // namespace ge::autofuse

@@ -118,19 +118,20 @@ Node* Graph::NetOutputNode() const {
 }
 
 Expected<std::vector<Node*>> Graph::TopologicalOrder() const {
-  std::unordered_map<const Node*, int> pending;
+  // Inputs not yet ordered, per node id (ids are dense enough: one per node ever created here).
+  std::vector<int> pending(static_cast<size_t>(next_id_), 0);
   auto by_id = [](const Node* a, const Node* b) { return a->id() > b->id(); };
   std::priority_queue<Node*, std::vector<Node*>, decltype(by_id)> ready(by_id);
   for (const auto& n : nodes_) {
     int deps = static_cast<int>(n->control_inputs_.size());
     for (Value v : n->inputs_) deps += v.valid() ? 1 : 0;
-    pending[n.get()] = deps;
+    pending[static_cast<size_t>(n->id())] = deps;
     if (deps == 0) ready.push(n.get());
   }
   std::vector<Node*> order;
   order.reserve(nodes_.size());
   auto release = [&](Node* n) {
-    if (--pending[n] == 0) ready.push(n);
+    if (--pending[static_cast<size_t>(n->id())] == 0) ready.push(n);
   };
   while (!ready.empty()) {
     Node* n = ready.top();

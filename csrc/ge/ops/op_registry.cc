@@ -55,6 +55,7 @@ std::vector<std::string> OpRegistry::OpTypes() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> types;
   for (const auto& [type, proto] : protos_) types.push_back(type);
+  std::sort(types.begin(), types.end());
   return types;
 }
 

@@ -2,9 +2,9 @@
 // ops/defs; users may add their own ops with Register().
 #pragma once
 
-#include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ge/ops/op_proto.h"
@@ -17,7 +17,7 @@ class OpRegistry {
 
   Status Register(OpProto proto);  // fails on a duplicate type
   const OpProto* Find(const std::string& type) const;
-  std::vector<std::string> OpTypes() const;
+  std::vector<std::string> OpTypes() const;  // sorted
 
   // Fills attrs the node does not set with the prototype's defaults.
   Status FillDefaults(Node& node) const;
@@ -31,7 +31,9 @@ class OpRegistry {
  private:
   OpRegistry() = default;
   mutable std::mutex mu_;
-  std::map<std::string, OpProto> protos_;
+  // Hashed: every compile looks up each node's prototype several times (prepare, InferShape,
+  // verify-after-pass); entries never move, so the pointers Find returns stay valid.
+  std::unordered_map<std::string, OpProto> protos_;
 };
 
 // Graph::Verify plus every node re-verified and re-inferred in topological order: the descs on
