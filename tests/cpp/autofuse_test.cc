@@ -1,6 +1,9 @@
 // Auto-fusion end to end on the CPU device: every supported pattern, fused, gives the unfused
 // graph's numbers over odd sizes, broadcasting and float32/float16/bfloat16, in fewer kernels.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <set>
 #include <string_view>
@@ -451,6 +454,49 @@ TEST(AutofuseRunTimeSizesTest, GraphsThatDifferOnlyInSizesShareOneLibrary) {
   }
   ASSERT_EQ(libraries.size(), 2u);
   EXPECT_EQ(libraries[0], libraries[1]);
+}
+
+// A library this process has loaded is taken again without reading the cache: while a compiled
+// graph keeps it loaded, compiling the same kernels works even with the entry gone from disk;
+// once nothing holds it, the next compile builds the entry again.
+TEST(AutofuseRunTimeSizesTest, ALoadedLibraryIsReusedWithoutReadingTheCache) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  char dir_template[] = "/tmp/ge_loaded_libraries_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string cache = dir_template;
+  auto compile = [&](Session& s, const Shape& shape) -> autofuse::AutofuseStats {
+    es::GraphBuilder b("reused");
+    auto x = b.CreateInput(0, DataType::kFloat, shape);
+    b.SetOutputs({es::Sigmoid(x) * x + es::Exp(x)});
+    auto graph = b.Build();
+    EXPECT_TRUE(graph.ok() && s.AddGraph(1, std::move(graph).value()).ok());
+    Status st = s.CompileGraph(1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::vector<float> data(static_cast<size_t>(NumElements(shape)), 0.5f);
+    std::vector<Tensor> out;
+    EXPECT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, shape), data.data(), nullptr)}, &out).ok());
+    EXPECT_NEAR(out[0].data_as<float>()[0], 0.5f / (1 + std::exp(-0.5f)) + std::exp(0.5f), 1e-5);
+    return s.GetCompiledGraphSummary(1)->autofuse;
+  };
+  const Options options{{option::kKernelRunTimeSizes, "true"}, {option::kKernelCacheDir, cache}};
+  auto first = std::make_unique<Session>(options);
+  const autofuse::AutofuseStats built = compile(*first, {4, 8});
+  ASSERT_TRUE(built.fallback.empty()) << built.fallback;
+  ASSERT_TRUE(std::filesystem::remove(built.library));
+  {
+    Session second(options);
+    const autofuse::AutofuseStats reused = compile(second, {6, 10});
+    EXPECT_TRUE(reused.cache_hit);
+    EXPECT_EQ(reused.library, built.library);
+    EXPECT_FALSE(std::filesystem::exists(built.library));  // taken from memory, not rebuilt
+  }
+  first.reset();
+  Session third(options);
+  const autofuse::AutofuseStats rebuilt = compile(third, {5, 8});
+  EXPECT_FALSE(rebuilt.cache_hit);
+  EXPECT_TRUE(std::filesystem::exists(built.library));
+  std::filesystem::remove_all(cache);
 }
 
 }  // namespace ge
