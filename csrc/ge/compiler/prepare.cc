@@ -12,6 +12,8 @@ Status PrepareGraph(Graph& graph) {
     GE_CHECK(desc.IsStatic(), "graph input {} has shape {}: dynamic shapes are not supported yet", data->ToString(),
              ShapeToString(desc.shape));
   }
+  // Steps below read nodes' inputs before VerifyGraphTypes: every input they may read must exist.
+  for (Node* node : graph.nodes()) GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyInputs(*node));
   GE_RETURN_IF_ERROR(OrderInplaceUpdates(graph));
   OrderCollectives(graph);
   GE_RETURN_IF_ERROR(VerifyGraphTypes(graph));

@@ -81,17 +81,31 @@ std::string AllowedNames(const TypeVar& tv) {
 
 }  // namespace
 
-Status OpRegistry::Verify(const Node& node) const {
+Status OpRegistry::VerifyInputs(const Node& node) const {
   const OpProto* proto = Find(node.type());
   if (!proto) return NotFound("op type '{}' of node '{}' is not registered", node.type(), node.name());
-  const std::string where = node.ToString();
-
   const int fixed = static_cast<int>(proto->inputs.size()) - (proto->DynamicInputIndex() >= 0 ? 1 : 0);
   if (proto->DynamicInputIndex() >= 0) {
-    GE_CHECK(node.num_inputs() >= fixed, "{}: needs at least {} inputs, has {}", where, fixed, node.num_inputs());
+    GE_CHECK(node.num_inputs() >= fixed, "{}: needs at least {} inputs, has {}", node.ToString(), fixed,
+             node.num_inputs());
   } else {
-    GE_CHECK(node.num_inputs() == fixed, "{}: needs {} inputs, has {}", where, fixed, node.num_inputs());
+    GE_CHECK(node.num_inputs() == fixed, "{}: needs {} inputs, has {}", node.ToString(), fixed, node.num_inputs());
   }
+  for (size_t d = 0; d < proto->inputs.size(); ++d) {
+    const InputDef& def = proto->inputs[d];
+    auto [begin, end] = proto->InputRange(static_cast<int>(d), node.num_inputs());
+    for (int i = begin; i < end; ++i)
+      GE_CHECK(node.input(i).valid() || def.kind == InputKind::kOptional, "{}: required input '{}' is missing",
+               node.ToString(), def.name);
+  }
+  return {};
+}
+
+Status OpRegistry::Verify(const Node& node) const {
+  GE_RETURN_IF_ERROR(VerifyInputs(node));
+  const OpProto* proto = Find(node.type());
+  // Messages spell the node only when a check fails (GE_CHECK formats lazily): Verify runs for
+  // every node after every pass.
 
   std::map<std::string, DataType> bound;  // type variable -> dtype seen first
   for (size_t d = 0; d < proto->inputs.size(); ++d) {
@@ -99,31 +113,28 @@ Status OpRegistry::Verify(const Node& node) const {
     auto [begin, end] = proto->InputRange(static_cast<int>(d), node.num_inputs());
     for (int i = begin; i < end; ++i) {
       Value v = node.input(i);
-      if (!v.valid()) {
-        GE_CHECK(def.kind == InputKind::kOptional, "{}: required input '{}' is missing", where, def.name);
-        continue;
-      }
+      if (!v.valid()) continue;  // optional (VerifyInputs)
       const DataType dtype = v.node->output_desc(v.index).dtype;
       const TypeVar& tv = *proto->FindTypeVar(def.type_var);
-      GE_CHECK(Allowed(tv, dtype), "{}: input '{}' has dtype {}; allowed: {}", where, def.name, DataTypeName(dtype),
-               AllowedNames(tv));
+      GE_CHECK(Allowed(tv, dtype), "{}: input '{}' has dtype {}; allowed: {}", node.ToString(), def.name,
+               DataTypeName(dtype), AllowedNames(tv));
       if (tv.per_value) continue;
       auto [it, inserted] = bound.emplace(def.type_var, dtype);
-      GE_CHECK(inserted || it->second == dtype, "{}: input '{}' is {} but another input of type {} is {}", where,
-               def.name, DataTypeName(dtype), def.type_var, DataTypeName(it->second));
+      GE_CHECK(inserted || it->second == dtype, "{}: input '{}' is {} but another input of type {} is {}",
+               node.ToString(), def.name, DataTypeName(dtype), def.type_var, DataTypeName(it->second));
     }
   }
 
   for (const auto& attr : proto->attrs) {
     auto it = node.attrs().find(attr.name);
-    GE_CHECK(it != node.attrs().end(), "{}: required attribute '{}' is not set", where, attr.name);
-    GE_CHECK(TypeOf(it->second) == attr.type, "{}: attribute '{}' must be {}, got {}", where, attr.name,
+    GE_CHECK(it != node.attrs().end(), "{}: required attribute '{}' is not set", node.ToString(), attr.name);
+    GE_CHECK(TypeOf(it->second) == attr.type, "{}: attribute '{}' must be {}, got {}", node.ToString(), attr.name,
              AttrTypeName(attr.type), AttrTypeName(TypeOf(it->second)));
   }
   for (const auto& [name, value] : node.attrs())
-    GE_CHECK(name.rfind('_', 0) == 0 || proto->FindAttr(name), "{}: unknown attribute '{}'", where, name);
+    GE_CHECK(name.rfind('_', 0) == 0 || proto->FindAttr(name), "{}: unknown attribute '{}'", node.ToString(), name);
   GE_CHECK(proto->HasDynamicOutput() || node.num_outputs() == static_cast<int>(proto->outputs.size()),
-           "{}: has {} outputs, the prototype {}", where, node.num_outputs(), proto->outputs.size());
+           "{}: has {} outputs, the prototype {}", node.ToString(), node.num_outputs(), proto->outputs.size());
   return {};
 }
 

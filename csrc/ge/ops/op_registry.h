@@ -21,8 +21,11 @@ class OpRegistry {
 
   // Fills attrs the node does not set with the prototype's defaults.
   Status FillDefaults(Node& node) const;
-  // Checks the node against its prototype: input counts, dtypes per type variable, attr
-  // presence and types (attrs starting with '_' are private and unchecked).
+  // The node's type is registered, it has as many inputs as its prototype takes and every
+  // required one is connected: what any step may rely on before reading a node's inputs.
+  Status VerifyInputs(const Node& node) const;
+  // VerifyInputs, then dtypes per type variable, attr presence and types (attrs starting with
+  // '_' are private and unchecked).
   Status Verify(const Node& node) const;
   // Verify, then set every output desc: dtypes bound by type variables, then the op's own
   // InferShape.
