@@ -4,7 +4,9 @@ would; Inductor with dynamic=True) and called with a new shape on nearly every c
 For each workload and system: the first pass over a seeded sequence of shapes (compiles
 included), the same sequence again (every shape seen: steady state), the number of graphs the
 backend compiled, and the largest difference from eager. torchair_ge also reports its engine
-instances (one per set of sizes, docs/dynamic_shapes.md)."""
+instances (one per set of sizes, docs/dynamic_shapes.md) and the calls it ran in eager PyTorch
+under its default new-shape policy (amortize); torchair_ge_compile is the same backend compiling
+an instance for every new set of sizes at its first call."""
 import random
 import statistics
 import time
@@ -16,7 +18,7 @@ import torchair_ge
 from bench import measure
 from bench.models import bert, gpt_dynamic, mlp
 
-SYSTEMS = ("eager", "inductor", "torchair_ge")
+SYSTEMS = ("eager", "inductor", "torchair_ge", "torchair_ge_compile")
 
 
 def _mlp_varbatch(quick):
@@ -59,7 +61,9 @@ def _compiled(system, model):
         from torch._inductor.compile_fx import compile_fx
         counting = measure.CountingBackend(compile_fx)
         return torch.compile(model, backend=counting, dynamic=True), counting, None
-    backend = torchair_ge.get_npu_backend()
+    config = torchair_ge.CompilerConfig()
+    config.inference_config.new_shape_policy = "compile" if system == "torchair_ge_compile" else "amortize"
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
     counting = measure.CountingBackend(backend)
     return torch.compile(model, backend=counting), counting, backend.compiler.reports
 
@@ -102,13 +106,14 @@ def run_workload(name, quick, log=print, systems=SYSTEMS):
                    "graphs": counting.graphs if counting else 0}
             if reports:
                 row["engine_instances"] = sum(len(r.get("shape_instances", [])) or 1 for r in reports)
+                row["eager_runs"] = sum(r.get("eager_runs", 0) for r in reports)
                 later = [i for r in reports for i in r.get("shape_instances", [])[1:]]  # after each first
                 row["from_template"] = sum(1 for i in later if i.get("from_template"))
                 if later:
                     row["instance_compile_ms"] = statistics.median(i["compile_ms"] for i in later)
             rows.append(row)
             log(f"  {name:<20} {system:<12} first {first_s:7.2f} s  steady {steady_s * 1e3:8.1f} ms  "
-                f"graphs {row['graphs']}  err {err:.2e}")
+                f"graphs {row['graphs']}  eager runs {row.get('eager_runs', '-')}  err {err:.2e}")
     torch._dynamo.reset()
     return {"name": name, "description": description, "calls": len(calls), "systems": rows}
 
@@ -149,6 +154,8 @@ def _no_grad_call(fn, inputs):
 
 
 def run(entries, quick=False, log=print, systems=SYSTEMS):
+    # torchair_ge_compile is no system of the zoo bench: it comes with torchair_ge
+    systems = [s for s in SYSTEMS if s in systems or (s == "torchair_ge_compile" and "torchair_ge" in systems)]
     return {"workloads": [run_workload(name, quick, log, systems) for name in WORKLOADS],
             "static_vs_dynamic": static_vs_dynamic(entries, quick, log) if "torchair_ge" in systems else []}
 
@@ -159,9 +166,11 @@ def markdown(results):
              "torch.compile; Inductor: dynamic=True). First pass: the seeded sequence of shapes, compiles included; "
              "steady pass: the same sequence again. Graphs: compiled by the backend; engine instances: "
              "torchair_ge's per-size instances (docs/dynamic_shapes.md), how many of the later ones were "
-             "instantiated from the size template, and their median compile ms.", "",
+             "instantiated from the size template, and their median compile ms; eager runs: calls torchair_ge's "
+             "default new-shape policy (amortize) ran in eager PyTorch over both passes (torchair_ge_compile: "
+             "policy compile, an instance at every new size's first call).", "",
              "| workload | system | first pass (s) | steady pass (ms) | / eager | / inductor | graphs | engine instances "
-             "(from template, median compile ms) | max abs err |", "|---|---|---|---|---|---|---|---|---|"]
+             "(from template, median compile ms) | eager runs | max abs err |", "|---|---|---|---|---|---|---|---|---|---|"]
     for w in results["workloads"]:
         by = {r["system"]: r for r in w["systems"]}
         for r in w["systems"]:
@@ -171,7 +180,7 @@ def markdown(results):
                 instances += f" ({r['from_template']}, {r['instance_compile_ms']:.1f} ms)"
             lines.append(f"| {w['name']} | {r['system']} | {r['first_pass_s']:.2f} | {r['steady_pass_s'] * 1e3:.1f} | "
                          f"{ratio('eager')} | {ratio('inductor')} | {r['graphs']} | {instances} | "
-                         f"{r['max_abs_err']:.1e} |")
+                         f"{r.get('eager_runs', '')} | {r['max_abs_err']:.1e} |")
     lines += ["", "torchair_ge compiled with dynamic=True vs dynamic=False, each zoo model at its own shape:", "",
               "| model | static ms | dynamic ms | dynamic / static |", "|---|---|---|---|"]
     for r in results["static_vs_dynamic"]:

@@ -99,7 +99,9 @@ def _compare(compiled, inputs, expected):
 def _compile(fn, dynamic=False):
     # AOT autograd (functionalization + our decompositions) straight into the engine: the
     # same graphs the backend compiles, without Dynamo (which refuses to trace torch.testing).
-    compiler = torchair_ge.get_compiler()
+    config = torchair_ge.CompilerConfig()
+    config.inference_config.new_shape_policy = "compile"  # the grown sizes run on the engine, not eagerly
+    compiler = torchair_ge.get_compiler(config)
     return aot_function(fn, fw_compiler=compiler, inference_compiler=compiler,
                         decompositions=default_decompositions(), dynamic=dynamic)
 

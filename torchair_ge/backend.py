@@ -76,9 +76,11 @@ class GeCompiler:
             if any(s in self.gears for s in signature.symbols):
                 gears = gear_combinations(signature.symbols, self.gears,
                                           self.config.inference_config.dynamic_gears_merge_policy)
+            inference_config = self.config.inference_config
+            run_eagerly = make_boxed_func(gm.forward) if inference_config.new_shape_policy == "amortize" else None
             compiled = DynamicGraph(signature, functools.partial(self._compile_instance, gm, frozen),
-                                    self.config.inference_config.max_shape_instances, gears,
-                                    functools.partial(self._size_template, gm, frozen, signature))
+                                    inference_config.max_shape_instances, gears,
+                                    functools.partial(self._size_template, gm, frozen, signature), run_eagerly)
             report = compiled.first_instance(signature.hints, start)
         report["fx_patterns"] = fx_patterns
         self.reports.append(report)

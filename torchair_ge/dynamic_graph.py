@@ -3,10 +3,14 @@
 Dynamo compiles a graph with symbolic sizes once (`dynamic=True`, or automatic dynamic after
 a second size). Each call binds the symbols from its arguments (SymbolicSignature.bind, which
 also checks the inputs against the graph's size expressions) and runs the engine graph built
-for those sizes, compiling it on the first call with them: instantiated from the graph's size
-template when it has one (fx2ge/size_template.py), else converted again. The most recently
-used `max_instances` stay compiled; generated kernels of an evicted or repeated instance come
-back from the kernel cache."""
+for those sizes: instantiated from the graph's size template when it has one
+(fx2ge/size_template.py), else converted again. The most recently used `max_instances` stay
+compiled; generated kernels of an evicted or repeated instance come back from the kernel cache.
+
+When a set of sizes gets its instance is the new-shape policy: at its first call ("compile"),
+or ("amortize", the default) once running the FX graph in eager PyTorch for those sizes has
+cost as much as compiling an instance (RentOrBuy): a serving loop that sends a batch size
+once pays eager's time for it, not a compile."""
 import collections
 import logging
 import threading
@@ -25,7 +29,8 @@ class DynamicGraph:
 
     _boxed_call = True
 
-    def __init__(self, signature, compile_instance, max_instances, gears=None, template_source=None):
+    def __init__(self, signature, compile_instance, max_instances, gears=None, template_source=None,
+                 run_eagerly=None):
         self.signature = signature
         # inference.set_dim_gears: the allowed keys (None for a symbol without gears), each
         # fully geared one compiled up front and kept (they do not count against max_instances).
@@ -36,6 +41,10 @@ class DynamicGraph:
         self._max_instances = max_instances
         self._instances = collections.OrderedDict()  # key -> ConcreteGraph, least recently used first
         self._lock = threading.Lock()
+        # the FX graph in eager PyTorch (boxed call), for sizes not worth an instance yet; None:
+        # every new set of sizes compiles at its first call
+        self._run_eagerly = run_eagerly
+        self._rent = RentOrBuy(8 * max_instances) if run_eagerly is not None else None
         self.report = None
         self.summary = None
 
@@ -69,14 +78,26 @@ class DynamicGraph:
         if self.gears and not any(_fits(key, g) for g in self.gears):
             raise DynamicShapeError(f"sizes {spell_bindings(dict(zip(self.signature.symbols, key)))} are not one of the "
                                     f"gears set with set_dim_gears: {self.report['gears']}")
-        return self._instance(key)(args)
+        compiled = self._instance(key, may_rent=self._rent is not None)
+        if compiled is not None:
+            return compiled(args)
+        start = time.perf_counter()
+        outputs = self._run_eagerly(args)
+        with self._lock:
+            self._rent.spent(key, time.perf_counter() - start)
+            self.report["eager_runs"] = self.report.get("eager_runs", 0) + 1
+        return outputs
 
-    def _instance(self, key):
+    def _instance(self, key, may_rent=False):
+        """The instance for `key`, compiled now if need be; None when the policy says to run
+        these sizes eagerly this time (`may_rent`: amortize)."""
         with self._lock:
             compiled = self._instances.get(key)
             if compiled is not None:
                 self._instances.move_to_end(key)
                 return compiled
+            if may_rent and self._instances and not self._rent.buy(key, self._compile_ms()):
+                return None
             start = time.perf_counter()
             bindings = self.signature.bindings(key)
             template = self.template if self.template is not None and self.template.covers(bindings) else None
@@ -91,6 +112,10 @@ class DynamicGraph:
                                                    "compile_ms": report["compile_ms"],
                                                    "from_template": template is not None})
             return compiled
+
+    def _compile_ms(self):
+        """What compiling one more instance costs: the latest instance's compile time."""
+        return self.report["shape_instances"][-1]["compile_ms"]
 
     def _derive_template(self):
         """Builds the size template after the first instance (so a graph that cannot compile fails first)."""
@@ -117,3 +142,28 @@ class DynamicGraph:
 def _fits(key, gear):
     return all(g is None or k == g for k, g in zip(key, gear))
 
+
+class RentOrBuy:
+    """The ski-rental rule for one graph's sets of sizes: each key not yet compiled runs in eager
+    PyTorch (rent) and its eager seconds add up; once they reach the cost of compiling an
+    instance (buy), the key is compiled. Whatever the sequence of calls, no key costs more than
+    about twice the cheaper of "compile at once" and "never compile" chosen in hindsight, with no
+    threshold tuned to a machine: both sides are measured where it runs. The tally keeps the
+    `capacity` most recently rented keys (a stream of new sizes does not grow it)."""
+
+    def __init__(self, capacity):
+        self._capacity = capacity
+        self._spent = collections.OrderedDict()  # key -> eager seconds so far, least recently used first
+
+    def buy(self, key, compile_ms):
+        """Whether `key` should be compiled now (it then leaves the tally)."""
+        if self._spent.get(key, 0.0) * 1e3 < compile_ms:
+            return False
+        self._spent.pop(key, None)
+        return True
+
+    def spent(self, key, seconds):
+        self._spent[key] = self._spent.get(key, 0.0) + seconds
+        self._spent.move_to_end(key)
+        while len(self._spent) > self._capacity:
+            self._spent.popitem(last=False)

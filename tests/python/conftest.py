@@ -9,6 +9,10 @@ import torchair_ge
 
 # Every optimizer pass is followed by a full type check of the graph in tests.
 os.environ.setdefault("TORCHAIR_GE_VERIFY_PASSES", "1")
+# Every set of sizes of a symbolic graph runs on an engine instance, so the tests check the
+# engine's numbers for each; the default policy (amortize) would run rarely seen sizes in eager
+# PyTorch. Its own tests set it (test_dynamic_shapes.py).
+os.environ.setdefault("TORCHAIR_GE_NEW_SHAPE_POLICY", "compile")
 
 
 @pytest.fixture(autouse=True)

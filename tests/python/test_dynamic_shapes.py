@@ -368,3 +368,63 @@ def test_size_template_names_sizes_with_expressions_of_the_graph():
     template = reports[-1]["size_template"]
     assert template["sites"] >= 3, template
     assert [i["from_template"] for i in reports[-1]["shape_instances"][1:]] == [True, True]
+
+
+def _policy(name):
+    config = torchair_ge.CompilerConfig()
+    config.inference_config.new_shape_policy = name
+    return config
+
+
+def test_amortize_runs_a_new_size_eagerly_until_its_time_pays_for_an_instance():
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)).eval()
+    compiled, reports = _compile(m, dynamic=True, config=_policy("amortize"))
+    with torch.no_grad():
+        x = torch.randn(3, 16)
+        torch.testing.assert_close(compiled(x), m(x))  # Dynamo's example sizes: compiled with the graph
+        report = reports[0]
+        assert len(report["shape_instances"]) == 1 and "eager_runs" not in report
+        y = torch.randn(5, 16)
+        torch.testing.assert_close(compiled(y), m(y))  # a new size: eager, no instance
+        assert len(report["shape_instances"]) == 1 and report["eager_runs"] == 1
+        torch.testing.assert_close(compiled(x), m(x))  # the compiled size stays compiled
+        assert report["eager_runs"] == 1
+        calls = 1
+        while len(report["shape_instances"]) == 1 and calls < 200_000:  # rent until the compile is paid for
+            torch.testing.assert_close(compiled(y), m(y))
+            calls += 1
+    assert len(report["shape_instances"]) == 2, f"no instance after {calls} calls"
+    assert report["shape_instances"][1]["sizes"].endswith("=5")
+    eager_runs = report["eager_runs"]
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(y), m(y))  # from now on the instance
+    assert report["eager_runs"] == eager_runs
+    _native(reports)
+
+
+def test_compile_policy_compiles_every_new_size_at_its_first_call(monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_NEW_SHAPE_POLICY", "amortize")  # the option overrides the environment
+    m = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).eval()
+    compiled, reports = _compile(m, dynamic=True, config=_policy("compile"))
+    with torch.no_grad():
+        for batch in (3, 5, 9):
+            x = torch.randn(batch, 16)
+            torch.testing.assert_close(compiled(x), m(x))
+    assert len(reports[0]["shape_instances"]) == 3 and "eager_runs" not in reports[0]
+
+
+def test_rent_or_buy_buys_once_the_rent_reaches_the_price_and_forgets_old_keys():
+    from torchair_ge.dynamic_graph import RentOrBuy
+    rent = RentOrBuy(capacity=2)
+    assert not rent.buy("a", compile_ms=10.0)
+    rent.spent("a", 0.004)
+    assert not rent.buy("a", compile_ms=10.0)
+    rent.spent("a", 0.006)
+    assert rent.buy("a", compile_ms=10.0)  # 10 ms of eager runs paid for a 10 ms compile
+    assert not rent.buy("a", compile_ms=10.0)  # bought keys leave the tally
+    rent.spent("b", 1.0)
+    rent.spent("c", 1.0)
+    rent.spent("d", 1.0)  # beyond the capacity: "b", least recently rented, is forgotten
+    assert not rent.buy("b", compile_ms=10.0)
+    assert rent.buy("c", compile_ms=10.0) and rent.buy("d", compile_ms=10.0)

@@ -137,6 +137,11 @@ class InferenceConfig(OptionGroup):
     max_shape_instances = IntRange(64, 1, 4096, "graphs with symbolic sizes: how many engine instances (one per set "
                                    "of sizes) stay compiled; the least recently used is dropped beyond it",
                                    env="TORCHAIR_GE_MAX_SHAPE_INSTANCES")
+    new_shape_policy = Choice("amortize", ("amortize", "compile"),
+                              "graphs with symbolic sizes: when a set of sizes gets its engine instance. amortize: "
+                              "a new set of sizes runs the graph in eager PyTorch until the eager time spent on it "
+                              "reaches what compiling an instance costs, then it is compiled; compile: at its first "
+                              "call", env="TORCHAIR_GE_NEW_SHAPE_POLICY")
 
 
 class CompilerConfig(OptionGroup):
