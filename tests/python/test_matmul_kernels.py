@@ -94,6 +94,34 @@ def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
         assert choice["measure_us"] > 0
 
 
+def test_instances_of_a_symbolic_graph_share_the_decision_of_a_size_class(tmp_path, monkeypatch):
+    """Each instance of a graph with symbolic sizes would otherwise time every product of a new
+    row count again (~20 ms each): there, a dim above a few rows is keyed by its power-of-two
+    class. A static graph keeps the exact size."""
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TORCHAIR_GE_NEW_SHAPE_POLICY", "compile")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(200, 300), torch.nn.ReLU()).eval()
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(model, backend=backend, dynamic=True)
+    with torch.no_grad():
+        for rows in (70, 100, 128, 129):
+            x = torch.randn(rows, 200)
+            torch.testing.assert_close(compiled(x), model(x))
+    (report,) = backend.compiler.reports
+    assert len(report["shape_instances"]) == 4
+    keys = [c["key"] for c in report["kernel_choices"]]  # the first instance's (rows 70)
+    assert any("(64..128]x(128..256]x(256..512]" in k for k in keys), keys
+    # rows 100 and 128 reused the decision for rows 70; rows 129 is the next class
+    dims = [c["key"].split()[2] for c in torchair_ge._C.cpu_kernel_choices() if "x(128..256]x(256..512]" in c["key"]]
+    assert sorted(dims) == ["(128..256]x(128..256]x(256..512]", "(64..128]x(128..256]x(256..512]"], dims
+    static = torchair_ge.get_npu_backend()
+    with torch.no_grad():
+        x = torch.randn(100, 200)
+        torch.testing.assert_close(torch.compile(model, backend=static, dynamic=False)(x), model(x))
+    assert any("100x200x300" in c["key"] for c in static.compiler.reports[0]["kernel_choices"])
+
+
 @pytest.mark.parametrize("rows", [1, 4])
 def test_decode_products_race_weight_row_streaming(rows, tmp_path, monkeypatch):
     """A few rows (a decode step) against an nn.Linear weight: weight-row streaming (gemv) is one

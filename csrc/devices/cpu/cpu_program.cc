@@ -43,7 +43,7 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
 
   const auto& registry = CpuKernelRegistry::Global();
   for (const TaskDef& task : model->tasks) {
-    KernelArgs args{task, {}, {}, {}, model->kernel_library.get(), {}};
+    KernelArgs args{task, {}, {}, {}, model->kernel_library.get(), {}, model->sizes_vary};
     for (int32_t id : task.inputs) {
       args.inputs.push_back(id < 0 ? at::Tensor() : program->values_[static_cast<size_t>(id)]);
       args.constant_inputs.push_back(id >= 0 &&

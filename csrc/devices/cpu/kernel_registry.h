@@ -30,6 +30,9 @@ struct KernelArgs {
   // Which inputs are constants of the model (fixed for its lifetime, so a kernel may prepare a
   // copy of them at load, e.g. a matmul's reordered weight); empty when unknown.
   std::vector<bool> constant_inputs;
+  // The model is one instance of a graph whose sizes vary (Model::sizes_vary): kernels chosen by
+  // measurement key their decision by size class, so the next instance's sizes reuse it.
+  bool sizes_vary = false;
 
   bool InputIsConstant(size_t i) const { return i < constant_inputs.size() && constant_inputs[i]; }
 

@@ -184,7 +184,9 @@ void CountEngines(const Graph& graph, const MemoryPlan& memory, CompiledGraph& r
 
 Status RunTaskStage(CompileState& s) {
   CountEngines(s.graph, s.memory, s.result);
-  GE_ASSIGN_OR_RETURN(s.result.model, BuildModel(s.graph, s.schedule, std::move(s.memory), s.fused, &s.streams));
+  const bool sizes_vary = s.options.autofuse.sizes == autofuse::SizeMode::kRunTime;
+  GE_ASSIGN_OR_RETURN(s.result.model,
+                      BuildModel(s.graph, s.schedule, std::move(s.memory), s.fused, &s.streams, sizes_vary));
   return {};
 }
 

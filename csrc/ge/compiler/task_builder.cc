@@ -36,7 +36,7 @@ StreamProgram BuildStreamProgram(const StreamAssignment& streams,
 
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
                                                   MemoryPlan plan, const autofuse::AutofuseResult& fused,
-                                                  const StreamAssignment* streams) {
+                                                  const StreamAssignment* streams, bool sizes_vary) {
   auto model = std::make_shared<Model>();
   model->graph_name = graph.name();
   std::unordered_map<const Node*, int32_t> task_of;
@@ -77,6 +77,7 @@ Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std:
   model->workspace_bytes = plan.workspace_bytes;
   model->const_bytes = plan.const_bytes;
   model->kernel_library = fused.library;
+  model->sizes_vary = sizes_vary;
   if (streams != nullptr && !streams->single()) model->stream_program = BuildStreamProgram(*streams, task_of);
   return std::shared_ptr<const Model>(std::move(model));
 }

@@ -11,8 +11,9 @@ namespace ge {
 // outputs resolved to value ids; the result is the immutable Model, which keeps the graph's
 // generated-kernel library (if any) loaded. With several streams, each stream's program of
 // waits, runs and records (a node that runs no task keeps its waits and records).
+// `sizes_vary`: Model::sizes_vary.
 Expected<std::shared_ptr<const Model>> BuildModel(const Graph& graph, const std::vector<Node*>& schedule,
                                                   MemoryPlan plan, const autofuse::AutofuseResult& fused = {},
-                                                  const StreamAssignment* streams = nullptr);
+                                                  const StreamAssignment* streams = nullptr, bool sizes_vary = false);
 
 }  // namespace ge

@@ -86,6 +86,9 @@ struct Model {
   int64_t workspace_bytes = 0;    // scratch requested by kernels (planned in the arena)
   int64_t const_bytes = 0;
   std::shared_ptr<const KernelLibrary> kernel_library;  // generated kernels (FusedKernel tasks); may be null
+  // One instance of a graph whose sizes vary (ge.kernelRunTimeSizes): other instances of it will
+  // have other sizes, so a device decides what depends on sizes per size class, not per size.
+  bool sizes_vary = false;
   StreamProgram stream_program;
 };
 

@@ -28,9 +28,10 @@ class FusedKernelTask final : public Kernel {
 
   // A producer's TaskDef lives here: its kernel refers to it.
   Status AddProducer(TaskDef task, const std::vector<at::Tensor>& inputs, std::vector<bool> constant_inputs,
-                     const at::Tensor& output, const KernelLibrary* library) {
+                     const at::Tensor& output, const KernelArgs& fused) {
     producer_tasks_.push_back(std::make_unique<TaskDef>(std::move(task)));
-    KernelArgs args{*producer_tasks_.back(), inputs, {output}, {}, library, std::move(constant_inputs)};
+    const TaskDef& producer = *producer_tasks_.back();
+    KernelArgs args{producer, inputs, {output}, {}, fused.library, std::move(constant_inputs), fused.sizes_vary};
     GE_ASSIGN_OR_RETURN(auto kernel, CpuKernelRegistry::Global().Create(args));
     producers_.push_back(std::move(kernel));
     return {};
@@ -109,7 +110,7 @@ Expected<std::unique_ptr<Kernel>> CreateFusedKernel(KernelArgs& a) {
     for (size_t i = first; i < first + count; ++i) constant.push_back(a.InputIsConstant(i));
     first += count;
     GE_RETURN_IF_ERROR(
-        task->AddProducer(ProducerTask(a.task, producer), inputs, std::move(constant), a.workspaces[k], a.library)
+        task->AddProducer(ProducerTask(a.task, producer), inputs, std::move(constant), a.workspaces[k], a)
             .WithContext(fmt::format("FusedKernel '{}' producer {} ({})", a.task.name, k, producer.type)));
   }
   return std::unique_ptr<Kernel>(std::move(task));

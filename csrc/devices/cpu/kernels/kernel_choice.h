@@ -7,7 +7,8 @@
 // process and, when the winner is at least 10% faster than the rest, on disk in the kernel
 // cache ($TORCHAIR_GE_CACHE_DIR/kernel_choices/<cpu>.tsv, one file per CPU model and feature
 // set), so later processes on this kind of machine start with the decision instead of timing
-// again.
+// again. In an instance of a graph whose sizes vary (KernelArgs::sizes_vary) the key holds size
+// classes, not sizes (math_kernels.cc, ProductDim), so the graph's next instances reuse it.
 #pragma once
 
 #include <functional>

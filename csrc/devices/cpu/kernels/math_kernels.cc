@@ -35,12 +35,25 @@ std::function<void()> AtenProduct(at::Tensor x1, at::Tensor x2, at::Tensor bias,
   };
 }
 
+// A product's dim in its decision's key: the size, or in an instance of a graph whose sizes
+// vary, its size class (the power-of-two range it lies in) so that the next instance's rows
+// reuse the decision instead of timing every candidate again (~20 ms a shape). Which library
+// wins changes slowly with the size; a few rows stay exact (weight-row streaming takes at most
+// kGemvMaxRows rows).
+std::string ProductDim(int64_t size, bool size_class) {
+  if (!size_class || size <= kGemvMaxRows) return std::to_string(size);
+  uint64_t high = 1;
+  while (high < static_cast<uint64_t>(size)) high <<= 1U;
+  return fmt::format("({}..{}]", high / 2, high);
+}
+
 // Names the shapes and options that decide which product kernel is faster.
 std::string ProductKey(const KernelArgs& a, const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
                        const CpuEpilogue* activation) {
   // (the threads too: the candidates' times depend on how many share a product)
-  return fmt::format("{} {} {}x{}x{}{}{}{}{} threads={}", a.task.type, c10::toString(x1.scalar_type()), x1.size(0),
-                     x1.size(1), x2.size(1), x2.stride(0) == 1 && x2.size(0) > 1 ? " x2^T" : "",
+  return fmt::format("{} {} {}x{}x{}{}{}{}{} threads={}", a.task.type, c10::toString(x1.scalar_type()),
+                     ProductDim(x1.size(0), a.sizes_vary), ProductDim(x1.size(1), a.sizes_vary),
+                     ProductDim(x2.size(1), a.sizes_vary), x2.stride(0) == 1 && x2.size(0) > 1 ? " x2^T" : "",
                      bias.defined() ? " +bias" : "",
                      activation ? fmt::format(" {}", EpilogueActivationName(activation->activation)) : "",
                      a.InputIsConstant(1) ? " const-weight" : "", at::get_num_threads());
