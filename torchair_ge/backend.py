@@ -77,7 +77,9 @@ class GeCompiler:
                 gears = gear_combinations(signature.symbols, self.gears,
                                           self.config.inference_config.dynamic_gears_merge_policy)
             inference_config = self.config.inference_config
-            run_eagerly = make_boxed_func(gm.forward) if inference_config.new_shape_policy == "amortize" else None
+            # a data dump is of engine runs: with one on, every set of sizes compiles
+            amortize = inference_config.new_shape_policy == "amortize" and self.config.debug.data_dump.type is None
+            run_eagerly = make_boxed_func(gm.forward) if amortize else None
             compiled = DynamicGraph(signature, functools.partial(self._compile_instance, gm, frozen),
                                     inference_config.max_shape_instances, gears,
                                     functools.partial(self._size_template, gm, frozen, signature), run_eagerly)

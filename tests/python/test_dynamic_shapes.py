@@ -316,6 +316,7 @@ def test_profiling_and_data_dumps_in_dynamic_mode(tmp_path):
     config.profiling.path = str(tmp_path)
     config.debug.data_dump.type = "npy"
     config.debug.data_dump.path = str(tmp_path / "dump")
+    config.inference_config.new_shape_policy = "amortize"  # a data dump compiles every size all the same
     m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh())
     compiled, reports = _compile(m, dynamic=True, config=config)
     with torch.no_grad():
