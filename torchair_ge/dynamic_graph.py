@@ -114,8 +114,12 @@ class DynamicGraph:
             return compiled
 
     def _compile_ms(self):
-        """What compiling one more instance costs: the latest instance's compile time."""
-        return self.report["shape_instances"][-1]["compile_ms"]
+        """What compiling one more instance costs: the latest instance's compile time; for the
+        graph's first instance, without the conversion when later ones come from the template."""
+        latest = self.report["shape_instances"][-1]
+        if len(self.report["shape_instances"]) == 1 and self.template is not None:
+            return latest["compile_ms"] - self.report["convert_ms"]
+        return latest["compile_ms"]
 
     def _derive_template(self):
         """Builds the size template after the first instance (so a graph that cannot compile fails first)."""
@@ -144,26 +148,35 @@ def _fits(key, gear):
 
 
 class RentOrBuy:
-    """The ski-rental rule for one graph's sets of sizes: each key not yet compiled runs in eager
-    PyTorch (rent) and its eager seconds add up; once they reach the cost of compiling an
-    instance (buy), the key is compiled. Whatever the sequence of calls, no key costs more than
-    about twice the cheaper of "compile at once" and "never compile" chosen in hindsight, with no
-    threshold tuned to a machine: both sides are measured where it runs. The tally keeps the
-    `capacity` most recently rented keys (a stream of new sizes does not grow it)."""
+    """The ski-rental rule for one graph's sets of sizes: a key not yet compiled runs in eager
+    PyTorch (rent) and its eager seconds add up; it is compiled (bought) at the call where one
+    more eager run would bring them to the cost of compiling an instance. So a key whose eager run
+    costs as much as a compile (a decode step of a large model) is compiled at its first call, and
+    one that is cheap to run (a small MLP) only once it has come back often. Whatever the sequence
+    of calls, no key costs more than about twice the cheaper of "compile at once" and "never
+    compile" chosen in hindsight, with no threshold tuned to a machine: both sides are measured
+    where it runs. A key's next eager run is expected to cost its mean so far, a new key's what the
+    latest eager run (of any key) cost. The tally keeps the `capacity` most recently rented keys
+    (a stream of new sizes does not grow it)."""
 
     def __init__(self, capacity):
         self._capacity = capacity
-        self._spent = collections.OrderedDict()  # key -> eager seconds so far, least recently used first
+        self._spent = collections.OrderedDict()  # key -> (eager seconds, eager runs), least recently used first
+        self._latest = None  # seconds of the latest eager run, any key
 
     def buy(self, key, compile_ms):
         """Whether `key` should be compiled now (it then leaves the tally)."""
-        if self._spent.get(key, 0.0) * 1e3 < compile_ms:
+        seconds, runs = self._spent.get(key, (0.0, 0))
+        next_run = seconds / runs if runs else self._latest
+        if next_run is None or (seconds + next_run) * 1e3 < compile_ms:
             return False
         self._spent.pop(key, None)
         return True
 
     def spent(self, key, seconds):
-        self._spent[key] = self._spent.get(key, 0.0) + seconds
+        total, runs = self._spent.get(key, (0.0, 0))
+        self._spent[key] = (total + seconds, runs + 1)
         self._spent.move_to_end(key)
+        self._latest = seconds
         while len(self._spent) > self._capacity:
             self._spent.popitem(last=False)

@@ -415,17 +415,19 @@ def test_compile_policy_compiles_every_new_size_at_its_first_call(monkeypatch):
     assert len(reports[0]["shape_instances"]) == 3 and "eager_runs" not in reports[0]
 
 
-def test_rent_or_buy_buys_once_the_rent_reaches_the_price_and_forgets_old_keys():
+def test_rent_or_buy_buys_when_one_more_rent_reaches_the_price_and_forgets_old_keys():
     from torchair_ge.dynamic_graph import RentOrBuy
     rent = RentOrBuy(capacity=2)
-    assert not rent.buy("a", compile_ms=10.0)
-    rent.spent("a", 0.004)
-    assert not rent.buy("a", compile_ms=10.0)
-    rent.spent("a", 0.006)
-    assert rent.buy("a", compile_ms=10.0)  # 10 ms of eager runs paid for a 10 ms compile
-    assert not rent.buy("a", compile_ms=10.0)  # bought keys leave the tally
-    rent.spent("b", 1.0)
-    rent.spent("c", 1.0)
-    rent.spent("d", 1.0)  # beyond the capacity: "b", least recently rented, is forgotten
-    assert not rent.buy("b", compile_ms=10.0)
-    assert rent.buy("c", compile_ms=10.0) and rent.buy("d", compile_ms=10.0)
+    assert not rent.buy("a", compile_ms=10.0)  # nothing known of eager runs yet
+    rent.spent("a", 0.003)
+    assert not rent.buy("a", compile_ms=10.0)  # 3 + 3 ms < 10 ms
+    rent.spent("a", 0.003)
+    assert not rent.buy("a", compile_ms=10.0)  # 6 + 3 ms
+    assert rent.buy("a", compile_ms=9.0)  # one more run would bring the rent to the price
+    assert not rent.buy("a", compile_ms=9.0) and not rent.buy("new", compile_ms=9.0)  # bought keys leave the tally
+    rent.spent("b", 0.012)
+    assert rent.buy("new", compile_ms=10.0)  # a new key whose run (like the latest, 12 ms) costs a compile: at once
+    rent.spent("c", 0.001)
+    rent.spent("d", 0.001)  # beyond the capacity: "b", least recently rented, is forgotten
+    assert not rent.buy("b", compile_ms=1.5) and rent.buy("b", compile_ms=1.0)  # like the latest run, not its 12 ms
+    assert not rent.buy("c", compile_ms=2.5) and rent.buy("c", compile_ms=2.0)
