@@ -1,6 +1,7 @@
 """Host cost per sunk task: chains of N tiny elementwise ops (8x8) run through the engine
-alone (the compiled graph called directly, no Dynamo/AOT wrappers) and through torch.compile;
-the slope of time over N is the cost per task. Auto-fusion is off here: it would make every
+alone (the compiled graph called directly, no Dynamo/AOT wrappers) and through torch.compile,
+static and with dynamic=True (symbolic sizes: the per-call key and check, an engine instance for
+the size, kernels reading their sizes at run time); the slope of time over N is the cost per task. Auto-fusion is off here: it would make every
 chain one task, and this measures what one task costs."""
 import statistics
 import time
@@ -41,12 +42,14 @@ def host_overhead(lengths=(16, 64, 256, 1024), size=8, repeats=200):
             args = [x]
             torch._dynamo.reset()
             compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config), dynamic=False)
+            symbolic = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config), dynamic=True)
             rows.append({
                 "ops": n,
                 "tasks": engine.summary["task_num"],
                 "eager_us": _median_us(lambda: model(x), repeats),
                 "engine_us": _median_us(lambda: engine(args), repeats),
                 "torch_compile_us": _median_us(lambda: compiled(x), repeats),
+                "dynamic_us": _median_us(lambda: symbolic(x), repeats),
             })
     tasks = [r["tasks"] for r in rows]
     return {
@@ -54,5 +57,6 @@ def host_overhead(lengths=(16, 64, 256, 1024), size=8, repeats=200):
         "rows": rows,
         "us_per_task_engine": _slope(tasks, [r["engine_us"] for r in rows]),
         "us_per_task_torch_compile": _slope(tasks, [r["torch_compile_us"] for r in rows]),
+        "us_per_task_dynamic": _slope(tasks, [r["dynamic_us"] for r in rows]),
         "us_per_op_eager": _slope([r["ops"] for r in rows], [r["eager_us"] for r in rows]),
     }

@@ -22,6 +22,7 @@ def test_quick_run_is_correct_and_writes_reports(tmp_path):
     assert all(r["info"]["graphs"] == 1 and r["info"]["kernels"] > 0 for r in ge_rows)
     overhead = results["overhead"]
     assert overhead["us_per_task_engine"] > 0 and [r["ops"] for r in overhead["rows"]] == [16, 64]
+    assert all(r["dynamic_us"] > 0 for r in overhead["rows"])  # the same chains with symbolic sizes
     paths = report.write(results, str(tmp_path), "quick")
     table = open(paths["markdown"]).read()
     assert "| tiny_chain | torchair_ge | ok |" in table and "geometric mean" in table
