@@ -1,8 +1,9 @@
 """Host cost per sunk task: chains of N tiny elementwise ops (8x8) run through the engine
 alone (the compiled graph called directly, no Dynamo/AOT wrappers) and through torch.compile,
 static and with dynamic=True (symbolic sizes: the per-call key and check, an engine instance for
-the size, kernels reading their sizes at run time); the slope of time over N is the cost per task. Auto-fusion is off here: it would make every
-chain one task, and this measures what one task costs."""
+the size, kernels reading their sizes at run time); the slope of time over N is the cost per
+task. Auto-fusion is off here: it would make every chain one task, and this measures what one
+task costs."""
 import statistics
 import time
 
