@@ -20,7 +20,7 @@ from torchair_ge.configs.compiler_config import CompilerConfig
 from torchair_ge.decompositions import default_decompositions
 from torchair_ge.engine import default_session, next_graph_id
 from torchair_ge.fx2ge.interpreter import convert_fx_graph
-from torchair_ge.fx2ge.size_template import derive_template
+from torchair_ge.fx2ge.size_template import derive_template, optimize_template
 from torchair_ge.fx2ge.symbolic import SymbolicSignature, graph_is_symbolic
 from torchair_ge.inference import gear_combinations, gear_symbols
 from torchair_ge.input_overlap import refuse_partial_overlaps
@@ -95,7 +95,13 @@ class GeCompiler:
         """The graph's size template (fx2ge/size_template.py): one conversion for every set of sizes."""
         def convert(bindings):
             return convert_fx_graph(gm, name="size_template", frozen=frozen, bindings=bindings)
-        return derive_template(gm, signature, convert)
+        return optimize_template(derive_template(gm, signature, convert), self._instance_options())
+
+    def _instance_options(self):
+        """The engine options of a symbolic graph's instances: they share one generated-kernel library."""
+        options = self.config.ge_options()
+        options["ge.kernelRunTimeSizes"] = "1"
+        return options
 
     def _compile_instance(self, gm, frozen, bindings, start=None, template=None):
         """One engine graph of `gm` (for the sizes in `bindings` when it is symbolic, instantiated
@@ -109,10 +115,11 @@ class GeCompiler:
         convert_ms = (time.perf_counter() - start) * 1e3
         ir_ops = collections.Counter(converted.graph.node_types())  # before the session takes the graph
         session = default_session()
-        options = self.config.ge_options()
-        if bindings is not None:  # instances of one symbolic graph share one generated-kernel library
-            options["ge.kernelRunTimeSizes"] = "1"
-        session.add_graph(graph_id, converted.graph, options)
+        options = self.config.ge_options() if bindings is None else self._instance_options()
+        if converted.optimized:
+            session.add_optimized_graph(graph_id, converted.graph, options)
+        else:
+            session.add_graph(graph_id, converted.graph, options)
         decided = len(_C.cpu_kernel_choices())
         model_bytes = None
         if self.keep_model and bindings is None:

@@ -110,7 +110,8 @@ class DynamicGraph:
                 self.summary = compiled.summary
             self.report["shape_instances"].append({"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
                                                    "compile_ms": report["compile_ms"],
-                                                   "from_template": template is not None})
+                                                   "from_template": template is not None,
+                                                   "optimized_once": template is not None and template.optimized is not None})
             return compiled
 
     def _compile_ms(self):

@@ -159,7 +159,7 @@ Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& 
 }
 
 Expected<DeviceCompile> CompileForDevice(Graph& graph, const Options& options, CompileScope scope, const Options& plan,
-                                         uint32_t graph_id) {
+                                         uint32_t graph_id, std::unordered_set<std::string> size_dependent) {
   GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
   GE_RETURN_IF_ERROR(ValidateOptions(options));
   DeviceCompile out;
@@ -169,6 +169,7 @@ Expected<DeviceCompile> CompileForDevice(Graph& graph, const Options& options, C
   GE_ASSIGN_OR_RETURN(out.device, DeviceRegistry::Get(device_name));
   GE_ASSIGN_OR_RETURN(out.compile, CompileOptions::FromOptions(out.options, graph_id));
   out.compile.scope = scope;
+  out.compile.size_dependent = std::move(size_dependent);
   GE_ASSIGN_OR_RETURN(out.graph, CompileGraph(graph, *out.device, out.compile));
   return out;
 }
@@ -192,6 +193,16 @@ Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& 
   const Model& m = *model.compiled.model;
   return ExportReport{static_cast<int64_t>(m.tasks.size()), static_cast<int64_t>(model.file.kernels.size()),
                       m.arena_size, m.const_bytes, MillisecondsSince(start)};
+}
+
+Expected<std::unique_ptr<Graph>> OptimizeInstance(const Graph& graph, const SizeTemplate& sizes,
+                                                  const std::vector<int64_t>& values, const Options& options) {
+  GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> instance, Instantiate(graph, sizes, values));
+  std::unordered_set<std::string> site_nodes;
+  for (const SizeSite& site : sizes.sites) site_nodes.insert(site.node);
+  GE_RETURN_IF_ERROR(
+      CompileForDevice(*instance, options, CompileScope::kOptimizeOnly, {}, 0, std::move(site_nodes)).status());
+  return instance;
 }
 
 Expected<ExportReport> ExportSizeTemplate(const Graph& graph, const SizeTemplate& sizes,

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ge/base/options.h"
@@ -43,7 +44,8 @@ struct DeviceCompile {
   CompileOptions compile;  // as resolved from them (e.g. the stream count)
 };
 Expected<DeviceCompile> CompileForDevice(Graph& graph, const Options& options, CompileScope scope,
-                                         const Options& plan = {}, uint32_t graph_id = 0);
+                                         const Options& plan = {}, uint32_t graph_id = 0,
+                                         std::unordered_set<std::string> size_dependent = {});
 // The executor of a compiled model, warmed up (load errors surface here).
 Expected<std::shared_ptr<SinkExecutor>> MakeExecutor(std::shared_ptr<const Model> model, std::shared_ptr<Device> device,
                                                      const Options& options, uint32_t graph_id);
@@ -70,6 +72,14 @@ Expected<CompiledModel> CompileModelFile(ModelFileContents file, const Options& 
 // (plus `<path>.weights` when a constant is larger than 64 KiB).
 Expected<ExportReport> ExportModel(std::unique_ptr<Graph> graph, const Options& options, const std::string& path,
                                    const ExportInfo& info = {});
+// A size template's graph for the sizes `values`, optimized (prepare, the optimizer, copy insertion):
+// what an instance compiled from an optimized template starts from (Session::AddOptimizedGraph).
+// Nodes that hold a size site, and everything computed from them, are not constant-folded, so
+// that the graphs optimized at two sizes stay one graph whose sizes differ only in integers (the
+// frontend derives the optimized template's sites from two of them, docs/dynamic_shapes.md).
+Expected<std::unique_ptr<Graph>> OptimizeInstance(const Graph& graph, const SizeTemplate& sizes,
+                                                  const std::vector<int64_t>& values, const Options& options);
+
 // A model with symbolic sizes: the size template (`graph` at some sizes, `sizes` its sites) is
 // written as it is; the instance for `example` (symbol values) is compiled first, to check
 // that it compiles and to resolve the plan options. The report is that instance's.

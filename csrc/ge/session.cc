@@ -52,7 +52,8 @@ struct Session::Entry {
   std::mutex compile_mu;  // one compilation at a time per graph
   std::shared_ptr<Graph> graph;
   Options options;
-  std::shared_ptr<SinkExecutor> executor;  // set once compiled; read with std::atomic_load (no lock per run)
+  CompileScope scope = CompileScope::kWhole;  // AddOptimizedGraph: kFromOptimized
+  std::shared_ptr<SinkExecutor> executor;     // set once compiled; read with std::atomic_load (no lock per run)
   CompiledGraphSummary summary;
 };
 
@@ -68,12 +69,21 @@ Expected<std::shared_ptr<Session::Entry>> Session::Find(uint32_t graph_id) const
 }
 
 Status Session::AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options) {
+  return Add(graph_id, std::move(graph), options, CompileScope::kWhole);
+}
+
+Status Session::AddOptimizedGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options) {
+  return Add(graph_id, std::move(graph), options, CompileScope::kFromOptimized);
+}
+
+Status Session::Add(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options, CompileScope scope) {
   GE_CHECK(GEIsInitialized(), "GEInitialize has not been called");
   GE_CHECK(graph != nullptr, "AddGraph({}): graph is null", graph_id);
   GE_RETURN_IF_ERROR(ValidateOptions(options_).WithContext("session options"));
   GE_RETURN_IF_ERROR(ValidateOptions(options).WithContext(fmt::format("AddGraph({}) options", graph_id)));
   auto entry = NewEntry(options);
   entry->graph = std::move(graph);
+  entry->scope = scope;
   return Insert(graph_id, std::move(entry));
 }
 
@@ -121,7 +131,7 @@ Status Session::CompileGraph(uint32_t graph_id) {
   std::lock_guard<std::mutex> lock(entry->compile_mu);
   if (std::atomic_load(&entry->executor)) return {};
   GE_ASSIGN_OR_RETURN(DeviceCompile compiled,
-                      CompileForDevice(*entry->graph, entry->options, CompileScope::kWhole, {}, graph_id));
+                      CompileForDevice(*entry->graph, entry->options, entry->scope, {}, graph_id));
   auto executor = MakeExecutor(compiled.graph.model, compiled.device, compiled.options, graph_id);
   if (!executor.ok()) return executor.status().WithContext(fmt::format("loading graph {}", graph_id));
   FillSummary(compiled.graph, &entry->summary);

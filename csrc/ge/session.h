@@ -62,6 +62,9 @@ class Session {
   ~Session();
 
   Status AddGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options = {});
+  // A graph the optimizer has already run on (OptimizeInstance, offline_model.h: an instance of an
+  // optimized size template); CompileGraph then starts after the optimizer.
+  Status AddOptimizedGraph(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options = {});
   Status CompileGraph(uint32_t graph_id);
   // Compiles graph `graph_id` as CompileGraph does, and returns it as a model file held in memory
   // (every constant inline): what a compiled-graph cache keeps.
@@ -86,6 +89,7 @@ class Session {
   Expected<std::shared_ptr<SinkExecutor>> Executor(uint32_t graph_id) const;  // compiled graphs only
   std::shared_ptr<Entry> NewEntry(const Options& options) const;              // session options, then `options`
   Status Insert(uint32_t graph_id, std::shared_ptr<Entry> entry);
+  Status Add(uint32_t graph_id, std::unique_ptr<Graph> graph, const Options& options, CompileScope scope);
 
   Options options_;
   mutable std::mutex mu_;

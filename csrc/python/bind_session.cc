@@ -182,6 +182,14 @@ void BindSession(py::module_& m) {
           },
           py::arg("graph_id"), py::arg("graph"), py::arg("options") = Options{})
       .def(
+          "add_optimized_graph",
+          [](Session& s, uint32_t id, PyGraph& graph, const Options& options) {
+            graph.get();
+            ThrowIfError(s.AddOptimizedGraph(id, std::move(graph.graph), options));
+          },
+          py::arg("graph_id"), py::arg("graph"), py::arg("options") = Options{},
+          "Adds a graph from SizeTemplate.optimize: compile_graph starts after the optimizer.")
+      .def(
           "compile_graph",
           [](Session& s, uint32_t id) {
             py::gil_scoped_release release;

@@ -63,6 +63,20 @@ void BindSymbolic(py::module_& m) {
           py::arg("values"), py::arg("name") = "",
           "The graph for these symbol values (in `symbols` order), named `name` (default: the template's).")
       .def(
+          "optimize",
+          [](const PySizeTemplate& t, const std::vector<int64_t>& values, const Options& options) {
+            std::unique_ptr<Graph> graph;
+            {
+              py::gil_scoped_release release;
+              NoPythonDispatch no_python;
+              graph = Unwrap(OptimizeInstance(*t.graph, t.sizes, values, options));
+            }
+            return PyGraph{std::move(graph)};
+          },
+          py::arg("values"), py::arg("options") = Options{},
+          "The graph for these symbol values after the engine's optimizer, with nothing computed from a size "
+          "folded into a constant: what an optimized size template is derived from.")
+      .def(
           "read_symbols",
           [](const PySizeTemplate& t, const std::vector<Shape>& shapes) {
             return Unwrap(ReadSymbols(*t.graph, t.sizes, shapes));

@@ -17,6 +17,7 @@
 #include "ge/offline_model.h"
 #include "ge/serialize/model_file.h"
 #include "ge/session.h"
+#include "ge/symbolic/size_template.h"
 #include "model_forge.h"
 
 namespace ge {
@@ -139,6 +140,60 @@ TEST_F(OfflineModelTest, ModelWithSymbolicSizesRunsEverySizeLikeAStaticExport) {
   EXPECT_NE(outside.message().find("outside the range [2, 64]"), std::string::npos) << outside.ToString();
   const Status wrong_cols = (*model)->Run({Tensor(TensorDesc(DataType::kFloat, {4, 7}), wide.data(), nullptr)}, &out);
   EXPECT_NE(wrong_cols.message().find("expects [4,160]"), std::string::npos) << wrong_cols.ToString();
+}
+
+// x + positions, positions = Range(0, rows) as floats in a column: a value computed from a size
+// only. Sites: the input's rows, the Range's limit and the column's shape.
+std::unique_ptr<Graph> PositionsGraph(int64_t rows) {
+  es::GraphBuilder b("positions");
+  auto x = b.CreateInput(0, DataType::kFloat, {rows, 4});
+  auto limit = b.CreateConst(Tensor::FromVector(DataType::kInt64, {}, std::vector<int64_t>{rows}), "limit");
+  auto column = b.CreateConst(Tensor::FromVector(DataType::kInt64, {2}, std::vector<int64_t>{rows, 1}), "column");
+  auto positions = es::Range(b.CreateScalar(0, DataType::kInt64), limit, b.CreateScalar(1, DataType::kInt64));
+  b.SetOutputs({x + es::Reshape(es::Cast(positions, DataType::kFloat), column)});
+  return std::move(b.Build()).value();
+}
+
+SizeTemplate PositionsTemplate() {
+  SizeTemplate sizes;
+  sizes.symbols.push_back({"s0", 0, 0, 2, 1024});
+  sizes.sites.push_back({"arg0", SizeSiteKind::kInputDim, "", 0, SymExpr::Symbol(0)});
+  sizes.sites.push_back({"limit", SizeSiteKind::kConstElement, "", 0, SymExpr::Symbol(0)});
+  sizes.sites.push_back({"column", SizeSiteKind::kConstElement, "", 0, SymExpr::Symbol(0)});
+  return sizes;
+}
+
+int CountType(const Graph& graph, const std::string& type) {
+  int n = 0;
+  for (const Node* node : graph.nodes()) n += node->type() == type ? 1 : 0;
+  return n;
+}
+
+// An optimized size template: what is computed from a size stays in the graph (folded, the
+// Range would be a constant of one size), and an instance compiled from the optimized graph
+// skips the optimizer and computes what the whole pipeline computes.
+TEST_F(OfflineModelTest, OptimizedInstancesKeepSizeDependentValuesAndSkipTheOptimizer) {
+  auto whole = Instantiate(*PositionsGraph(3), PositionsTemplate(), {6});
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_TRUE(CompileForDevice(**whole, {}, CompileScope::kOptimizeOnly).ok());
+  EXPECT_EQ(CountType(**whole, "Range"), 0);  // folded without the template's sites
+  auto optimized = OptimizeInstance(*PositionsGraph(3), PositionsTemplate(), {6}, {});
+  ASSERT_TRUE(optimized.ok()) << optimized.status().ToString();
+  EXPECT_EQ(CountType(**optimized, "Range"), 1);
+  EXPECT_EQ((*optimized)->FindNode("arg0")->output_desc(0).shape, (Shape{6, 4}));
+
+  Session session;
+  ASSERT_TRUE(session.AddOptimizedGraph(1, std::move(optimized).value()).ok());
+  ASSERT_TRUE(session.CompileGraph(1).ok());
+  auto summary = session.GetCompiledGraphSummary(1);
+  ASSERT_TRUE(summary.ok());
+  for (const auto& stage : summary->stages) EXPECT_EQ(stage.name.find("optimize"), std::string::npos) << stage.name;
+  std::vector<float> x = Values(6 * 4, 5);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {6, 4}), x.data(), nullptr)}, &out).ok());
+  ASSERT_EQ(out[0].desc().shape, (Shape{6, 4}));
+  for (int64_t i = 0; i < 24; ++i)
+    EXPECT_EQ(out[0].data_as<float>()[i], x[static_cast<size_t>(i)] + static_cast<float>(i / 4)) << i;
 }
 
 // Threads calling one model with symbolic sizes at different sizes: instances are compiled once

@@ -10,6 +10,7 @@ import torch._dynamo
 from torch.fx.experimental.proxy_tensor import make_fx
 
 import torchair_ge
+import torchair_ge.backend as backend_module
 from torchair_ge import ge, register_fx_node_ge_converter
 from torchair_ge.debug import profile_report
 from torchair_ge.fx2ge import registry
@@ -166,6 +167,9 @@ def test_zoo_model_under_default_compile_with_four_sizes(name):
     # Converted once: every later set of sizes is instantiated from the size template.
     assert "sites" in reports[-1]["size_template"], reports[-1]["size_template"]
     assert all(i["from_template"] for i in reports[-1]["shape_instances"][1:])
+    # Optimized once: every later instance is compiled from the optimized template's graph.
+    assert "sites" in reports[-1]["size_template"]["optimized"], reports[-1]["size_template"]
+    assert all(i["optimized_once"] for i in reports[-1]["shape_instances"][1:])
 
 
 def test_gpt_decode_zoo_entry_has_no_symbolic_size():
@@ -381,6 +385,49 @@ def test_size_template_names_sizes_with_expressions_of_the_graph():
     assert template["sites"] >= 3, template
     assert [i["from_template"] for i in reports[-1]["shape_instances"][1:]] == [True, True]
 
+
+def test_instances_from_the_optimized_template_skip_the_optimizer_and_keep_sized_values():
+    """arange(s0) and a causal mask over s0: folded, they would be constants of one size, so the
+    optimized template keeps them as nodes; instances at new sizes match eager and their engine
+    compile has no optimizer stage."""
+    def fn(x):
+        n = x.shape[0]
+        positions = torch.arange(n)
+        mask = positions[None, :] > positions[:, None]
+        scores = (x @ x.t()).masked_fill(mask, -1e4).softmax(-1)
+        return scores @ x + torch.arange(n, dtype=torch.float32)[:, None]
+
+    backend = torchair_ge.get_npu_backend()
+    compiled, reports = torch.compile(fn, backend=backend, dynamic=True), backend.compiler.reports
+    with torch.no_grad():
+        for n in (5, 7, 12, 9):
+            x = torch.randn(n, 8)
+            torch.testing.assert_close(compiled(x), fn(x))
+    assert "sites" in reports[-1]["size_template"]["optimized"], reports[-1]["size_template"]
+    instances = reports[-1]["shape_instances"][1:]
+    assert len(instances) == 3 and all(i["optimized_once"] for i in instances)
+    latest = next(reversed(backend.compiler.graphs[-1]._instances.values()))  # n = 9
+    stages = [s["name"] for s in latest.summary["stages"]]
+    assert not any(s.startswith("optimize") for s in stages) and "autofuse" in stages, stages
+
+
+def test_a_template_that_cannot_be_optimized_once_is_optimized_per_instance(monkeypatch):
+    """Without a fourth set of sizes to check the optimized template at (Dynamo's guards can leave
+    too few), the report says so and every instance runs the whole pipeline, still correct."""
+    real = backend_module.optimize_template
+
+    def without_a_fourth_key(template, options):
+        template.builds = template.builds[:2] + (None,) + template.builds[3:]
+        return real(template, options)
+
+    monkeypatch.setattr(backend_module, "optimize_template", without_a_fourth_key)
+    compiled, reports = _compile(lambda x: (x * 2).softmax(-1), dynamic=True)
+    with torch.no_grad():
+        for n in (3, 5, 6):
+            x = torch.randn(n, 4)
+            torch.testing.assert_close(compiled(x), (x * 2).softmax(-1))
+    assert "no fourth set of sizes" in reports[-1]["size_template"]["optimized"]["none"], reports[-1]["size_template"]
+    assert not any(i.get("optimized_once") for i in reports[-1]["shape_instances"])
 
 
 def test_amortize_runs_a_new_size_eagerly_until_its_time_pays_for_an_instance():

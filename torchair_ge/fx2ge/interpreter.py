@@ -55,6 +55,9 @@ class ConvertedGraph:
     # (eager, another graph) may still be running on them; the caller waits through c10d's work
     # registry before the engine reads them.
     waited_inputs: list = field(default_factory=list)
+    # The graph has been through the engine's optimizer (an instance of an optimized size template,
+    # fx2ge/size_template.py): added with Session.add_optimized_graph, its compile starts after it.
+    optimized: bool = False
 
 
 def _where(node):

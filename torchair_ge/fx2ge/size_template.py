@@ -10,7 +10,12 @@ trusted. A graph that a converter builds differently at other sizes (a constant 
 follows a size, a branch on a size) gets no template and keeps one conversion per set of sizes.
 
 `_C.SizeTemplate.instantiate(values)` then gives the IR graph for a call's sizes without running
-any converter: the engine substitutes the sizes and infers every node's output descs again."""
+any converter: the engine substitutes the sizes and infers every node's output descs again.
+
+The same comparison once more after the engine's optimizer (`optimize_template`) gives the
+optimized template: an instance is then the optimized graph with its sizes written in, and its
+compile starts after the optimizer (`Session.add_optimized_graph`), so the optimizer runs once
+per graph instead of once per set of sizes."""
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -46,21 +51,60 @@ class SizeTemplate:
     symbols: list  # sympy symbols in key order
     equal: list  # (a, b): symbols the template needs equal
     derive_ms: float
+    builds: tuple = ()  # keys of the extra builds B and C, a fourth key D, the engine's symbol tuples and guards
+    optimized: object = None  # _C.SizeTemplate of the optimized graph (optimize_template), or None
+    optimized_report: dict = None
 
     def covers(self, bindings):
         """Whether the template holds for these sizes (its symbols that must be equal are)."""
         return all(bindings[a] == bindings[b] for a, b in self.equal)
 
     def instantiate(self, bindings, name=""):
+        """The ConvertedGraph for these sizes; its graph is the optimized one when the template
+        has been optimized (`converted.optimized`: compile it with Session.add_optimized_graph)."""
         values = [int(bindings[s]) for s in self.symbols]
-        graph = self.engine.instantiate(values, name)
-        return replace(self.converted, graph=graph, outputs=_outputs_for(self.gm, self.converted.outputs, bindings))
+        engine = self.optimized or self.engine
+        graph = engine.instantiate(values, name)
+        return replace(self.converted, graph=graph, outputs=_outputs_for(self.gm, self.converted.outputs, bindings),
+                       optimized=self.optimized is not None)
 
     def describe(self):
         out = {"sites": self.engine.num_sites, "derive_ms": round(self.derive_ms, 1)}
         if self.equal:
             out["only_where"] = [f"{a} == {b}" for a, b in self.equal]
+        if self.optimized_report is not None:
+            out["optimized"] = self.optimized_report
         return out
+
+
+def optimize_template(template, options):
+    """Derives `template.optimized`: the graph optimized once by the engine, with sites. The
+    engine optimizes the template's graph at the two extra builds' sizes (nothing computed from
+    a size folded: SizeTemplate.optimize), the two optimized graphs must differ only in integers,
+    each named by a size expression as for the conversion, and the result instantiated at a
+    fourth set of sizes must equal the graph optimized there. (Not at Dynamo's example sizes:
+    symbols that are equal there, as a KV cache's lengths, let the optimizer merge values that
+    are equal only then.) Otherwise the reason is reported and every instance is optimized on
+    its own, as before."""
+    start = time.perf_counter()
+    key_b, key_c, key_d, symbols, guards = template.builds
+    if key_d is None:
+        template.optimized_report = {"none": "no fourth set of sizes satisfies Dynamo's guards to check it at"}
+        return template
+    values = [[int(key[s]) for s in template.symbols] for key in (key_b, key_c, key_d)]
+    try:
+        graph_b, graph_c = (template.engine.optimize(v, options) for v in values[:2])
+        differences = _C.diff_sizes(graph_b, graph_c)
+        candidates = _candidate_sizes(template.gm)
+        sites = [_site(d, candidates, key_b, key_c) for d in differences]
+        optimized = _C.SizeTemplate(graph_b, symbols, sites, guards)
+        _C.check_same_graph(optimized.instantiate(values[2]), template.engine.optimize(values[2], options))
+    except (NoTemplate, _C.GeError) as e:
+        template.optimized_report = {"none": f"the graph optimizes differently at other sizes: {e}"}
+        return template
+    template.optimized = optimized
+    template.optimized_report = {"sites": optimized.num_sites, "derive_ms": round((time.perf_counter() - start) * 1e3, 1)}
+    return template
 
 
 def derive_template(gm, signature, convert, guards=()):
@@ -79,12 +123,12 @@ def derive_template(gm, signature, convert, guards=()):
         raise NoTemplate("Dynamo gave no example value for every symbol")
     groups = _equal_groups(signature)
     try:
-        engine, build, equal = _derive(gm, signature, convert, None, guards)
+        engine, build, equal, builds = _derive(gm, signature, convert, None, guards)
     except _BuildFailed as e:
         if not groups:
             raise NoTemplate(str(e)) from None
-        engine, build, equal = _derive(gm, signature, convert, groups, guards)
-    return SizeTemplate(engine, build, gm, list(signature.symbols), equal, (time.perf_counter() - start) * 1e3)
+        engine, build, equal, builds = _derive(gm, signature, convert, groups, guards)
+    return SizeTemplate(engine, build, gm, list(signature.symbols), equal, (time.perf_counter() - start) * 1e3, builds)
 
 
 class _BuildFailed(NoTemplate):
@@ -94,7 +138,7 @@ class _BuildFailed(NoTemplate):
 def _derive(gm, signature, convert, groups, extra_guards):
     hints = signature.hints
     key_b = _other_sizes(signature, hints, groups)
-    key_c = _other_sizes(signature, hints, groups, avoid=key_b)
+    key_c = _other_sizes(signature, hints, groups, avoid=[key_b])
     build_a, build_b, build_c = convert(hints), _build(convert, key_b), _build(convert, key_c)
     try:
         differences = _C.diff_sizes(build_a.graph, build_b.graph)
@@ -105,12 +149,17 @@ def _derive(gm, signature, convert, groups, extra_guards):
     positions = build_a.input_positions or list(range(build_a.num_inputs))  # FX input of each engine input
     symbols = [_symbol_def(signature, s, positions) for s in signature.symbols]
     equal = [(group[0], other) for group in groups or [] for other in group[1:]]
-    engine = _C.SizeTemplate(build_b.graph, symbols, sites, [f"{a.name}=={b.name}" for a, b in equal] + list(extra_guards))
+    guards = [f"{a.name}=={b.name}" for a, b in equal] + list(extra_guards)
+    engine = _C.SizeTemplate(build_b.graph, symbols, sites, guards)
     try:
         _C.check_same_graph(engine.instantiate([key_c[s] for s in signature.symbols]), build_c.graph)
     except _C.GeError as e:
         raise NoTemplate(f"the template does not reproduce the build at {spell_bindings(key_c)}: {e}") from None
-    return engine, build_b, equal
+    try:  # sizes for checking the optimized template (optimize_template)
+        key_d = _other_sizes(signature, hints, groups, avoid=[key_b, key_c])
+    except NoTemplate:
+        key_d = None
+    return engine, build_b, equal, (key_b, key_c, key_d, symbols, guards)
 
 
 def _build(convert, key):
@@ -129,10 +178,10 @@ def _equal_groups(signature):
     return groups or None
 
 
-def _other_sizes(signature, hints, groups, avoid=None):
+def _other_sizes(signature, hints, groups, avoid=()):
     """Sizes for an extra build: each symbol (or group of symbols) moved by its own prime, inside
     its range and Dynamo's guards (which may leave only a narrow band of sizes), never equal to
-    a size of `avoid` (the other extra build). When a guard cannot be decided here, the third
+    a size of the keys in `avoid` (the other extra builds). When a guard cannot be decided here, the third
     build still checks."""
     guards = _guards(signature)
     slot = {}
@@ -147,7 +196,7 @@ def _other_sizes(signature, hints, groups, avoid=None):
         for s in signature.symbols:
             step = sign * scale * _PRIMES[start + movers.index(slot.get(s, s))]
             key[s] = _in_range(signature.ranges.get(s), hints[s], step)
-        if avoid is not None and any(key[s] == avoid[s] for s in key):
+        if any(key[s] == other[s] for other in avoid for s in key):
             continue
         if all(_holds(g, key) for g in guards):
             return key

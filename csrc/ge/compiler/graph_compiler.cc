@@ -110,7 +110,8 @@ struct CompileStage {
 
 Status RunOptimizerStage(CompileState& s, const PassStage& stage) {
   s.pass_number = 0;
-  const PassContext context{&s.evaluator};
+  PassContext context{&s.evaluator};
+  if (!s.options.size_dependent.empty()) context.size_dependent = &s.options.size_dependent;
   // With dump level "all", every pass that changed the graph is dumped too: <NN>.<k>_<stage>_<pass>.
   const AfterPassFn after_pass = [&s](const std::string& stage_name, const std::string& pass,
                                       const Graph& g) -> Status {

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ge/autofuse/autofuse_stage.h"
@@ -63,6 +64,8 @@ struct CompileOptions {
   autofuse::AutofuseOptions autofuse;
   StreamOptions streams;  // ge.enableSingleStream, ge.exec.computeStreams
   WorkLimits limits;      // ge.maxTensorElements, ge.maxWorkPerRun (checked after prepare)
+  // Optimizing a size template: its site nodes (PassContext::size_dependent). Not an option string.
+  std::unordered_set<std::string> size_dependent;
   static Expected<CompileOptions> FromOptions(const Options& options, uint32_t graph_id);
 };
 

@@ -1,7 +1,8 @@
 // ConstantFolding: a node whose inputs are all constants is evaluated once, at compile time,
 // with the device's own kernels (so folding computes exactly what the run would), and replaced
 // by constants. Never for ops with side effects, for ops the device has no kernel for, or when
-// the outputs would exceed context.fold_limit_bytes (huge constants are not materialized).
+// the outputs would exceed context.fold_limit_bytes (huge constants are not materialized), nor
+// when an input holds a symbolic size (context.size_dependent: the graph is a size template).
 #include "ge/ir/annotations.h"
 #include "ge/passes/passes.h"
 #include "ge/ops/rewrite_utils.h"
@@ -65,9 +66,11 @@ class ConstantFolding final : public GraphPass {
       bytes += node.output_desc(o).ByteSize();
     }
     if (bytes > context.fold_limit_bytes) return false;
-    for (Value v : node.inputs())
+    for (Value v : node.inputs()) {
       if (v.valid() && ConstValue(v) == nullptr) return false;
-    return true;
+      if (v.valid() && context.size_dependent != nullptr && context.size_dependent->count(v.node->name())) return false;
+    }
+    return context.size_dependent == nullptr || !context.size_dependent->count(node.name());
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ge/ir/graph.h"
@@ -26,6 +27,10 @@ class GraphEvaluator {
 struct PassContext {
   const GraphEvaluator* evaluator = nullptr;  // for passes that evaluate (constant folding); may be null
   int64_t fold_limit_bytes = 1 << 20;         // constant folding never materializes more than this per node
+  // Optimizing a size template (OptimizeInstance): nodes holding a size of the graph's symbols.
+  // Nothing computed from them is folded, since a folded constant's shape or values would follow
+  // the sizes; may be null.
+  const std::unordered_set<std::string>* size_dependent = nullptr;
 };
 
 class GraphPass {
