@@ -387,15 +387,17 @@ def test_size_template_names_sizes_with_expressions_of_the_graph():
 
 
 def test_instances_from_the_optimized_template_skip_the_optimizer_and_keep_sized_values():
-    """arange(s0) and a causal mask over s0: folded, they would be constants of one size, so the
-    optimized template keeps them as nodes; instances at new sizes match eager and their engine
-    compile has no optimizer stage."""
+    """arange(s0), causal masks over s0 (from aranges, from ones().tril()) and full((s0, 1)):
+    folded, they would be constants of one size, so the converters build them from ranges and
+    broadcast scalars and the optimized template keeps them as nodes; instances at new sizes
+    match eager and their engine compile has no optimizer stage."""
     def fn(x):
         n = x.shape[0]
         positions = torch.arange(n)
         mask = positions[None, :] > positions[:, None]
         scores = (x @ x.t()).masked_fill(mask, -1e4).softmax(-1)
-        return scores @ x + torch.arange(n, dtype=torch.float32)[:, None]
+        lower = torch.ones(n, n).tril(-1) * torch.full((n, 1), 0.5)
+        return scores @ x + lower @ x + torch.arange(n, dtype=torch.float32)[:, None]
 
     backend = torchair_ge.get_npu_backend()
     compiled, reports = torch.compile(fn, backend=backend, dynamic=True), backend.compiler.reports

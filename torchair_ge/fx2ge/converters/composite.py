@@ -1,19 +1,24 @@
-"""ATen ops expressed with existing IR ops. Static shapes make factories constants and let
+"""ATen ops expressed with existing IR ops. Static shapes let factories fold into constants and
 masks, split points and permutations be computed at compile time."""
 import math
 
 import torch
 
 from torchair_ge import ge
-from torchair_ge.fx2ge.converters.common import int_vector, normalize_dim, promote, to_dtype
+from torchair_ge.fx2ge.converters.common import arange, int_vector, normalize_dim, promote, to_dtype
 from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 
 aten = torch.ops.aten
 
 
-# ---- factories: known shapes, so the values are constants -----------------------------------
+# ---- factories: known shapes, so the values fold into constants ------------------------------
 def _filled(meta, value):
-    return ge.Const(torch.full(tuple(meta.shape), value, dtype=meta.dtype))
+    """A scalar constant broadcast to the shape, not a constant of that shape: a graph with
+    symbolic sizes then differs between sizes only in the shape's elements (size sites,
+    fx2ge/size_template.py). The engine folds it into a constant (up to its folding limit) or
+    fuses it into its users."""
+    scalar = ge.Const(torch.tensor(value, dtype=meta.dtype))
+    return ge.BroadcastTo(scalar, int_vector(meta.shape)) if meta.dim() else scalar
 
 
 @register_fx_node_ge_converter(aten.zeros.default)
@@ -91,10 +96,13 @@ def convert_glu(self, dim=-1, *, meta_outputs=None):
 
 # ---- data movement with static parameters ----------------------------------------------------
 def _triangle(self, diagonal, meta, upper):
+    """Zeros where column - row is below (triu) or above (tril) `diagonal`; the mask is built
+    from ranges, not a constant of the matrix's shape (one graph for every size)."""
     rows, cols = self.shape[-2], self.shape[-1]
-    keep = torch.ones(rows, cols, dtype=torch.bool)
-    keep = keep.triu(diagonal) if upper else keep.tril(diagonal)
-    return ge.MaskedFill(self, ge.Const(~keep), to_dtype(0, meta.dtype))
+    row = ge.Add(ge.Reshape(arange(0, rows), int_vector([rows, 1])), ge.Const(diagonal, torch.int64))
+    col = ge.Reshape(arange(0, cols), int_vector([1, cols]))
+    drop = ge.Less(col, row) if upper else ge.Greater(col, row)
+    return ge.MaskedFill(self, drop, to_dtype(0, meta.dtype))
 
 
 @register_fx_node_ge_converter(aten.triu.default)
