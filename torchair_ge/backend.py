@@ -95,6 +95,7 @@ class GeCompiler:
         """The graph's size template (fx2ge/size_template.py): one conversion for every set of sizes."""
         def convert(bindings):
             return convert_fx_graph(gm, name="size_template", frozen=frozen, bindings=bindings)
+        default_session()  # the engine optimizes the template: initialized before the first instance
         return optimize_template(derive_template(gm, signature, convert), self._instance_options())
 
     def _instance_options(self):

@@ -50,20 +50,25 @@ class DynamicGraph:
 
     def first_instance(self, bindings, start):
         """Compiles the instance for Dynamo's example sizes (so errors surface at compile time);
-        returns the graph's report, which later instances keep up to date. With data-dependent
-        sizes there are no example sizes: the report is filled by the first call's instance."""
+        returns the graph's report, which later instances keep up to date. The size template is
+        derived first, so this instance comes from it like every later one (one kernel library
+        for all: generated kernels keep the dims no size changes as literals). With
+        data-dependent sizes there are no example sizes: the report is filled by the first
+        call's instance."""
         if any(s not in bindings for s in self.signature.symbols):
             self.report = {"symbolic": self.signature.describe(), "shape_instances": [], "fallback_ops": {},
                            "deferred": "data-dependent sizes: the first call compiles the first instance"}
             return self.report
-        compiled, report = self._compile_instance(bindings, start)
+        template_report = self._derive_template()
+        template = self.template if self.template is not None and self.template.covers(bindings) else None
+        compiled, report = self._compile_instance(bindings, start, template)
         self._instances[tuple(bindings[s] for s in self.signature.symbols)] = compiled
         self.summary = compiled.summary
         report["symbolic"] = self.signature.describe()
-        report["shape_instances"] = [{"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
-                                      "compile_ms": report["compile_ms"]}]
+        report["shape_instances"] = [self._instance_entry(bindings, report, template)]
+        if template_report is not None:
+            report["size_template"] = template_report
         self.report = report
-        self._derive_template()
         if self.gears:
             report["gears"] = [spell_bindings({s: v for s, v in zip(self.signature.symbols, g) if v is not None})
                                for g in self.gears]
@@ -72,6 +77,12 @@ class DynamicGraph:
                 if None not in key:
                     self._instance(key)
         return report
+
+    @staticmethod
+    def _instance_entry(bindings, report, template):
+        return {"sizes": spell_bindings(bindings), "graph_id": report["graph_id"], "compile_ms": report["compile_ms"],
+                "from_template": template is not None,
+                "optimized_once": template is not None and template.optimized is not None}
 
     def __call__(self, args):
         key = self.signature.key(args)
@@ -108,31 +119,29 @@ class DynamicGraph:
             if self.report.pop("deferred", None):  # the graph's report is this first instance's
                 self.report.update({k: v for k, v in report.items() if k not in ("symbolic", "shape_instances")})
                 self.summary = compiled.summary
-            self.report["shape_instances"].append({"sizes": spell_bindings(bindings), "graph_id": report["graph_id"],
-                                                   "compile_ms": report["compile_ms"],
-                                                   "from_template": template is not None,
-                                                   "optimized_once": template is not None and template.optimized is not None})
+            self.report["shape_instances"].append(self._instance_entry(bindings, report, template))
             return compiled
 
     def _compile_ms(self):
         """What compiling one more instance costs: the latest instance's compile time; for the
-        graph's first instance, without the conversion when later ones come from the template."""
+        graph's first instance, without its conversion and the template's derivation when later
+        instances come from the template."""
         latest = self.report["shape_instances"][-1]
         if len(self.report["shape_instances"]) == 1 and self.template is not None:
             return latest["compile_ms"] - self.report["convert_ms"]
         return latest["compile_ms"]
 
     def _derive_template(self):
-        """Builds the size template after the first instance (so a graph that cannot compile fails first)."""
+        """The size template (None when there is none: the report's entry says why). A graph that
+        cannot be converted gets no template and fails in its first instance's conversion."""
         if self._template_source is None:
-            return
+            return None
         try:
             self.template = self._template_source()
-            self.report["size_template"] = self.template.describe()
+            return self.template.describe()
         except (NoTemplate, ConversionError, DynamicShapeError, _C.GeError) as e:
-            self.report["size_template"] = {"none": str(e)}
-            logger.info("graph %s: no size template, each new set of sizes is converted again: %s",
-                        self.report.get("graph_id"), e)
+            logger.info("graph: no size template, each new set of sizes is converted again: %s", e)
+            return {"none": str(e)}
 
     def graph_text(self):
         """The most recently used instance's compiled graph as ge_ir text."""

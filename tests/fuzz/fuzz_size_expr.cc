@@ -1,11 +1,11 @@
-// Size expressions (the size sites and guards of model files, ge/symbolic/sym_expr.h): parsing,
+// Size expressions (the size sites and guards of model files, ge/ir/sym_expr.h): parsing,
 // evaluating (overflow and division by zero are errors) and printing back what parses again.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
-#include "ge/symbolic/sym_expr.h"
+#include "ge/ir/sym_expr.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<std::string> kSymbols = {"s0", "s1", "s2"};

@@ -82,7 +82,9 @@ def optimize_template(template, options):
     engine optimizes the template's graph at the two extra builds' sizes (nothing computed from
     a size folded: SizeTemplate.optimize), the two optimized graphs must differ only in integers,
     each named by a size expression as for the conversion, and the result instantiated at a
-    fourth set of sizes must equal the graph optimized there. (Not at Dynamo's example sizes:
+    fourth set of sizes must equal the graph optimized there. Every value's shape is named the
+    same way (TensorDesc::symbolic of the instances: generated kernels keep the dims that never
+    vary as literals). (Not at Dynamo's example sizes:
     symbols that are equal there, as a KV cache's lengths, let the optimizer merge values that
     are equal only then.) Otherwise the reason is reported and every instance is optimized on
     its own, as before."""
@@ -93,17 +95,19 @@ def optimize_template(template, options):
         return template
     values = [[int(key[s]) for s in template.symbols] for key in (key_b, key_c, key_d)]
     try:
-        graph_b, graph_c = (template.engine.optimize(v, options) for v in values[:2])
+        graph_b, graph_c, graph_d = (template.engine.optimize(v, options) for v in values)
         differences = _C.diff_sizes(graph_b, graph_c)
-        candidates = _candidate_sizes(template.gm)
-        sites = [_site(d, candidates, key_b, key_c) for d in differences]
-        optimized = _C.SizeTemplate(graph_b, symbols, sites, guards)
-        _C.check_same_graph(optimized.instantiate(values[2]), template.engine.optimize(values[2], options))
+        fit = _Fitter(_candidate_sizes(template.gm), key_b, key_c)
+        sites = [_site(d, fit) for d in differences]
+        shapes = _symbolic_shapes(graph_b, graph_c, graph_d, key_d, fit)
+        optimized = _C.SizeTemplate(graph_b, symbols, sites, guards, shapes)
+        _C.check_same_graph(optimized.instantiate(values[2]), graph_d)
     except (NoTemplate, _C.GeError) as e:
         template.optimized_report = {"none": f"the graph optimizes differently at other sizes: {e}"}
         return template
     template.optimized = optimized
-    template.optimized_report = {"sites": optimized.num_sites, "derive_ms": round((time.perf_counter() - start) * 1e3, 1)}
+    template.optimized_report = {"sites": optimized.num_sites, "symbolic_shapes": optimized.num_symbolic_shapes,
+                                 "derive_ms": round((time.perf_counter() - start) * 1e3, 1)}
     return template
 
 
@@ -144,8 +148,8 @@ def _derive(gm, signature, convert, groups, extra_guards):
         differences = _C.diff_sizes(build_a.graph, build_b.graph)
     except _C.GeError as e:
         raise NoTemplate(f"the graph is built differently at other sizes: {e}") from None
-    candidates = _candidate_sizes(gm)
-    sites = [_site(d, candidates, hints, key_b) for d in differences]
+    fit = _Fitter(_candidate_sizes(gm), hints, key_b)
+    sites = [_site(d, fit) for d in differences]
     positions = build_a.input_positions or list(range(build_a.num_inputs))  # FX input of each engine input
     symbols = [_symbol_def(signature, s, positions) for s in signature.symbols]
     equal = [(group[0], other) for group in groups or [] for other in group[1:]]
@@ -273,30 +277,66 @@ def _candidate_sizes(gm):
     return sorted(exprs, key=lambda e: (len(e.free_symbols), sympy.count_ops(e), str(e)))
 
 
-def _site(difference, candidates, key_a, key_b):
+def _site(difference, fit):
     """(node, kind, attr, index, expression text) for one integer that differs between the builds."""
     node, kind, attr, index, a, b = difference
-    return node, kind, attr, index, _spell(_fit(a, b, candidates, key_a, key_b, f"{node} {kind} {attr}[{index}]"))
+    return node, kind, attr, index, _spell(fit(a, b, f"{node} {kind} {attr}[{index}]"))
 
 
-def _fit(a, b, candidates, key_a, key_b, where):
-    """The simplest expression e with e(A) = a and e(B) = b: a candidate, else the first
-    candidate that a scale and offset (k*e + c) or a floor division (e // k) fits."""
-    known = set(key_a)
-    values = [(e, int(e.xreplace(key_a)), int(e.xreplace(key_b))) for e in candidates if e.free_symbols <= known]
-    for e, x, y in values:
-        if (x, y) == (a, b):
-            return e
-    for e, x, y in values:
-        if x == y:
+class _Fitter:
+    """Names integers that differ between the builds at sizes `key_a` and `key_b`: the simplest
+    expression e with e(A) = a and e(B) = b -- a candidate, else the first candidate that a scale
+    and offset (k*e + c) or a floor division (e // k) fits. Candidates are evaluated once and
+    every (a, b) pair fitted once (a graph repeats a few sizes many times)."""
+
+    def __init__(self, candidates, key_a, key_b):
+        known = set(key_a)
+        self.key_a, self.key_b = key_a, key_b
+        self.values = [(e, int(e.xreplace(key_a)), int(e.xreplace(key_b))) for e in candidates if e.free_symbols <= known]
+        self._fitted = {}
+
+    def __call__(self, a, b, where):
+        if (a, b) not in self._fitted:
+            self._fitted[(a, b)] = self._fit(a, b)
+        expr = self._fitted[(a, b)]
+        if expr is None:
+            raise NoTemplate(f"{where} is {a} at {spell_bindings(self.key_a)} and {b} at "
+                             f"{spell_bindings(self.key_b)}, which no size of the FX graph explains")
+        return expr
+
+    def _fit(self, a, b):
+        for e, x, y in self.values:
+            if (x, y) == (a, b):
+                return e
+        for e, x, y in self.values:
+            if x == y:
+                continue
+            if (b - a) % (y - x) == 0:
+                k = (b - a) // (y - x)
+                return k * e + (a - k * x)
+            if a > 0 and x % a == 0 and x // a > 1 and y // (x // a) == b:
+                return sym_fns.FloorDiv(e, x // a)
+        return None
+
+
+def _symbolic_shapes(graph_b, graph_c, graph_d, key_d, fit):
+    """(node, output, [expression per dim]) for every value of the optimized graph at the builds'
+    sizes B and C: a dim equal in both is a constant, one that differs is named by `fit`; every
+    expression must also give the value's dim in the graph optimized at D. A value with a dim
+    that nothing explains is left out (its dims then count as varying)."""
+    at_d = {(node, output): shape for node, output, _, shape in _C.pair_output_shapes(graph_b, graph_d)}
+    shapes = []
+    for node, output, shape_b, shape_c in _C.pair_output_shapes(graph_b, graph_c):
+        shape_d = at_d.get((node, output))
+        if not len(shape_b) == len(shape_c) == len(shape_d or ()):
             continue
-        if (b - a) % (y - x) == 0:
-            k = (b - a) // (y - x)
-            return k * e + (a - k * x)
-        if a > 0 and x % a == 0 and x // a > 1 and y // (x // a) == b:
-            return sym_fns.FloorDiv(e, x // a)
-    raise NoTemplate(f"{where} is {a} at {spell_bindings(key_a)} and {b} at {spell_bindings(key_b)}, "
-                     "which no size of the FX graph explains")
+        try:
+            exprs = [sympy.Integer(x) if x == y else fit(x, y, node) for x, y in zip(shape_b, shape_c)]
+        except NoTemplate:
+            continue
+        if all(int(e.xreplace(key_d)) == z for e, z in zip(exprs, shape_d)):
+            shapes.append((node, output, [_spell(e) for e in exprs]))
+    return shapes
 
 
 def _spell(expr):

@@ -6,6 +6,7 @@ SymInt graph inputs, FakeTensors with symbolic dims, `sym_size` and SymInt arith
 them, checks every input against the graph's expressions (a clear error for a genuinely wrong
 input), and evaluates any meta value (SymInt, FakeTensor shape/stride) under a binding, so one
 symbolic graph can be instantiated for the sizes of a call."""
+import operator
 from dataclasses import dataclass
 
 import sympy
@@ -15,6 +16,7 @@ from torch.utils import _pytree as pytree
 from torchair_ge.fx2ge.errors import DynamicShapeError
 
 SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+_SHAPE = operator.attrgetter("shape")
 
 
 def is_symbolic(value):
@@ -84,6 +86,11 @@ class SymbolicSignature:
         hints = shape_env.backed_var_to_val if shape_env else {}
         self.hints = {s.symbol: int(hints[s.symbol]) for s in self.sources if s.symbol in hints}
         self._templates = self._shape_templates()
+        literal = [(i, template) for i, template, is_literal in self._templates if is_literal]
+        positions = [i for i, _ in literal]
+        self._literal_inputs = _getter(positions)
+        self._literal_shapes = tuple(template for _, template in literal)
+        self._symbolic_templates = [t for t in self._templates if not t[2]]
 
     @property
     def symbols(self):
@@ -108,17 +115,24 @@ class SymbolicSignature:
         key = tuple(self._read(s, args) for s in self.sources)
         if self.data_dependent.symbols:
             key += self.data_dependent(args)
-        for i, template, literal in self._templates:
-            arg = args[i]
-            if not isinstance(arg, torch.Tensor):
-                raise DynamicShapeError(f"input {self.names[i]} is {type(arg).__name__}, expected a tensor")
-            expected = template if literal else tuple(
-                key[d] if isinstance(d, SymbolAt) else d if isinstance(d, int) else d(key) for d in template)
-            if arg.shape != expected:
-                raise DynamicShapeError(f"input {self.names[i]} has shape {list(arg.shape)}, the graph expects "
-                                        f"{list(self.vals[i].shape)} = {list(expected)} for "
-                                        f"{spell_bindings(dict(zip(self.symbols, key)))}")
+        # inputs of static shape (most are parameters) in one compare; any difference is spelled below
+        try:
+            literal_fits = tuple(map(_SHAPE, self._literal_inputs(args))) == self._literal_shapes
+        except AttributeError:  # not a tensor
+            literal_fits = False
+        for i, template, literal in self._templates if not literal_fits else self._symbolic_templates:
+            self._check(args, i, template if literal else tuple(
+                key[d] if isinstance(d, SymbolAt) else d if isinstance(d, int) else d(key) for d in template), key)
         return key
+
+    def _check(self, args, i, expected, key):
+        arg = args[i]
+        if not isinstance(arg, torch.Tensor):
+            raise DynamicShapeError(f"input {self.names[i]} is {type(arg).__name__}, expected a tensor")
+        if arg.shape != expected:
+            raise DynamicShapeError(f"input {self.names[i]} has shape {list(arg.shape)}, the graph expects "
+                                    f"{list(self.vals[i].shape)} = {list(expected)} for "
+                                    f"{spell_bindings(dict(zip(self.symbols, key)))}")
 
     def bindings(self, key):
         """Symbol -> value for a key from `key()`; raises DynamicShapeError when a value is
@@ -164,6 +178,13 @@ class SymbolicSignature:
             literal = all(type(d) is int for d in template)  # noqa: E721 - SymbolAt is an int too
             templates.append((i, tuple(template), literal))
         return templates
+
+
+def _getter(positions):
+    """args -> the tuple of args at `positions` (operator.itemgetter, which returns a lone item bare)."""
+    if len(positions) > 1:
+        return operator.itemgetter(*positions)
+    return lambda args: tuple(args[i] for i in positions)
 
 
 class SymbolAt(int):

@@ -44,6 +44,14 @@ int64_t TensorDesc::ByteSize() const {
   return n < 0 ? -1 : n * DataTypeSize(dtype);
 }
 
+std::vector<bool> TensorDesc::FixedDims() const {
+  std::vector<bool> fixed(shape.size(), false);
+  if (symbolic.size() != shape.size()) return fixed;
+  for (size_t d = 0; d < shape.size(); ++d)
+    fixed[d] = symbolic[d].IsConstant() && symbolic[d].steps()[0].operand == shape[d];
+  return fixed;
+}
+
 std::string TensorDesc::ToString() const { return fmt::format("{}{}", DataTypeName(dtype), ShapeToString(shape)); }
 
 }  // namespace ge

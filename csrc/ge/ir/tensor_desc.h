@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ge/ir/sym_expr.h"
 #include "ge/ir/types.h"
 
 namespace ge {
@@ -29,6 +30,11 @@ struct TensorDesc {
   Format format = Format::kND;
   Shape origin_shape;  // the shape the framework sees (equal to `shape` until a layout pass changes storage)
   Format origin_format = Format::kND;
+  // `shape` as expressions over the size symbols of a graph instantiated from an optimized size
+  // template (symbolic/size_template.h; checked at every instantiation), one per dim: a constant
+  // where the dim is the same at every size. Empty: not known. It annotates `shape` and is not
+  // part of ==; a stale one (a pass changed the shape) only makes dims count as varying.
+  std::vector<SymExpr> symbolic;
 
   TensorDesc() = default;
   TensorDesc(DataType dt, Shape s, Format f = Format::kND)
@@ -43,6 +49,9 @@ struct TensorDesc {
   int64_t ByteSize() const;  // -1 when the shape is not static
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   std::string ToString() const;  // "DT_FLOAT[2,3]"
+  // Per dim: whether it is the same at every size of the graph's symbols -- a constant of
+  // `symbolic` that equals the dim. All false when `symbolic` is not known.
+  std::vector<bool> FixedDims() const;
   bool operator==(const TensorDesc& o) const {
     return dtype == o.dtype && shape == o.shape && format == o.format && origin_shape == o.origin_shape &&
            origin_format == o.origin_format;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "ge/ir/annotations.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge {
@@ -169,6 +170,17 @@ Status SizeTemplate::Verify(const Graph& graph) const {
   }
   for (const SymExpr& guard : guards)
     GE_CHECK(guard.MaxSymbol() < n, "size guard reads symbol {} of {}", guard.MaxSymbol(), n);
+  for (const SymbolicShape& shape : shapes) {
+    const Node* node = graph.FindNode(shape.node);
+    GE_CHECK(node != nullptr && shape.output >= 0 && shape.output < node->num_outputs(),
+             "symbolic shape of {}:{}: the graph has no such value", shape.node, shape.output);
+    GE_CHECK(static_cast<int64_t>(shape.dims.size()) == node->output_desc(shape.output).rank(),
+             "symbolic shape of {}:{} has {} dims, the value {}", shape.node, shape.output, shape.dims.size(),
+             node->output_desc(shape.output).ToString());
+    for (const SymExpr& dim : shape.dims)
+      GE_CHECK(dim.MaxSymbol() < n, "symbolic shape of {}:{} reads symbol {} of {}", shape.node, shape.output,
+               dim.MaxSymbol(), n);
+  }
   return {};
 }
 
@@ -182,6 +194,35 @@ std::string Spell(const SizeTemplate& sizes, const std::vector<int64_t>& values)
   for (size_t i = 0; i < sizes.symbols.size() && i < values.size(); ++i)
     out += fmt::format("{}{}={}", i ? ", " : "", sizes.symbols[i].name, values[i]);
   return out;
+}
+
+// Sets every SymbolicShape on the instance after checking it against the shape InferShape gave
+// (the template promised they agree at every size); the dumps' annotation is spelled from it.
+Status ApplySymbolicShapes(Graph& graph, const SizeTemplate& sizes, const std::vector<int64_t>& values) {
+  const std::vector<std::string> names = sizes.SymbolNames();
+  std::unordered_map<Node*, std::vector<std::string>> spelled;
+  for (const SymbolicShape& shape : sizes.shapes) {
+    Node* node = graph.FindNode(shape.node);
+    TensorDesc& desc = node->output_desc(shape.output);
+    std::string text;
+    bool varies = false;
+    for (size_t d = 0; d < shape.dims.size(); ++d) {
+      GE_ASSIGN_OR_RETURN(int64_t value, shape.dims[d].Evaluate(values));
+      GE_CHECK(value == desc.shape[d], "instantiating for {}: {}:{} is {}, its symbolic shape says dim {} is {} = {}",
+               Spell(sizes, values), shape.node, shape.output, desc.ToString(), d, shape.dims[d].ToString(names),
+               value);
+      text += (d ? ", " : "") + shape.dims[d].ToString(names);
+      varies = varies || !shape.dims[d].IsConstant();
+    }
+    desc.symbolic = shape.dims;
+    if (!varies) continue;  // the annotation marks symbolic values only ("" elsewhere)
+    auto [it, added] =
+        spelled.try_emplace(node, GetAttrOr(node->attrs(), kAttrSymbolicShapes, std::vector<std::string>{}));
+    it->second.resize(static_cast<size_t>(node->num_outputs()));
+    it->second[static_cast<size_t>(shape.output)] = "[" + text + "]";
+  }
+  for (auto& [node, texts] : spelled) node->SetAttr(kAttrSymbolicShapes, texts);
+  return {};
 }
 
 Status CheckRangesAndGuards(const SizeTemplate& sizes, const std::vector<int64_t>& values) {
@@ -258,6 +299,7 @@ Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTempl
     Status inferred = OpRegistry::Global().VerifyAndInfer(*node);
     if (!inferred.ok()) return inferred.WithContext(fmt::format("instantiating for {}", Spell(sizes, values)));
   }
+  GE_RETURN_IF_ERROR(ApplySymbolicShapes(*copy, sizes, values));
   GE_RETURN_IF_ERROR(copy->Verify());
   return copy;
 }
@@ -328,11 +370,16 @@ Status DiffAttr(const Node& node, const std::string& name, const AttrValue& a, c
   return {};
 }
 
+// Attributes compared between builds: all but the dumps' spelling of symbolic shapes, which the
+// frontend writes from FX and Instantiate rewrites from the template's SymbolicShapes.
+size_t ComparedAttrs(const Node& node) { return node.attrs().size() - node.attrs().count(kAttrSymbolicShapes); }
+
 Status DiffNode(const Node& a, const Node& b, std::vector<SizeDifference>& out) {
   GE_RETURN_IF_ERROR(SameEdges(a, b));
-  GE_CHECK(a.attrs().size() == b.attrs().size(), "node '{}' has {} attributes in one build and {} in the other",
-           a.name(), a.attrs().size(), b.attrs().size());
+  GE_CHECK(ComparedAttrs(a) == ComparedAttrs(b), "node '{}' has {} attributes in one build and {} in the other",
+           a.name(), ComparedAttrs(a), ComparedAttrs(b));
   for (const auto& [name, value] : a.attrs()) {
+    if (name == kAttrSymbolicShapes) continue;
     const auto it = b.attrs().find(name);
     GE_CHECK(it != b.attrs().end(), "node '{}' has attribute {} in one build only", a.name(), name);
     GE_RETURN_IF_ERROR(DiffAttr(a, name, value, it->second, out));
@@ -358,6 +405,17 @@ Expected<std::vector<SizeDifference>> DiffSizes(const Graph& a, const Graph& b) 
     const Node* y = b.FindNode(x->name());
     GE_CHECK(y != nullptr, "node '{}' ({}) is in one build only", x->name(), x->type());
     GE_RETURN_IF_ERROR(DiffNode(*x, *y, out));
+  }
+  return out;
+}
+
+std::vector<ShapePair> PairOutputShapes(const Graph& a, const Graph& b) {
+  std::vector<ShapePair> out;
+  for (const Node* node : a.nodes()) {
+    const Node* other = b.FindNode(node->name());
+    if (other == nullptr || other->num_outputs() != node->num_outputs()) continue;
+    for (int o = 0; o < node->num_outputs(); ++o)
+      out.push_back({node->name(), o, node->output_desc(o).shape, other->output_desc(o).shape});
   }
   return out;
 }

@@ -1,4 +1,4 @@
-#include "ge/symbolic/sym_expr.h"
+#include "ge/ir/sym_expr.h"
 
 #include <algorithm>
 #include <cctype>
