@@ -1,9 +1,12 @@
 // Auto-fusion end to end on the CPU device: every supported pattern, fused, gives the unfused
 // graph's numbers over odd sizes, broadcasting and float32/float16/bfloat16, in fewer kernels.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <set>
 #include <string_view>
@@ -454,6 +457,59 @@ TEST(AutofuseRunTimeSizesTest, GraphsThatDifferOnlyInSizesShareOneLibrary) {
   }
   ASSERT_EQ(libraries.size(), 2u);
   EXPECT_EQ(libraries[0], libraries[1]);
+}
+
+// Dims that TensorDesc::symbolic says are the same at every size stay literals in kernels with
+// run-time sizes (the compiler sees them); the symbolic ones are read from `sizes`. Instances
+// that differ only in the symbolic dims still share one library.
+TEST(AutofuseRunTimeSizesTest, DimsFixedAcrossSizesStayLiterals) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  auto compile = [](int64_t rows, bool columns_fixed, std::vector<float>* result) -> autofuse::AutofuseStats {
+    es::GraphBuilder b("fixed_dims");
+    auto x = b.CreateInput(0, DataType::kFloat, {rows, 40});
+    auto e = es::Exp(x - es::ReduceMax(x, b.CreateVector({-1}), true));
+    b.SetOutputs({e / es::ReduceSum(e, b.CreateVector({-1}), true)});
+    auto graph = b.Build();
+    EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+    for (Node* node : (*graph)->nodes())  // what an instance of an optimized size template carries
+      for (int o = 0; o < node->num_outputs(); ++o) {
+        TensorDesc& desc = node->output_desc(o);
+        if (desc.rank() == 2)
+          desc.symbolic = {SymExpr::Symbol(0), columns_fixed ? SymExpr::Constant(desc.shape[1]) : SymExpr::Symbol(1)};
+      }
+    Session s(Options{{option::kKernelRunTimeSizes, "true"}});
+    EXPECT_TRUE(s.AddGraph(1, std::move(graph).value()).ok());
+    Status st = s.CompileGraph(1);
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    std::vector<float> data(static_cast<size_t>(rows * 40));
+    for (size_t i = 0; i < data.size(); ++i) data[i] = 0.03f * static_cast<float>(i % 37) - 0.5f;
+    std::vector<Tensor> out;
+    EXPECT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {rows, 40}), data.data(), nullptr)}, &out).ok());
+    result->assign(out[0].data_as<float>(), out[0].data_as<float>() + data.size());
+    return s.GetCompiledGraphSummary(1)->autofuse;
+  };
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  std::vector<float> fixed3, fixed5, varying3;
+  const autofuse::AutofuseStats a = compile(3, true, &fixed3);
+  const autofuse::AutofuseStats b = compile(5, true, &fixed5);
+  const autofuse::AutofuseStats c = compile(3, false, &varying3);
+  ASSERT_TRUE(a.fallback.empty() && a.kernels == 1) << a.fallback;
+  EXPECT_EQ(a.library, b.library);  // rows vary: one library
+  EXPECT_NE(a.library, c.library);
+  const std::string literal = read(a.source), run_time = read(c.source);
+  EXPECT_NE(literal.find("hi = int64_t{40}"), std::string::npos) << literal;
+  EXPECT_NE(literal.find("items = S[0]"), std::string::npos) << literal;  // the row count stays a parameter
+  EXPECT_EQ(run_time.find("int64_t{40}"), std::string::npos) << run_time;
+  EXPECT_EQ(fixed3, varying3);
+  for (size_t r = 0; r < 5; ++r) {  // each row a softmax
+    double sum = 0;
+    for (size_t j = 0; j < 40; ++j) sum += fixed5[r * 40 + j];
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+  }
 }
 
 // A library this process has loaded is taken again without reading the cache: while a compiled

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ge/es/graph_builder.h"
+#include "ge/ir/annotations.h"
 #include "ge/symbolic/size_template.h"
 
 namespace ge {
@@ -135,6 +136,57 @@ TEST(SizeTemplateTest, StructuralDifferencesAndBadSitesAreErrors) {
   EXPECT_FALSE(sizes.Verify(*at3).ok());
   sizes.sites = {{"x", SizeSiteKind::kInputDim, "", 0, SymExpr::Symbol(3)}};
   EXPECT_FALSE(sizes.Verify(*at3).ok());
+}
+
+// Values' shapes as expressions: named from two builds (PairOutputShapes), checked against what
+// InferShape gives at every instantiation, set as TensorDesc::symbolic and spelled for dumps.
+TEST(SizeTemplateTest, SymbolicShapesAreCheckedAtInstantiationAndAnnotateTheDescs) {
+  auto at3 = BuildAt(3);
+  auto at5 = BuildAt(5);
+  SizeTemplate sizes = TemplateFor(*DiffSizes(*at3, *at5));
+  for (const ShapePair& pair : PairOutputShapes(*at3, *at5)) {
+    if (pair.node != "reshape" && pair.node != "slice") continue;
+    ASSERT_EQ(pair.a, (pair.node == "reshape" ? Shape{6, 4} : Shape{3, 4}));
+    ASSERT_EQ(pair.b, (pair.node == "reshape" ? Shape{10, 4} : Shape{5, 4}));
+    sizes.shapes.push_back({pair.node,
+                            pair.output,
+                            {*SymExpr::Parse(pair.node == "reshape" ? "2*s0" : "s0", {"s0"}), SymExpr::Constant(4)}});
+  }
+  ASSERT_EQ(sizes.shapes.size(), 2u);
+  ASSERT_TRUE(sizes.Verify(*at3).ok()) << sizes.Verify(*at3).ToString();
+  auto at7 = Instantiate(*at3, sizes, {7});
+  ASSERT_TRUE(at7.ok()) << at7.status().ToString();
+  const TensorDesc& reshaped = (*at7)->FindNode("reshape")->output_desc(0);
+  EXPECT_EQ(reshaped.shape, (Shape{14, 4}));
+  ASSERT_EQ(reshaped.symbolic.size(), 2u);
+  EXPECT_EQ(reshaped.FixedDims(), (std::vector<bool>{false, true}));
+  EXPECT_EQ(GetAttrOr((*at7)->FindNode("slice")->attrs(), kAttrSymbolicShapes, std::vector<std::string>{}),
+            (std::vector<std::string>{"[s0, 4]"}));
+  EXPECT_TRUE((*at7)->FindNode("x")->output_desc(0).symbolic.empty());  // not named: not known
+  EXPECT_TRUE(CheckSameGraph(**at7, *BuildAt(7)).ok());                 // the annotation is not compared
+
+  // A shape that InferShape contradicts is an error naming the value, never a wrong desc.
+  sizes.shapes[0].dims[0] = *SymExpr::Parse("s0+1", {"s0"});
+  auto wrong = Instantiate(*at3, sizes, {7});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("its symbolic shape says dim 0 is s0+1 = 8"), std::string::npos)
+      << wrong.status().message();
+  // Verify rejects shapes of values the graph does not have, of another rank, or of unknown symbols.
+  sizes.shapes = {{"reshape", 1, {SymExpr::Symbol(0), SymExpr::Constant(4)}}};
+  EXPECT_FALSE(sizes.Verify(*at3).ok());
+  sizes.shapes = {{"reshape", 0, {SymExpr::Symbol(0)}}};
+  EXPECT_FALSE(sizes.Verify(*at3).ok());
+  sizes.shapes = {{"reshape", 0, {SymExpr::Symbol(1), SymExpr::Constant(4)}}};
+  EXPECT_FALSE(sizes.Verify(*at3).ok());
+}
+
+TEST(TensorDescTest, FixedDimsAreConstantsThatMatchTheShape) {
+  TensorDesc desc(DataType::kFloat, {6, 4, 2});
+  EXPECT_EQ(desc.FixedDims(), (std::vector<bool>{false, false, false}));  // nothing known
+  desc.symbolic = {SymExpr::Symbol(0), SymExpr::Constant(4), SymExpr::Constant(3)};
+  EXPECT_EQ(desc.FixedDims(), (std::vector<bool>{false, true, false}));  // a stale constant counts as varying
+  desc.symbolic.pop_back();
+  EXPECT_EQ(desc.FixedDims(), (std::vector<bool>{false, false, false}));  // another rank: not known
 }
 
 }  // namespace

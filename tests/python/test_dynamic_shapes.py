@@ -413,6 +413,38 @@ def test_instances_from_the_optimized_template_skip_the_optimizer_and_keep_sized
     assert not any(s.startswith("optimize") for s in stages) and "autofuse" in stages, stages
 
 
+def test_instances_carry_symbolic_shapes_and_kernels_keep_static_dims_literal():
+    """The optimized template names every value's shape with size expressions (TensorDesc::symbolic
+    of each instance, checked when it is instantiated, shown in dumps); generated kernels read only
+    the batch at run time and keep the static width as a literal; every instance, the first one
+    included, comes from the template and shares one kernel library."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 48), torch.nn.LayerNorm(48), torch.nn.GELU(),
+                            torch.nn.Linear(48, 24), torch.nn.Softmax(-1)).eval()
+    backend = torchair_ge.get_npu_backend(compiler_config=_policy("compile"))
+    compiled = torch.compile(m, backend=backend)
+    with torch.no_grad():
+        for batch in (2, 3, 9, 5):
+            x = torch.randn(batch, 16)
+            torch.testing.assert_close(compiled(x), m(x), rtol=2e-5, atol=2e-5)
+    report = backend.compiler.reports[-1]
+    assert len(report["symbolic"]) == 1, report["symbolic"]  # the batch
+    optimized = report["size_template"]["optimized"]
+    assert optimized["symbolic_shapes"] > 0, optimized
+    assert all(i["from_template"] and i["optimized_once"] for i in report["shape_instances"]), report["shape_instances"]
+    instances = list(backend.compiler.graphs[-1]._instances.values())
+    libraries = {g.summary["autofuse"]["library"] for g in instances}
+    assert len(instances) == 3 and len(libraries) == 1, libraries
+    with open(instances[0].summary["autofuse"]["source"]) as f:
+        source = f.read()
+    assert "int64_t{48}" in source and "int64_t{24}" in source, source  # the rows' lengths
+    assert "S[0]" in source  # the row count
+    # symbolic shapes annotate the instance's values in dumps: "[s0, 48]"
+    symbol = next(iter(report["symbolic"]))
+    text = instances[-1].graph_text()
+    assert f"[{symbol}, 48]" in text, text
+
+
 def test_a_template_that_cannot_be_optimized_once_is_optimized_per_instance(monkeypatch):
     """Without a fourth set of sizes to check the optimized template at (Dynamo's guards can leave
     too few), the report says so and every instance runs the whole pipeline, still correct."""
