@@ -201,6 +201,10 @@ def test_integer_reductions_and_casts():
     check_against_eager(lambda x: x.float() / 3, rand(4, 5, dtype=torch.int64))
     check_against_eager(lambda x: (x * 3.7).to(torch.int32), rand(4, 5))  # truncation toward zero
     check_against_eager(lambda x: torch.cat([x, x.to(torch.float64)]), rand(2, 3))
+    # prims' conversion (decompositions leave it in graphs): native, as _to_copy
+    check_against_eager(lambda x: torch.ops.prims.convert_element_type(x * 2.5, torch.int32) + 1, rand(4, 5))
+    check_against_eager(lambda x: torch.ops.prims.convert_element_type(x, torch.float32) / 3,
+                        rand(4, 5, dtype=torch.int64))
 
 
 def test_layer_norm_statistics_outputs():

@@ -79,6 +79,14 @@ def convert_to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=No
     return ge.Identity(out) if out is self else out
 
 
+@register_fx_node_ge_converter(torch.ops.prims.convert_element_type.default)
+def convert_element_type(self, dtype, *, meta_outputs=None):
+    """prims' dtype conversion, which decompositions leave in graphs (a rotary embedding's
+    `.float()` of positions): a Cast, as _to_copy."""
+    out = to_dtype(self, meta_outputs.dtype)
+    return ge.Identity(out) if out is self else out
+
+
 def _contiguous_strides(shape):
     strides, step = [], 1
     for size in reversed(shape):
