@@ -332,10 +332,10 @@ def _symbolic_shapes(graph_b, graph_c, graph_d, key_d, fit):
             continue
         try:
             exprs = [sympy.Integer(x) if x == y else fit(x, y, node) for x, y in zip(shape_b, shape_c)]
-        except NoTemplate:
+            if all(int(e.xreplace(key_d)) == z for e, z in zip(exprs, shape_d)):
+                shapes.append((node, output, [_spell(e) for e in exprs]))
+        except NoTemplate:  # no expression, or one the engine cannot evaluate
             continue
-        if all(int(e.xreplace(key_d)) == z for e, z in zip(exprs, shape_d)):
-            shapes.append((node, output, [_spell(e) for e in exprs]))
     return shapes
 
 
