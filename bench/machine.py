@@ -25,9 +25,14 @@ def _cpuinfo(path="/proc/cpuinfo"):
     return fields
 
 
-def kind(vendor):
-    """The CPU kind results are grouped by: amd, intel or the vendor string."""
-    return {"AuthenticAMD": "amd", "GenuineIntel": "intel"}.get(vendor, vendor.lower() or platform.machine())
+def kind(vendor, flags=()):
+    """The CPU kind results are grouped by: the vendor (amd, intel, else the vendor string) and
+    the widest matrix/vector unit kernels pick paths by (amx, avx512, avx2): a Zen 3 and a Zen 4,
+    or a Xeon with and without AMX, choose different kernels and get tables of their own."""
+    vendor_kind = {"AuthenticAMD": "amd", "GenuineIntel": "intel"}.get(vendor, vendor.lower() or platform.machine())
+    flags = set(flags)
+    unit = "amx" if "amx_tile" in flags else "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else ""
+    return f"{vendor_kind}-{unit}" if unit else vendor_kind
 
 
 def describe(threads=None, cpuinfo=None):
@@ -37,7 +42,7 @@ def describe(threads=None, cpuinfo=None):
     return {
         "model": info.get("model name") or platform.processor() or platform.machine(),
         "vendor": vendor,
-        "kind": kind(vendor),
+        "kind": kind(vendor, flags),
         "isa": [name for flag, name in ISA_FLAGS.items() if flag in flags],
         "logical_cpus": os.cpu_count(),
         "threads": threads or os.cpu_count(),

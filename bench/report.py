@@ -231,7 +231,7 @@ def _doc_markers(kind):
 
 
 def update_doc(results, doc_path):
-    """Replaces the table of this run's CPU kind (amd, intel, ...) in docs/performance.md. A kind
+    """Replaces the table of this run's CPU kind (amd-avx2, intel-amx, ...) in docs/performance.md. A kind
     seen for the first time gets its own section after the others: a run on one CPU never
     overwrites what was measured on another."""
     machine = results["environment"].get("machine", {})

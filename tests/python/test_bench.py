@@ -65,8 +65,12 @@ def test_the_bench_records_its_machine():
     cpuinfo = {"model name": "Intel(R) Xeon(R) Platinum", "vendor_id": "GenuineIntel",
                "flags": "fpu avx2 fma avx512f avx512_bf16 amx_tile amx_bf16"}
     described = machine.describe(threads=2, cpuinfo=cpuinfo)
-    assert described["kind"] == "intel" and described["isa"] == ["AVX2", "FMA", "AVX-512", "AVX-512 BF16", "AMX",
-                                                                 "AMX BF16"]
+    assert described["kind"] == "intel-amx" and described["isa"] == ["AVX2", "FMA", "AVX-512", "AVX-512 BF16",
+                                                                     "AMX", "AMX BF16"]
+    # the kind separates what picks different kernels: AVX2-only and AVX-512 AMD CPUs get tables of their own
+    assert machine.kind("AuthenticAMD", ["avx2", "fma"]) == "amd-avx2"
+    assert machine.kind("AuthenticAMD", ["avx2", "avx512f"]) == "amd-avx512"
+    assert machine.kind("GenuineIntel", ["avx2", "avx512f"]) == "intel-avx512"
     assert "no AMX" not in machine.summary(described)
     assert machine.describe()["logical_cpus"] >= 1  # this machine's own /proc/cpuinfo
 
