@@ -80,9 +80,14 @@ class DynamicGraph:
 
     @staticmethod
     def _instance_entry(bindings, report, template):
+        # built_kernels: this instance compiled C++ (its kernel library was not in the cache). After
+        # the first instance that should not happen: instances share one library (a kernel that
+        # took a varying size as fixed would build one per instance).
+        autofuse = report.get("autofuse") or {}
         return {"sizes": spell_bindings(bindings), "graph_id": report["graph_id"], "compile_ms": report["compile_ms"],
                 "from_template": template is not None,
-                "optimized_once": template is not None and template.optimized is not None}
+                "optimized_once": template is not None and template.optimized is not None,
+                "built_kernels": bool(autofuse.get("kernels")) and not autofuse.get("cache_hit")}
 
     def __call__(self, args):
         key = self.signature.key(args)
