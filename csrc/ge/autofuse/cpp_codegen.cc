@@ -8,6 +8,7 @@
 
 #include "ge/autofuse/cpp_scalar.h"
 #include "ge/autofuse/cpp_vector.h"
+#include "ge/autofuse/fixed_sizes.h"
 #include "ge/runtime/fused_kernel_abi.h"
 
 namespace ge::autofuse {
@@ -35,9 +36,9 @@ class KernelWriter {
       : k_(k),
         rank_(static_cast<int>(k.shape.size())),
         run_time_sizes_(mode == SizeMode::kRunTime),
+        fixed_(k),
         vector_(style == KernelStyle::kVector && Vectorizable(k)) {
     for (const KBuffer& in : k.inputs) plans_.push_back(Plan(in));
-    axis_fixed_ = FixedAxes();
     // Without reductions a single row (all axes inner) is cut into chunks so that it runs in parallel.
     bool reduces = false;
     for (const KOp& op : k.ops) reduces = reduces || op.kind == OpKind::kReduce;
@@ -48,7 +49,7 @@ class KernelWriter {
   // run-time sizes a kernel whose loops would share values gets a second body that keeps them
   // in row caches of kCachedRow elements, which the entry picks when a row fits.
   std::string Write() {
-    const std::string row = Size("row", k_.row_size(), AxesFixed(k_.inner_from, rank_));
+    const std::string row = Size("row", k_.row_size(), fixed_.Axes(k_.inner_from, rank_));
     const bool cached_body = run_time_sizes_ && !chunked_ && LoopRoots().size() >= 2;
     WriteBody("", !run_time_sizes_, row);
     if (cached_body) WriteBody("_cached", true, row);
@@ -123,7 +124,7 @@ class KernelWriter {
                           std::max<int64_t>(1, kMinTaskWork / (kChunk * cost)));
     } else {
       out_ += fmt::format("  const int64_t row = {}, items = {};\n", row,
-                          Size("rows", k_.rows(), AxesFixed(0, k_.inner_from)));
+                          Size("rows", k_.rows(), fixed_.Axes(0, k_.inner_from)));
       out_ += fmt::format("  const int64_t work = (row < 1 ? 1 : row) * {};\n", cost);
       out_ += fmt::format("  const int64_t grain = work >= {0} ? 1 : ({0} + work - 1) / work;\n", kMinTaskWork);
     }
@@ -145,8 +146,7 @@ class KernelWriter {
   // A size (extent, stride, offset) named by what it is (`key`, from the kernel's structure
   // only, so one key always names one value): a literal, or with run-time sizes its entry of S
   // -- unless it is `fixed`: made only of dims that every instance of the graph shares
-  // (TensorDesc::symbolic), which stay literals so the compiler sees those loop bounds and
-  // strides. The text then holds their values, the same in every instance.
+  // (fixed_sizes.h).
   std::string Size(const std::string& key, int64_t value, bool fixed) const {
     if (!run_time_sizes_ || fixed) return fmt::format("int64_t{{{}}}", value);
     auto [it, added] = size_index_.emplace(key, sizes_.size());
@@ -154,13 +154,13 @@ class KernelWriter {
     return fmt::format("S[{}]", it->second);
   }
   std::string Dim(int d) const {
-    return Size(fmt::format("dim{}", d), k_.shape[static_cast<size_t>(d)], axis_fixed_[static_cast<size_t>(d)]);
+    return Size(fmt::format("dim{}", d), k_.shape[static_cast<size_t>(d)], fixed_.Axes(d, d + 1));
   }
   // The number of iteration points below axis d (the stride of axis d in the iteration space).
   std::string Below(int d) const {
     int64_t below = 1;
     for (int e = d + 1; e < rank_; ++e) below *= k_.shape[static_cast<size_t>(e)];
-    return Size(fmt::format("below{}", d), below, AxesFixed(d + 1, rank_));
+    return Size(fmt::format("below{}", d), below, fixed_.Axes(d + 1, rank_));
   }
   std::string Stride(size_t input, int d) const {
     const KBuffer& in = k_.inputs[input];
@@ -168,59 +168,7 @@ class KernelWriter {
     // of its dims right of the one aligned with axis d (or 0 where that one is 1: in the text).
     const int from = in.strides.empty() ? std::max(0, d - (rank_ - static_cast<int>(in.desc.rank())) + 1) : 0;
     return Size(fmt::format("in{}.stride{}", input, d), plans_[input].strides[static_cast<size_t>(d)],
-                DimsFixed(in, from));
-  }
-
-  // Iteration axes that are the same in every instance (TensorDesc::FixedDims of the buffers
-  // that span them): an input's dims other than 1 are the iteration's, right-aligned
-  // (broadcasting); a concat part's too, except along the concat axis, whose extent is fixed
-  // when every part's is; an output's when it is shaped like the iteration space. None when
-  // nothing says so.
-  std::vector<bool> FixedAxes() const {
-    std::vector<bool> fixed(static_cast<size_t>(rank_), false);
-    std::map<int, bool> concat_axes;  // concat axis -> every part's extent fixed
-    for (const KOp& op : k_.ops)
-      if (op.kind == OpKind::kConcat) concat_axes[op.axis] = PartsFixed(op, op.buffers.size() - 1, true);
-    auto learn = [&](const KBuffer& b, bool concat_part) {
-      const std::vector<bool> dims = b.desc.FixedDims();
-      const int offset = rank_ - static_cast<int>(dims.size());
-      for (int j = 0; j < static_cast<int>(dims.size()); ++j) {
-        const int d = j + offset;
-        if (d < 0 || (concat_part && concat_axes.count(d))) continue;
-        const int64_t dim = b.desc.shape[static_cast<size_t>(j)];
-        if (dims[static_cast<size_t>(j)] && dim != 1 && dim == k_.shape[static_cast<size_t>(d)])
-          fixed[static_cast<size_t>(d)] = true;
-      }
-    };
-    for (const KBuffer& in : k_.inputs)
-      if (in.strides.empty()) learn(in, in.concat_part);
-    for (const KBuffer& out : k_.outputs)
-      if (out.desc.shape == k_.shape) learn(out, false);
-    for (const auto& [axis, parts_fixed] : concat_axes)
-      if (parts_fixed) fixed[static_cast<size_t>(axis)] = true;
-    for (int d = 0; d < rank_; ++d)  // an extent of 1 is 1 in every instance (Dynamo specializes sizes 0 and 1)
-      fixed[static_cast<size_t>(d)] = fixed[static_cast<size_t>(d)] || k_.shape[static_cast<size_t>(d)] == 1;
-    return fixed;
-  }
-  bool AxesFixed(int from, int to) const {
-    for (int d = from; d < to; ++d)
-      if (!axis_fixed_[static_cast<size_t>(d)]) return false;
-    return true;
-  }
-  // Whether the buffer's dims from `from` on are the same in every instance.
-  static bool DimsFixed(const KBuffer& b, int from) {
-    const std::vector<bool> dims = b.desc.FixedDims();
-    for (size_t d = static_cast<size_t>(from); d < dims.size(); ++d)
-      if (!dims[d]) return false;
-    return true;
-  }
-  // Whether concat parts 0..k-1 (and k itself, `through`) have fixed extents along the axis.
-  bool PartsFixed(const KOp& op, size_t k, bool through) const {
-    for (size_t j = 0; j < k + (through ? 1 : 0); ++j) {
-      const KBuffer& part = k_.inputs[static_cast<size_t>(op.buffers[j])];
-      if (!part.desc.FixedDims()[static_cast<size_t>(op.axis)]) return false;
-    }
-    return true;
+                fixed_.InputDims(input, from));
   }
 
   std::string Summary() const {
@@ -351,19 +299,19 @@ class KernelWriter {
 
   // Where concat part `b` starts and ends along the concat axis, and its dense stride of axis d.
   std::string PartStart(const KOp& op, size_t k) const {
-    return Size(fmt::format("in{}.start", op.buffers[k]), op.offsets[k], PartsFixed(op, k, false));
+    return Size(fmt::format("in{}.start", op.buffers[k]), op.offsets[k], fixed_.Parts(op, k, false));
   }
   // (offsets holds one start per part: a part ends at its start plus its extent along the axis)
   std::string PartEnd(const KOp& op, size_t k) const {
     const int b = op.buffers[k];
     const int64_t extent = k_.inputs[static_cast<size_t>(b)].desc.shape[static_cast<size_t>(op.axis)];
-    return Size(fmt::format("in{}.end", b), op.offsets[k] + extent, PartsFixed(op, k, true));
+    return Size(fmt::format("in{}.end", b), op.offsets[k] + extent, fixed_.Parts(op, k, true));
   }
   std::string PartStride(int b, int d) const {
     const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
     int64_t stride = 1;
     for (size_t e = static_cast<size_t>(d) + 1; e < s.size(); ++e) stride *= s[e];
-    return Size(fmt::format("in{}.dense{}", b, d), stride, DimsFixed(k_.inputs[static_cast<size_t>(b)], d + 1));
+    return Size(fmt::format("in{}.dense{}", b, d), stride, fixed_.InputDims(static_cast<size_t>(b), d + 1));
   }
 
   // A concat along the row's own axis: each part is one contiguous run of the row.
@@ -785,11 +733,11 @@ class KernelWriter {
   const KernelIR& k_;
   int rank_;
   bool run_time_sizes_;
+  FixedSizes fixed_;  // which sizes stay literals with run-time sizes
   bool vector_;
   mutable std::vector<int64_t> sizes_;                // run-time sizes: the values S holds
   mutable std::map<std::string, size_t> size_index_;  // which entry of S each named size is
   std::vector<InputPlan> plans_;
-  std::vector<bool> axis_fixed_;  // iteration axes every instance shares (FixedAxes)
   bool chunked_ = false;
   std::set<int> emitted_row_;
   std::set<int> cached_, cached_ready_;  // element values kept per row; those already computed

@@ -47,8 +47,11 @@ int64_t TensorDesc::ByteSize() const {
 std::vector<bool> TensorDesc::FixedDims() const {
   std::vector<bool> fixed(shape.size(), false);
   if (symbolic.size() != shape.size()) return fixed;
-  for (size_t d = 0; d < shape.size(); ++d)
-    fixed[d] = symbolic[d].IsConstant() && symbolic[d].steps()[0].operand == shape[d];
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!symbolic[d].IsConstant()) continue;
+    const Expected<int64_t> value = symbolic[d].Evaluate({});
+    fixed[d] = value.ok() && *value == shape[d];
+  }
   return fixed;
 }
 

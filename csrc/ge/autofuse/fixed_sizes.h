@@ -1,0 +1,32 @@
+// Which sizes of a kernel are the same in every instance of a graph with symbolic sizes: read
+// from the buffers' TensorDesc::FixedDims (the optimized size template's symbolic shapes). With
+// run-time sizes the C++ generator writes a size made only of such dims as a literal, so the
+// compiler sees those loop bounds and strides; the text then holds their values, which every
+// instance shares. A dim taken as fixed wrongly only costs another library, never numbers: the
+// literal is the instance's own value.
+#pragma once
+
+#include <vector>
+
+#include "ge/autofuse/kernel_ir.h"
+
+namespace ge::autofuse {
+
+class FixedSizes {
+ public:
+  explicit FixedSizes(const KernelIR& k);
+
+  // Iteration axes [from, to) are fixed.
+  bool Axes(int from, int to) const;
+  // Input `input`'s dims from `from` on are fixed.
+  bool InputDims(size_t input, int from) const;
+  // The extents along the concat axis of parts 0..k-1 (and of part k, `through`) are fixed.
+  bool Parts(const KOp& concat, size_t k, bool through) const;
+
+ private:
+  const KernelIR& k_;
+  std::vector<std::vector<bool>> inputs_;  // per input: FixedDims of its desc
+  std::vector<bool> axes_;                 // per iteration axis
+};
+
+}  // namespace ge::autofuse
