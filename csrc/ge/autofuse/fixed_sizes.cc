@@ -8,7 +8,7 @@ namespace ge::autofuse {
 // are the iteration's, right-aligned (broadcasting); a concat part's too, except along the concat
 // axis, whose extent is fixed when every part's is; an output's when it is shaped like the
 // iteration space. An extent of 1 is 1 in every instance (Dynamo specializes sizes 0 and 1).
-FixedSizes::FixedSizes(const KernelIR& k) : k_(k) {
+FixedSizes::FixedSizes(const KernelIR& k) {
   for (const KBuffer& in : k.inputs) inputs_.push_back(in.desc.FixedDims());
   const int rank = static_cast<int>(k.shape.size());
   axes_.assign(static_cast<size_t>(rank), false);

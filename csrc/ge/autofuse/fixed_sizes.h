@@ -24,7 +24,6 @@ class FixedSizes {
   bool Parts(const KOp& concat, size_t k, bool through) const;
 
  private:
-  const KernelIR& k_;
   std::vector<std::vector<bool>> inputs_;  // per input: FixedDims of its desc
   std::vector<bool> axes_;                 // per iteration axis
 };
