@@ -294,6 +294,39 @@ std::string SymExpr::ToString(const std::vector<std::string>& symbols) const {
   return stack.size() == 1 ? stack.back().text : "?";
 }
 
+SymExpr SymExpr::Combine(Op op, const SymExpr& a, const SymExpr& b) {
+  const std::optional<int64_t> x = a.ConstantValue(), y = b.ConstantValue();
+  if (x && y) {
+    Expected<int64_t> folded = Apply(op, *x, *y);
+    if (folded.ok()) return Constant(*folded);
+  }
+  if ((op == Op::kAdd && y == 0) || (op == Op::kSub && y == 0) || (op == Op::kMul && y == 1) ||
+      (op == Op::kFloorDiv && y == 1))
+    return a;
+  if ((op == Op::kAdd && x == 0) || (op == Op::kMul && x == 1)) return b;
+  if (op == Op::kMul && (x == 0 || y == 0)) return Constant(0);
+  if ((op == Op::kMax || op == Op::kMin) && a == b) return a;
+  if (op == Op::kMul && x && !y) return Combine(op, b, a);  // constants right: x*c, which // can undo
+  // A product x*c (a constant is one step, so it is the whole right operand): (x*c)*d = x*(c*d),
+  // and (x*c)//d = x*(c/d) for d > 0 dividing c.
+  const Steps& left = a.steps_;
+  const bool scaled = y && left.size() >= 3 && left.back().op == Op::kMul && left[left.size() - 2].op == Op::kConst;
+  if (scaled && (op == Op::kMul || (op == Op::kFloorDiv && *y > 0 && left[left.size() - 2].operand % *y == 0))) {
+    const int64_t c = left[left.size() - 2].operand;
+    const SymExpr factor = op == Op::kMul ? Combine(op, Constant(c), b) : Constant(c / *y);
+    if (factor.IsConstant()) return Combine(Op::kMul, SymExpr(Steps(left.begin(), left.end() - 2)), factor);
+  }
+  Steps out = left;
+  out.insert(out.end(), b.steps_.begin(), b.steps_.end());
+  out.push_back({op, 0});
+  return SymExpr(std::move(out));
+}
+
+bool SymExpr::operator==(const SymExpr& other) const {
+  return std::equal(steps_.begin(), steps_.end(), other.steps_.begin(), other.steps_.end(),
+                    [](const Step& p, const Step& q) { return p.op == q.op && p.operand == q.operand; });
+}
+
 int64_t SymExpr::MaxSymbol() const {
   int64_t out = -1;
   for (const Step& step : steps_)

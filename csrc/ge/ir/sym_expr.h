@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,16 @@ class SymExpr {
   Expected<int64_t> Evaluate(const std::vector<int64_t>& values) const;
   std::string ToString(const std::vector<std::string>& symbols) const;
   bool IsConstant() const { return steps_.size() == 1 && steps_[0].op == Op::kConst; }
+  std::optional<int64_t> ConstantValue() const {
+    return IsConstant() ? std::optional<int64_t>(steps_[0].operand) : std::nullopt;
+  }
+  // `a op b` for a binary operator, built for symbolic shape inference: constants fold (unless
+  // the result would overflow or divide by zero), and x+0, x-0, x*1, x*0, x//1, (x*c)//c,
+  // max(x, x), min(x, x) simplify, so a dim that never varies ends as a constant.
+  static SymExpr Combine(Op op, const SymExpr& a, const SymExpr& b);
+  // The same steps (so the same value at any sizes; equal values may still be spelled apart).
+  bool operator==(const SymExpr& other) const;
+  bool operator!=(const SymExpr& other) const { return !(*this == other); }
   // The largest symbol index used, or -1.
   int64_t MaxSymbol() const;
   const std::vector<Step>& steps() const { return steps_; }

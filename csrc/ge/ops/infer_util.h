@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ge/ops/op_proto.h"
+#include "ge/ops/symbolic_infer.h"
 
 namespace ge {
 

@@ -76,6 +76,11 @@ OpDef& OpDef::Infer(InferShapeFn fn) {
   return *this;
 }
 
+OpDef& OpDef::InferSymbolic(InferSymbolicFn fn) {
+  proto_.infer_symbolic = std::move(fn);
+  return *this;
+}
+
 OpDef& OpDef::Inplace(int output, int input) {
   proto_.inplace.emplace_back(output, input);
   return *this;

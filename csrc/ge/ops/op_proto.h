@@ -41,6 +41,8 @@ struct AttrDef {
 
 class InferContext;
 using InferShapeFn = std::function<Status(InferContext&)>;
+class SymbolicInferContext;  // ops/symbolic_infer.h
+using InferSymbolicFn = std::function<void(SymbolicInferContext&)>;
 
 struct OpProto {
   std::string type;
@@ -49,6 +51,9 @@ struct OpProto {
   std::vector<OutputDef> outputs;
   std::vector<AttrDef> attrs;
   InferShapeFn infer_shape;  // sets output shapes (and dtypes not fixed by a type var)
+  // Names the output shapes InferShape set as size expressions (TensorDesc::symbolic); none:
+  // the outputs are known symbolically only when the inputs are fixed (ops/symbolic_infer.h).
+  InferSymbolicFn infer_symbolic;
   std::string doc;
   // In-place ops: {output, input} pairs whose output is the input's memory, updated by the kernel.
   std::vector<std::pair<int, int>> inplace;
@@ -105,6 +110,7 @@ class OpDef {
   OpDef& DynamicOutput(std::string name, std::string type_var);
   OpDef& Attr(std::string name, AttrType type, std::optional<AttrValue> default_value = std::nullopt);
   OpDef& Infer(InferShapeFn fn);
+  OpDef& InferSymbolic(InferSymbolicFn fn);
   // Output `output` is input `input`'s memory, updated in place.
   OpDef& Inplace(int output, int input);
   // A collective: see OpProto::communicates (and communicates_in_input when `in_input_memory`).
@@ -151,8 +157,10 @@ class InferContext {
     return InvalidArgument("{}: {}", node_.ToString(), fmt::format(f, std::forward<Args>(args)...));
   }
 
- private:
+ protected:
   Value FlatInput(int def_index) const;
+
+ private:
   Node& node_;
   const OpProto& proto_;
 };

@@ -1,11 +1,13 @@
 #include "ge/symbolic/size_template.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <unordered_map>
 
 #include "ge/ir/annotations.h"
 #include "ge/ops/op_registry.h"
+#include "ge/ops/symbolic_infer.h"
 
 namespace ge {
 namespace {
@@ -124,11 +126,42 @@ void CopyConstant(Node& node) {
   node.SetAttr("value", std::move(own));
 }
 
-std::unordered_map<std::string, std::vector<const SizeSite*>> SitesByNode(const SizeTemplate& sizes) {
-  std::unordered_map<std::string, std::vector<const SizeSite*>> out;
+using SitesOfNodes = std::unordered_map<std::string, std::vector<const SizeSite*>>;
+
+SitesOfNodes SitesByNode(const SizeTemplate& sizes) {
+  SitesOfNodes out;
   for (const SizeSite& site : sizes.sites) out[site.node].push_back(&site);
   return out;
 }
+
+// The template's sites as symbolic shape inference reads them.
+class TemplateSizeExprs final : public SizeExprs {
+ public:
+  explicit TemplateSizeExprs(const SitesOfNodes& sites) : sites_(sites) {}
+  const SymExpr* InputDim(const Node& data, int64_t dim) const override {
+    return Find(data, SizeSiteKind::kInputDim, dim);
+  }
+  const SymExpr* ConstElement(const Node& constant, int64_t index) const override {
+    return Find(constant, SizeSiteKind::kConstElement, index);
+  }
+  bool HasAttrSizes(const Node& node) const override { return Has(node, SizeSiteKind::kAttr); }
+  bool HasConstSizes(const Node& constant) const override { return Has(constant, SizeSiteKind::kConstElement); }
+
+ private:
+  const SymExpr* Find(const Node& node, SizeSiteKind kind, int64_t index) const {
+    const auto it = sites_.find(node.name());
+    if (it == sites_.end()) return nullptr;
+    for (const SizeSite* site : it->second)
+      if (site->kind == kind && site->index == index) return &site->expr;
+    return nullptr;
+  }
+  bool Has(const Node& node, SizeSiteKind kind) const {
+    const auto it = sites_.find(node.name());
+    if (it == sites_.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(), [kind](const SizeSite* s) { return s->kind == kind; });
+  }
+  const SitesOfNodes& sites_;
+};
 
 }  // namespace
 
@@ -196,33 +229,40 @@ std::string Spell(const SizeTemplate& sizes, const std::vector<int64_t>& values)
   return out;
 }
 
-// Sets every SymbolicShape on the instance after checking it against the shape InferShape gave
-// (the template promised they agree at every size); the dumps' annotation is spelled from it.
-Status ApplySymbolicShapes(Graph& graph, const SizeTemplate& sizes, const std::vector<int64_t>& values) {
+// Checks every fitted SymbolicShape of the template against the shape InferShape gave (the
+// template promised they agree at every size) and sets it where the rules named nothing.
+Status ApplyFittedShapes(Graph& graph, const SizeTemplate& sizes, const std::vector<int64_t>& values) {
   const std::vector<std::string> names = sizes.SymbolNames();
-  std::unordered_map<Node*, std::vector<std::string>> spelled;
   for (const SymbolicShape& shape : sizes.shapes) {
-    Node* node = graph.FindNode(shape.node);
-    TensorDesc& desc = node->output_desc(shape.output);
-    std::string text;
-    bool varies = false;
+    TensorDesc& desc = graph.FindNode(shape.node)->output_desc(shape.output);
     for (size_t d = 0; d < shape.dims.size(); ++d) {
       GE_ASSIGN_OR_RETURN(int64_t value, shape.dims[d].Evaluate(values));
       GE_CHECK(value == desc.shape[d], "instantiating for {}: {}:{} is {}, its symbolic shape says dim {} is {} = {}",
                Spell(sizes, values), shape.node, shape.output, desc.ToString(), d, shape.dims[d].ToString(names),
                value);
-      text += (d ? ", " : "") + shape.dims[d].ToString(names);
-      varies = varies || !shape.dims[d].IsConstant();
     }
-    desc.symbolic = shape.dims;
-    if (!varies) continue;  // the annotation marks symbolic values only ("" elsewhere)
-    auto [it, added] =
-        spelled.try_emplace(node, GetAttrOr(node->attrs(), kAttrSymbolicShapes, std::vector<std::string>{}));
-    it->second.resize(static_cast<size_t>(node->num_outputs()));
-    it->second[static_cast<size_t>(shape.output)] = "[" + text + "]";
+    if (desc.symbolic.empty()) desc.symbolic = shape.dims;
   }
-  for (auto& [node, texts] : spelled) node->SetAttr(kAttrSymbolicShapes, texts);
   return {};
+}
+
+// Spells every value's symbolic shape that varies as the node's kAttrSymbolicShapes, for dumps
+// ("" for the other outputs).
+void SpellSymbolicShapes(Graph& graph, const std::vector<std::string>& names) {
+  for (Node* node : graph.nodes()) {
+    std::vector<std::string> texts = GetAttrOr(node->attrs(), kAttrSymbolicShapes, std::vector<std::string>{});
+    bool changed = false;
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      const std::vector<SymExpr>& dims = node->output_desc(o).symbolic;
+      if (std::all_of(dims.begin(), dims.end(), [](const SymExpr& d) { return d.IsConstant(); })) continue;
+      std::string text;
+      for (size_t d = 0; d < dims.size(); ++d) text += (d ? ", " : "") + dims[d].ToString(names);
+      texts.resize(static_cast<size_t>(node->num_outputs()));
+      texts[static_cast<size_t>(o)] = "[" + text + "]";
+      changed = true;
+    }
+    if (changed) node->SetAttr(kAttrSymbolicShapes, texts);
+  }
 }
 
 Status CheckRangesAndGuards(const SizeTemplate& sizes, const std::vector<int64_t>& values) {
@@ -283,7 +323,7 @@ Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTempl
                                              const std::vector<int64_t>& values, const std::string& name) {
   GE_CHECK(values.size() == sizes.symbols.size(), "{} size values for {} symbols", values.size(), sizes.symbols.size());
   GE_RETURN_IF_ERROR(CheckRangesAndGuards(sizes, values));
-  std::unordered_map<std::string, std::vector<const SizeSite*>> sites = SitesByNode(sizes);
+  const SitesOfNodes sites = SitesByNode(sizes);
   GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> copy, CloneGraph(graph, name));
   GE_ASSIGN_OR_RETURN(std::vector<Node*> order, copy->TopologicalOrder());
   for (Node* node : order) {
@@ -299,7 +339,11 @@ Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTempl
     Status inferred = OpRegistry::Global().VerifyAndInfer(*node);
     if (!inferred.ok()) return inferred.WithContext(fmt::format("instantiating for {}", Spell(sizes, values)));
   }
-  GE_RETURN_IF_ERROR(ApplySymbolicShapes(*copy, sizes, values));
+  const std::vector<std::string> names = sizes.SymbolNames();
+  Status named = InferSymbolicShapes(*copy, TemplateSizeExprs(sites), values, names);
+  if (!named.ok()) return named.WithContext(fmt::format("instantiating for {}", Spell(sizes, values)));
+  GE_RETURN_IF_ERROR(ApplyFittedShapes(*copy, sizes, values));
+  SpellSymbolicShapes(*copy, names);
   GE_RETURN_IF_ERROR(copy->Verify());
   return copy;
 }

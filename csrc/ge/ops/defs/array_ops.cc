@@ -98,6 +98,56 @@ Status InferFlatten(InferContext& ctx) {
   return {};
 }
 
+// Symbolic forms of the rules above (the node is verified; see ops/symbolic_infer.h).
+void InferSymbolicReshape(SymbolicInferContext& ctx) {
+  std::optional<SymDims> out = ctx.ConstSizes(1);
+  if (!out) return;
+  auto inferred = std::find_if(out->begin(), out->end(), [](const SymExpr& d) { return d.ConstantValue() == -1; });
+  if (inferred != out->end()) {
+    const SymDims& x = ctx.Dims(0);
+    if (x.empty() && ctx.Input(0).rank() > 0) return;
+    *inferred = SymExpr::Constant(1);
+    const SymExpr known = ProductOfDims(*out, 0, out->size());
+    *inferred = SymExpr::Combine(SymExpr::Op::kFloorDiv, ProductOfDims(x, 0, x.size()), known);
+  }
+  ctx.SetOutput(0, std::move(*out));
+}
+
+void InferSymbolicTranspose(SymbolicInferContext& ctx) {
+  const SymDims& x = ctx.Dims(0);
+  std::optional<SymDims> perm = ctx.ConstSizes(1);
+  if (x.empty() || !perm) return;
+  SymDims out;
+  for (const SymExpr& p : *perm) {
+    const int64_t axis = p.ConstantValue().value_or(0);
+    out.push_back(x[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis)]);
+  }
+  ctx.SetOutput(0, std::move(out));
+}
+
+void InferSymbolicConcatV2(SymbolicInferContext& ctx) {
+  SymDims out = ctx.DynamicDims(0);
+  std::optional<SymDims> dim = ctx.ConstSizes(1);
+  if (out.empty() || !dim || !(*dim)[0].ConstantValue()) return;
+  const int64_t rank = static_cast<int64_t>(out.size());
+  const int64_t axis = *(*dim)[0].ConstantValue() < 0 ? *(*dim)[0].ConstantValue() + rank : *(*dim)[0].ConstantValue();
+  for (int k = 1; k < ctx.NumDynamic(); ++k) {
+    const SymDims& part = ctx.DynamicDims(k);
+    if (part.empty()) return;
+    out[static_cast<size_t>(axis)] = SymExpr::Combine(SymExpr::Op::kAdd, out[static_cast<size_t>(axis)], part[static_cast<size_t>(axis)]);
+  }
+  ctx.SetOutput(0, std::move(out));
+}
+
+void InferSymbolicFlatten(SymbolicInferContext& ctx) {
+  const SymDims& x = ctx.Dims(0);
+  if (x.empty() && ctx.Input(0).rank() > 0) return;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t attr = ctx.Attr<int64_t>("axis");
+  const size_t axis = static_cast<size_t>(attr < 0 ? attr + std::max<int64_t>(rank, 1) : attr);
+  ctx.SetOutput(0, {ProductOfDims(x, 0, axis), ProductOfDims(x, axis, x.size())});
+}
+
 }  // namespace
 
 void RegisterArrayOps(OpRegistry& r) {
@@ -134,6 +184,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Attr("axis", AttrType::kInt, int64_t{0})
                        .Attr("num_axes", AttrType::kInt, int64_t{-1})
                        .Infer(InferReshape)
+.InferSymbolic(InferSymbolicReshape)
                        .Doc("same elements, new shape; one -1 dim is inferred")
                        .Build());
   (void)r.Register(OpDef("Transpose")
@@ -143,6 +194,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Input("perm", "TPerm")
                        .Output("y", "T")
                        .Infer(InferTranspose)
+.InferSymbolic(InferSymbolicTranspose)
                        .Doc("y.shape[i] = x.shape[perm[i]]")
                        .Build());
   (void)r.Register(OpDef("ConcatV2")
@@ -153,6 +205,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Output("y", "T")
                        .Attr("N", AttrType::kInt)
                        .Infer(InferConcatV2)
+.InferSymbolic(InferSymbolicConcatV2)
                        .Doc("concatenates the N inputs along concat_dim")
                        .Build());
   (void)r.Register(OpDef("Flatten")
@@ -161,6 +214,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Output("y", "T")
                        .Attr("axis", AttrType::kInt, int64_t{1})
                        .Infer(InferFlatten)
+.InferSymbolic(InferSymbolicFlatten)
                        .Doc("2-D result [prod(dims before axis), prod(dims from axis)]")
                        .Build());
 }

@@ -81,6 +81,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
                        .Input("x", "T")
                        .Output("y", "T")
                        .Infer(InferSameAsFirstInput)
+.InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = x, a copy in bytes of its own (never removed as a no-op)")
                        .Build());
   (void)r.Register(Collective("HcomAllReduce", true)
@@ -89,6 +90,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
                          GE_RETURN_IF_ERROR(CheckReduction(ctx));
                          return InferSameAsFirstInput(ctx);
                        })
+.InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("x reduced elementwise over every rank of `group` (sum, avg, product, min, max)")
                        .Build());
   (void)r.Register(Collective("HcomAllGather")
@@ -105,6 +107,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
   (void)r.Register(Collective("HcomBroadcast", true)
                        .Attr("root_rank", AttrType::kInt)
                        .Infer(InferSameAsFirstInput)
+.InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("x of rank `root_rank` on every rank")
                        .Build());
   (void)r.Register(Collective("HcomAllToAllV")

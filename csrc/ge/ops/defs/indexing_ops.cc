@@ -168,6 +168,79 @@ Status InferRange(InferContext& ctx) {
 }
 
 // torch's advanced indexing (index tensors, data-dependent positions) and histograms.
+// Symbolic forms of the rules above (the node is verified; see ops/symbolic_infer.h).
+using SymOp = SymExpr::Op;
+
+void InferSymbolicBroadcastTo(SymbolicInferContext& ctx) {
+  if (std::optional<SymDims> target = ctx.ConstSizes(1)) ctx.SetOutput(0, std::move(*target));
+}
+
+void InferSymbolicGatherV2(SymbolicInferContext& ctx) {
+  const SymDims& x = ctx.Dims(0);
+  const SymDims& indices = ctx.Dims(1);
+  std::optional<SymDims> axis_values = ctx.ConstSizes(2);
+  if (x.empty() || (indices.empty() && ctx.Input(1).rank() > 0) || !axis_values) return;
+  const int64_t at = ctx.Value((*axis_values)[0]);
+  const auto axis = static_cast<std::ptrdiff_t>(at < 0 ? at + static_cast<int64_t>(x.size()) : at);
+  SymDims out(x.begin(), x.begin() + axis);
+  out.insert(out.end(), indices.begin(), indices.end());
+  out.insert(out.end(), x.begin() + axis + 1, x.end());
+  ctx.SetOutput(0, std::move(out));
+}
+
+// A slice bound as torch takes it: negative counts from the end, then clamped to [0, dim]. Which
+// case applies is decided at the graph's sizes (the result is checked there, and re-derived per size).
+SymExpr SliceBound(const SymbolicInferContext& ctx, const SymExpr& bound, const SymExpr& dim) {
+  const int64_t at = ctx.Value(bound);
+  if (at >= INT64_MAX / 2) return dim;  // "to the end"
+  if (at == 0) return bound;
+  if (at < 0) return SymExpr::Combine(SymOp::kMax, SymExpr::Combine(SymOp::kAdd, dim, bound), SymExpr::Constant(0));
+  return SymExpr::Combine(SymOp::kMin, bound, dim);
+}
+
+void InferSymbolicStridedSliceV2(SymbolicInferContext& ctx) {
+  SymDims out = ctx.Dims(0);
+  std::optional<SymDims> begin = ctx.ConstSizes(1), end = ctx.ConstSizes(2), axes = ctx.ConstSizes(3),
+                         strides = ctx.ConstSizes(4);
+  if (out.empty() || !begin || !end || !axes || !strides) return;
+  for (size_t i = 0; i < axes->size(); ++i) {
+    const int64_t at = ctx.Value((*axes)[i]);
+    const auto axis = static_cast<size_t>(at < 0 ? at + static_cast<int64_t>(out.size()) : at);
+    const SymExpr b = SliceBound(ctx, (*begin)[i], out[axis]), e = SliceBound(ctx, (*end)[i], out[axis]);
+    const SymExpr& step = (*strides)[i];
+    // ceil((e - b) / step), or 0 when e <= b; with b = 0 the span is never negative.
+    SymExpr span = SymExpr::Combine(SymOp::kSub, e, b);
+    span = SymExpr::Combine(SymOp::kAdd, span, SymExpr::Combine(SymOp::kSub, step, SymExpr::Constant(1)));
+    SymExpr length = SymExpr::Combine(SymOp::kFloorDiv, span, step);
+    if (b.ConstantValue() != 0) length = SymExpr::Combine(SymOp::kMax, length, SymExpr::Constant(0));
+    out[axis] = length;
+  }
+  ctx.SetOutput(0, std::move(out));
+}
+
+void InferSymbolicPack(SymbolicInferContext& ctx) {
+  SymDims out = ctx.DynamicDims(0);
+  if (out.empty() && ctx.Dynamic(0).rank() > 0) return;
+  const int64_t attr = ctx.Attr<int64_t>("axis");
+  const int64_t axis = attr < 0 ? attr + static_cast<int64_t>(out.size()) + 1 : attr;
+  out.insert(out.begin() + axis, SymExpr::Constant(ctx.NumDynamic()));
+  ctx.SetOutput(0, std::move(out));
+}
+
+// Integer ranges only: ceil((limit - start) / delta).
+void InferSymbolicRange(SymbolicInferContext& ctx) {
+  std::optional<SymDims> start = ctx.ConstSizes(0), limit = ctx.ConstSizes(1), delta = ctx.ConstSizes(2);
+  if (!start || !limit || !delta) return;
+  const std::optional<int64_t> step = (*delta)[0].ConstantValue();
+  if (!step || *step == 0) return;
+  const bool up = *step > 0;
+  const SymExpr span = up ? SymExpr::Combine(SymOp::kSub, (*limit)[0], (*start)[0])
+                          : SymExpr::Combine(SymOp::kSub, (*start)[0], (*limit)[0]);
+  const int64_t magnitude = up ? *step : -*step;
+  const SymExpr rounded = SymExpr::Combine(SymOp::kAdd, span, SymExpr::Constant(magnitude - 1));
+  ctx.SetOutput(0, {SymExpr::Combine(SymOp::kFloorDiv, rounded, SymExpr::Constant(magnitude))});
+}
+
 void RegisterAdvancedIndexingOps(OpRegistry& r) {
   using namespace dtypes;
   (void)r.Register(OpDef("Index")
@@ -218,6 +291,7 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Input("shape", "TIndex")
                        .Output("y", "T")
                        .Infer(InferBroadcastTo)
+.InferSymbolic(InferSymbolicBroadcastTo)
                        .Doc("x broadcast (numpy rules) to the constant `shape`")
                        .Build());
   (void)r.Register(
@@ -231,6 +305,7 @@ void RegisterIndexingOps(OpRegistry& r) {
           .Output("y", "T")
           .Attr("batch_dims", AttrType::kInt, int64_t{0})
           .Infer(InferGatherV2)
+.InferSymbolic(InferSymbolicGatherV2)
           .Doc(
               "slices of x along `axis` picked by `indices`: y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]")
           .Build());
@@ -245,6 +320,7 @@ void RegisterIndexingOps(OpRegistry& r) {
           .Input("strides", "TIndex")
           .Output("y", "T")
           .Infer(InferStridedSliceV2)
+.InferSymbolic(InferSymbolicStridedSliceV2)
           .Doc("x[begin:end:stride] on each of `axes` (constants; python slice clamping, positive strides)")
           .Build());
   (void)r.Register(OpDef("Pack")
@@ -254,6 +330,7 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Attr("axis", AttrType::kInt, int64_t{0})
                        .Attr("N", AttrType::kInt)
                        .Infer(InferPack)
+.InferSymbolic(InferSymbolicPack)
                        .Doc("stacks the N same-shaped inputs along a new dim `axis`")
                        .Build());
   (void)r.Register(OpDef("Range")
@@ -263,6 +340,7 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Input("delta", "T")
                        .Output("y", "T")
                        .Infer(InferRange)
+.InferSymbolic(InferSymbolicRange)
                        .Doc("start, start + delta, ... below limit (torch.arange); 0-d inputs, constants for a known "
                             "length")
                        .Build());

@@ -16,6 +16,7 @@ void Compare(OpRegistry& r, const char* type, const char* doc) {
                          ctx.Output(0).dtype = DataType::kBool;
                          return InferBroadcast(ctx);
                        })
+.InferSymbolic(InferSymbolicBroadcast)
                        .Doc(doc)
                        .Build());
 }
@@ -27,6 +28,7 @@ void Logical(OpRegistry& r, const char* type, const char* doc) {
                        .Input("x2", "TBool")
                        .Output("y", "TBool")
                        .Infer(InferBroadcast)
+.InferSymbolic(InferSymbolicBroadcast)
                        .Doc(doc)
                        .Build());
 }
@@ -50,6 +52,12 @@ Status InferSelectV2(InferContext& ctx) {
   return {};
 }
 
+void InferSymbolicSelectV2(SymbolicInferContext& ctx) {
+  for (int i = 0; i < 3; ++i)
+    if (ctx.Dims(i).empty() && ctx.Input(i).rank() > 0) return;
+  ctx.SetOutput(0, BroadcastDims(BroadcastDims(ctx.Dims(0), ctx.Dims(1)), ctx.Dims(2)));
+}
+
 }  // namespace
 
 void RegisterLogicalOps(OpRegistry& r) {
@@ -66,6 +74,7 @@ void RegisterLogicalOps(OpRegistry& r) {
                        .Input("x", "TBool")
                        .Output("y", "TBool")
                        .Infer(InferSameAsFirstInput)
+.InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = not x (bool)")
                        .Build());
   (void)r.Register(OpDef("MaskedFill")
@@ -76,6 +85,7 @@ void RegisterLogicalOps(OpRegistry& r) {
                        .Input("value", "T")
                        .Output("y", "T")
                        .Infer(InferMaskedFill)
+.InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = x with `value` (0-d) where mask (broadcast to x) is true")
                        .Build());
   (void)r.Register(OpDef("SelectV2")
@@ -86,6 +96,7 @@ void RegisterLogicalOps(OpRegistry& r) {
                        .Input("else", "T")
                        .Output("y", "T")
                        .Infer(InferSelectV2)
+.InferSymbolic(InferSymbolicSelectV2)
                        .Doc("y = condition ? then : else (all three broadcast)")
                        .Build());
 }

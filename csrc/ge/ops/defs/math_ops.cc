@@ -81,6 +81,38 @@ Status InferReduce(InferContext& ctx) {
   return {};
 }
 
+// Symbolic forms (the node is verified; see ops/symbolic_infer.h).
+// Both products: leading dims broadcast (none at rank 2), then m from x1, n from x2.
+InferSymbolicFn InferSymbolicMatMul(const char* flag1, const char* flag2) {
+  return [flag1, flag2](SymbolicInferContext& ctx) {
+    const SymDims& a = ctx.Dims(0);
+    const SymDims& b = ctx.Dims(1);
+    if (a.size() < 2 || b.size() < 2) return;
+    SymDims out = BroadcastDims(SymDims(a.begin(), a.end() - 2), SymDims(b.begin(), b.end() - 2));
+    out.push_back(ctx.Attr<bool>(flag1) ? a.back() : a[a.size() - 2]);
+    out.push_back(ctx.Attr<bool>(flag2) ? b[b.size() - 2] : b.back());
+    ctx.SetOutput(0, std::move(out));
+  };
+}
+
+void InferSymbolicReduce(SymbolicInferContext& ctx) {
+  const SymDims& in = ctx.Dims(0);
+  std::optional<SymDims> axes = ctx.ConstSizes(1);
+  if (in.empty() || !axes) return;
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::set<int64_t> reduced;
+  for (const SymExpr& a : *axes) reduced.insert(ctx.Value(a) < 0 ? ctx.Value(a) + rank : ctx.Value(a));
+  const bool keep = ctx.Attr<bool>("keep_dims");
+  SymDims out;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!axes->empty() && !reduced.count(i))
+      out.push_back(in[static_cast<size_t>(i)]);
+    else if (keep)
+      out.push_back(SymExpr::Constant(1));
+  }
+  ctx.SetOutput(0, std::move(out));
+}
+
 }  // namespace
 
 void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc,
@@ -94,6 +126,7 @@ void RegisterReduce(OpRegistry& r, const char* type, const std::vector<DataType>
                        .Output("y", "T")
                        .Attr("keep_dims", AttrType::kBool, false)
                        .Infer(InferReduce)
+                       .InferSymbolic(InferSymbolicReduce)
                        .Doc(doc)
                        .Build());
 }
@@ -115,6 +148,7 @@ void MatMul(OpRegistry& r, const char* type, const char* flag1, const char* flag
                        .Attr(flag2, AttrType::kBool, false)
                        .Attr("offset_x", AttrType::kInt, int64_t{0})
                        .Infer(std::move(infer))
+                       .InferSymbolic(InferSymbolicMatMul(flag1, flag2))
                        .Doc(doc)
                        .Build());
 }
@@ -157,6 +191,7 @@ void RegisterMathOps(OpRegistry& r) {
                        .Attr("transpose_x2", AttrType::kBool, false)
                        .Attr("fused_op_type", AttrType::kString)
                        .Infer(InferFusedMatMul)
+                       .InferSymbolic(InferSymbolicMatMul("transpose_x1", "transpose_x2"))
                        .Doc("y = act(op(x1) @ op(x2) + bias), act = fused_op_type (ops/epilogue_activation.h: relu, "
                             "gelu, gelu_tanh, sigmoid, tanh, silu): MatMulV2 with its activation applied while the "
                             "product is still in cache")

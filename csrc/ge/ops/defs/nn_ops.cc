@@ -5,6 +5,26 @@
 namespace ge {
 namespace {
 
+// Windowed ops (conv, pool): the batch dim passes through; the others are fixed when every other
+// dim of every input is (they follow from those dims and the attributes only).
+void InferSymbolicBatchPasses(SymbolicInferContext& ctx) {
+  const SymDims& x = ctx.Dims(0);
+  if (x.empty()) return;
+  for (int i = 0; i < ctx.node().num_inputs(); ++i) {
+    const Value v = ctx.node().input(i);
+    if (!v.valid()) continue;
+    const SymDims& dims = v.node->output_desc(v.index).symbolic;
+    if (dims.size() != static_cast<size_t>(v.node->output_desc(v.index).rank())) return;
+    for (size_t d = i == 0 ? 1 : 0; d < dims.size(); ++d)
+      if (!dims[d].IsConstant()) return;
+  }
+  const Shape& shape = ctx.Output(0).shape;
+  SymDims out{x[0]};
+  for (size_t d = 1; d < shape.size(); ++d) out.push_back(SymExpr::Constant(shape[d]));
+  ctx.SetOutput(0, std::move(out));
+}
+
+
 using IntList = std::vector<int64_t>;
 
 Status CheckList(InferContext& ctx, const char* name, size_t size, IntList* out) {
@@ -127,7 +147,8 @@ OpDef PoolDef(const char* type) {
                        .Attr("data_format", AttrType::kString, std::string("NCHW"))
                        .Attr("global_pooling", AttrType::kBool, false)
                        .Attr("ceil_mode", AttrType::kBool, false)
-                       .Infer(InferPool));
+                       .Infer(InferPool)
+.InferSymbolic(InferSymbolicBatchPasses));
 }
 
 Status InferBatchNorm(InferContext& ctx) {
@@ -155,6 +176,28 @@ Status InferLayerNorm(InferContext& ctx) {
   ctx.Output(1).SetShape(stats);
   ctx.Output(2).SetShape(stats);
   return {};
+}
+
+// Symbolic forms (the node is verified; see ops/symbolic_infer.h).
+void InferSymbolicLayerNorm(SymbolicInferContext& ctx) {
+  const SymDims& x = ctx.Dims(0);
+  if (x.empty()) return;
+  const int64_t attr = ctx.Attr<int64_t>("begin_norm_axis");
+  const size_t axis = static_cast<size_t>(attr < 0 ? attr + static_cast<int64_t>(x.size()) : attr);
+  SymDims stats = x;
+  for (size_t i = axis; i < stats.size(); ++i) stats[i] = SymExpr::Constant(1);
+  ctx.SetOutput(0, x);
+  ctx.SetOutput(1, stats);
+  ctx.SetOutput(2, std::move(stats));
+}
+
+void InferSymbolicFusedAttention(SymbolicInferContext& ctx) {
+  const SymDims& q = ctx.Dims(0);
+  const SymDims& v = ctx.Dims(2);
+  if (q.empty() || v.empty()) return;
+  SymDims out(q.begin(), q.end() - 1);
+  out.push_back(v.back());
+  ctx.SetOutput(0, std::move(out));
 }
 
 }  // namespace
@@ -207,6 +250,7 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("data_format", AttrType::kString, std::string("NCHW"))
                        .Attr("offset_x", AttrType::kInt, int64_t{0})
                        .Infer(InferConv2D)
+.InferSymbolic(InferSymbolicBatchPasses)
                        .Doc("2-D convolution; strides/dilations per NCHW dim, pads = [top, bottom, left, right]")
                        .Build());
   (void)r.Register(OpDef("Conv2DTranspose")
@@ -287,6 +331,7 @@ void RegisterNnOps(OpRegistry& r) {
           .Attr("data_format", AttrType::kString, std::string("NCHW"))
           .Attr("is_training", AttrType::kBool, false)
           .Infer(InferBatchNorm)
+.InferSymbolic(InferSymbolicSameAsFirstInput)
           .Doc("inference batch norm over channel dim 1: (x - mean) / sqrt(variance + eps) * scale + offset")
           .Build());
   (void)r.Register(OpDef("FusedAttention")
@@ -299,6 +344,7 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("scale", AttrType::kFloat)
                        .Attr("is_causal", AttrType::kBool, false)
                        .Infer(InferFusedAttention)
+.InferSymbolic(InferSymbolicFusedAttention)
                        .Doc("softmax(query @ key^T * scale + atten_mask) @ value over [..., L, E] / [..., S, E] / "
                             "[..., S, E]; the additive mask broadcasts to [..., L, S]; is_causal masks j > i; rank 4: "
                             "key/value may have fewer heads, each serving a group of query heads")
@@ -316,6 +362,7 @@ void RegisterNnOps(OpRegistry& r) {
                          if (!axis.ok()) return ctx.Error("{}", axis.status().message());
                          return InferSameAsFirstInput(ctx);
                        })
+.InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("softmax along `axes`")
                        .Build());
   (void)r.Register(OpDef("LayerNorm")
@@ -330,6 +377,7 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("begin_params_axis", AttrType::kInt, int64_t{0})
                        .Attr("epsilon", AttrType::kFloat, 1e-7)
                        .Infer(InferLayerNorm)
+.InferSymbolic(InferSymbolicLayerNorm)
                        .Doc("normalizes over dims [begin_norm_axis, rank); mean/variance keep those dims as 1")
                        .Build());
 }
