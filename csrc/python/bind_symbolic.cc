@@ -20,11 +20,9 @@ struct PySizeTemplate {
 using SymbolTuple = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>;  // name, input, dim, min, max
 using SiteTuple =
     std::tuple<std::string, std::string, std::string, int64_t, std::string>;  // node, kind, attr, index, expr
-using ShapeTuple = std::tuple<std::string, int, std::vector<std::string>>;    // node, output, dim expressions
 
 PySizeTemplate MakeTemplate(PyGraph& graph, const std::vector<SymbolTuple>& symbols,
-                            const std::vector<SiteTuple>& sites, const std::vector<std::string>& guards,
-                            const std::vector<ShapeTuple>& shapes) {
+                            const std::vector<SiteTuple>& sites, const std::vector<std::string>& guards) {
   PySizeTemplate out{std::move(graph.graph), {}};
   if (!out.graph) throw GeError("this graph was already added to a session");
   for (const auto& [name, input, dim, min, max] : symbols) out.sizes.symbols.push_back({name, input, dim, min, max});
@@ -33,11 +31,6 @@ PySizeTemplate MakeTemplate(PyGraph& graph, const std::vector<SymbolTuple>& symb
     out.sizes.sites.push_back(
         {node, Unwrap(ParseSizeSiteKind(kind)), attr, index, Unwrap(SymExpr::Parse(expr, names))});
   for (const std::string& guard : guards) out.sizes.guards.push_back(Unwrap(SymExpr::Parse(guard, names)));
-  for (const auto& [node, output, dims] : shapes) {
-    SymbolicShape shape{node, output, {}};
-    for (const std::string& dim : dims) shape.dims.push_back(Unwrap(SymExpr::Parse(dim, names)));
-    out.sizes.shapes.push_back(std::move(shape));
-  }
   ThrowIfError(out.sizes.Verify(*out.graph));
   return out;
 }
@@ -57,23 +50,25 @@ void BindSymbolic(py::module_& m) {
       "The integers that differ between two builds of one graph at different sizes: (node, kind, attr, index, "
       "value in a, value in b); a GeError names the first difference that is not an integer.");
   m.def(
-      "pair_output_shapes",
-      [](PyGraph& a, PyGraph& b) {
-        std::vector<std::tuple<std::string, int, Shape, Shape>> out;
-        for (ShapePair& p : PairOutputShapes(a.get(), b.get()))
-          out.emplace_back(std::move(p.node), p.output, std::move(p.a), std::move(p.b));
-        return out;
+      "symbolic_values",
+      [](PyGraph& graph) {
+        int64_t count = 0;
+        for (const Node* node : graph.get().nodes())
+          for (int o = 0; o < node->num_outputs(); ++o)
+            for (const SymExpr& dim : node->output_desc(o).symbolic)
+              if (!dim.IsConstant()) {
+                ++count;
+                break;
+              }
+        return count;
       },
-      py::arg("a"), py::arg("b"),
-      "Every output shape of graph a with the same value's shape in b: (node, output, shape in a, shape in b).");
+      py::arg("graph"), "How many values of an instantiated graph have a shape named with a size symbol.");
   m.def(
       "check_same_graph", [](PyGraph& a, PyGraph& b) { ThrowIfError(CheckSameGraph(a.get(), b.get())); }, py::arg("a"),
       py::arg("b"), "Raises a GeError naming the first difference between two graphs.");
   py::class_<PySizeTemplate>(m, "SizeTemplate", "A graph built at some sizes plus its size sites.")
       .def(py::init(&MakeTemplate), py::arg("graph"), py::arg("symbols"), py::arg("sites"), py::arg("guards"),
-           py::arg("shapes") = std::vector<ShapeTuple>{},
-           "Takes the graph. symbols: (name, input, dim, min, max); sites: (node, kind, attr, index, expression); "
-           "shapes: (node, output, [expression per dim]), the values' shapes as expressions.")
+           "Takes the graph. symbols: (name, input, dim, min, max); sites: (node, kind, attr, index, expression).")
       .def(
           "instantiate",
           [](const PySizeTemplate& t, const std::vector<int64_t>& values, const std::string& name) {
@@ -121,7 +116,6 @@ void BindSymbolic(py::module_& m) {
           "Writes a model file with symbolic sizes (after compiling the instance for `example` symbol values).")
       .def("to_text", [](const PySizeTemplate& t) { return Unwrap(GraphToText(*t.graph)); })
       .def_property_readonly("num_sites", [](const PySizeTemplate& t) { return t.sizes.sites.size(); })
-      .def_property_readonly("num_symbolic_shapes", [](const PySizeTemplate& t) { return t.sizes.shapes.size(); })
       .def_property_readonly("sites", [](const PySizeTemplate& t) {
         std::vector<std::string> out;
         const std::vector<std::string> names = t.sizes.SymbolNames();

@@ -82,9 +82,9 @@ def optimize_template(template, options):
     engine optimizes the template's graph at the two extra builds' sizes (nothing computed from
     a size folded: SizeTemplate.optimize), the two optimized graphs must differ only in integers,
     each named by a size expression as for the conversion, and the result instantiated at a
-    fourth set of sizes must equal the graph optimized there. Every value's shape is named the
-    same way (TensorDesc::symbolic of the instances: generated kernels keep the dims that never
-    vary as literals). (Not at Dynamo's example sizes:
+    fourth set of sizes must equal the graph optimized there. Each instance then names every
+    value's shape from the sites (the engine's symbolic shape inference, TensorDesc::symbolic:
+    generated kernels keep the dims that never vary as literals). (Not at Dynamo's example sizes:
     symbols that are equal there, as a KV cache's lengths, let the optimizer merge values that
     are equal only then.) Otherwise the reason is reported and every instance is optimized on
     its own, as before."""
@@ -99,14 +99,14 @@ def optimize_template(template, options):
         differences = _C.diff_sizes(graph_b, graph_c)
         fit = _Fitter(_candidate_sizes(template.gm), key_b, key_c)
         sites = [_site(d, fit) for d in differences]
-        shapes = _symbolic_shapes(graph_b, graph_c, graph_d, key_d, fit)
-        optimized = _C.SizeTemplate(graph_b, symbols, sites, guards, shapes)
-        _C.check_same_graph(optimized.instantiate(values[2]), graph_d)
+        optimized = _C.SizeTemplate(graph_b, symbols, sites, guards)
+        at_d = optimized.instantiate(values[2])
+        _C.check_same_graph(at_d, graph_d)
     except (NoTemplate, _C.GeError) as e:
         template.optimized_report = {"none": f"the graph optimizes differently at other sizes: {e}"}
         return template
     template.optimized = optimized
-    template.optimized_report = {"sites": optimized.num_sites, "symbolic_shapes": optimized.num_symbolic_shapes,
+    template.optimized_report = {"sites": optimized.num_sites, "symbolic_shapes": _C.symbolic_values(at_d),
                                  "derive_ms": round((time.perf_counter() - start) * 1e3, 1)}
     return template
 
@@ -317,26 +317,6 @@ class _Fitter:
             if a > 0 and x % a == 0 and x // a > 1 and y // (x // a) == b:
                 return sym_fns.FloorDiv(e, x // a)
         return None
-
-
-def _symbolic_shapes(graph_b, graph_c, graph_d, key_d, fit):
-    """(node, output, [expression per dim]) for every value of the optimized graph at the builds'
-    sizes B and C: a dim equal in both is a constant, one that differs is named by `fit`; every
-    expression must also give the value's dim in the graph optimized at D. A value with a dim
-    that nothing explains is left out (its dims then count as varying)."""
-    at_d = {(node, output): shape for node, output, _, shape in _C.pair_output_shapes(graph_b, graph_d)}
-    shapes = []
-    for node, output, shape_b, shape_c in _C.pair_output_shapes(graph_b, graph_c):
-        shape_d = at_d.get((node, output))
-        if not len(shape_b) == len(shape_c) == len(shape_d or ()):
-            continue
-        try:
-            exprs = [sympy.Integer(x) if x == y else fit(x, y, node) for x, y in zip(shape_b, shape_c)]
-            if all(int(e.xreplace(key_d)) == z for e, z in zip(exprs, shape_d)):
-                shapes.append((node, output, [_spell(e) for e in exprs]))
-        except NoTemplate:  # no expression, or one the engine cannot evaluate
-            continue
-    return shapes
 
 
 def _spell(expr):

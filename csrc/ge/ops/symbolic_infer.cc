@@ -48,9 +48,8 @@ Status CheckAgainstShape(const Node& node, int output, const std::vector<int64_t
                          const std::vector<std::string>& names) {
   const TensorDesc& desc = node.output_desc(output);
   if (desc.symbolic.empty() && !desc.shape.empty()) return {};
-  GE_CHECK(desc.symbolic.size() == desc.shape.size(),
-           "symbolic shape inference of {} output {} gave {} dims for {}", node.ToString(), output,
-           desc.symbolic.size(), desc.ToString());
+  GE_CHECK(desc.symbolic.size() == desc.shape.size(), "symbolic shape inference of {} output {} gave {} dims for {}",
+           node.ToString(), output, desc.symbolic.size(), desc.ToString());
   for (size_t d = 0; d < desc.shape.size(); ++d) {
     GE_ASSIGN_OR_RETURN(int64_t value, desc.symbolic[d].Evaluate(values));
     GE_CHECK(value == desc.shape[d], "symbolic shape inference of {} output {} gives dim {} = {} = {}, InferShape {}",
@@ -83,8 +82,7 @@ void InferNode(Node& node, const SizeExprs& sizes, const std::vector<int64_t>& v
     return;
   }
   if (OutputsAreFixed(node, sizes)) {
-    for (int o = 0; o < node.num_outputs(); ++o)
-      node.output_desc(o).symbolic = ConstantDims(node.output_desc(o).shape);
+    for (int o = 0; o < node.num_outputs(); ++o) node.output_desc(o).symbolic = ConstantDims(node.output_desc(o).shape);
     return;
   }
   const OpProto* proto = OpRegistry::Global().Find(node.type());

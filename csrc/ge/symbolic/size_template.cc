@@ -203,17 +203,6 @@ Status SizeTemplate::Verify(const Graph& graph) const {
   }
   for (const SymExpr& guard : guards)
     GE_CHECK(guard.MaxSymbol() < n, "size guard reads symbol {} of {}", guard.MaxSymbol(), n);
-  for (const SymbolicShape& shape : shapes) {
-    const Node* node = graph.FindNode(shape.node);
-    GE_CHECK(node != nullptr && shape.output >= 0 && shape.output < node->num_outputs(),
-             "symbolic shape of {}:{}: the graph has no such value", shape.node, shape.output);
-    GE_CHECK(static_cast<int64_t>(shape.dims.size()) == node->output_desc(shape.output).rank(),
-             "symbolic shape of {}:{} has {} dims, the value {}", shape.node, shape.output, shape.dims.size(),
-             node->output_desc(shape.output).ToString());
-    for (const SymExpr& dim : shape.dims)
-      GE_CHECK(dim.MaxSymbol() < n, "symbolic shape of {}:{} reads symbol {} of {}", shape.node, shape.output,
-               dim.MaxSymbol(), n);
-  }
   return {};
 }
 
@@ -227,23 +216,6 @@ std::string Spell(const SizeTemplate& sizes, const std::vector<int64_t>& values)
   for (size_t i = 0; i < sizes.symbols.size() && i < values.size(); ++i)
     out += fmt::format("{}{}={}", i ? ", " : "", sizes.symbols[i].name, values[i]);
   return out;
-}
-
-// Checks every fitted SymbolicShape of the template against the shape InferShape gave (the
-// template promised they agree at every size) and sets it where the rules named nothing.
-Status ApplyFittedShapes(Graph& graph, const SizeTemplate& sizes, const std::vector<int64_t>& values) {
-  const std::vector<std::string> names = sizes.SymbolNames();
-  for (const SymbolicShape& shape : sizes.shapes) {
-    TensorDesc& desc = graph.FindNode(shape.node)->output_desc(shape.output);
-    for (size_t d = 0; d < shape.dims.size(); ++d) {
-      GE_ASSIGN_OR_RETURN(int64_t value, shape.dims[d].Evaluate(values));
-      GE_CHECK(value == desc.shape[d], "instantiating for {}: {}:{} is {}, its symbolic shape says dim {} is {} = {}",
-               Spell(sizes, values), shape.node, shape.output, desc.ToString(), d, shape.dims[d].ToString(names),
-               value);
-    }
-    if (desc.symbolic.empty()) desc.symbolic = shape.dims;
-  }
-  return {};
 }
 
 // Spells every value's symbolic shape that varies as the node's kAttrSymbolicShapes, for dumps
@@ -342,7 +314,6 @@ Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTempl
   const std::vector<std::string> names = sizes.SymbolNames();
   Status named = InferSymbolicShapes(*copy, TemplateSizeExprs(sites), values, names);
   if (!named.ok()) return named.WithContext(fmt::format("instantiating for {}", Spell(sizes, values)));
-  GE_RETURN_IF_ERROR(ApplyFittedShapes(*copy, sizes, values));
   SpellSymbolicShapes(*copy, names);
   GE_RETURN_IF_ERROR(copy->Verify());
   return copy;
@@ -449,17 +420,6 @@ Expected<std::vector<SizeDifference>> DiffSizes(const Graph& a, const Graph& b) 
     const Node* y = b.FindNode(x->name());
     GE_CHECK(y != nullptr, "node '{}' ({}) is in one build only", x->name(), x->type());
     GE_RETURN_IF_ERROR(DiffNode(*x, *y, out));
-  }
-  return out;
-}
-
-std::vector<ShapePair> PairOutputShapes(const Graph& a, const Graph& b) {
-  std::vector<ShapePair> out;
-  for (const Node* node : a.nodes()) {
-    const Node* other = b.FindNode(node->name());
-    if (other == nullptr || other->num_outputs() != node->num_outputs()) continue;
-    for (int o = 0; o < node->num_outputs(); ++o)
-      out.push_back({node->name(), o, node->output_desc(o).shape, other->output_desc(o).shape});
   }
   return out;
 }

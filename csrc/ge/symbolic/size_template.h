@@ -41,22 +41,10 @@ struct SizeSite {
   SymExpr expr;
 };
 
-// The shape of one value of the template graph as expressions over the symbols (a constant for
-// a dim that is the same at every size): what InferShape gives it at any sizes.
-struct SymbolicShape {
-  std::string node;
-  int output = 0;
-  std::vector<SymExpr> dims;
-};
-
 struct SizeTemplate {
   std::vector<SymbolDef> symbols;
   std::vector<SizeSite> sites;
   std::vector<SymExpr> guards;  // must all hold (be non-zero) for the sizes of a call
-  // Values whose shape is known as expressions (optimized templates: the frontend names every
-  // dim that differs between two builds). Instantiate checks each against the inferred shape and
-  // sets it as the value's TensorDesc::symbolic.
-  std::vector<SymbolicShape> shapes;
 
   std::vector<std::string> SymbolNames() const;
   // Every site names a node of `graph` and a place that holds an integer; every expression
@@ -85,9 +73,10 @@ Expected<std::vector<int64_t>> ReadSymbols(const Graph& graph, const SizeTemplat
 
 // `graph` for the sizes `values` (one per symbol): a copy whose sites hold their expressions'
 // values and whose output descs are inferred again, named `name` (empty: the template's name).
-// The copy shares constants' bytes except where an element changes. Every value of `shapes`
-// must have the inferred shape its expressions give (else an error naming the value), and gets
-// them as TensorDesc::symbolic and, for dumps, as the node's kAttrSymbolicShapes.
+// The copy shares constants' bytes except where an element changes. Every value's shape is then
+// named as expressions over the symbols where the ops' rules can (ops/symbolic_infer.h; each
+// checked against the inferred shape): TensorDesc::symbolic, and for dumps the node's
+// kAttrSymbolicShapes.
 Expected<std::unique_ptr<Graph>> Instantiate(const Graph& graph, const SizeTemplate& sizes,
                                              const std::vector<int64_t>& values, const std::string& name = "");
 
@@ -106,16 +95,6 @@ struct SizeDifference {
 // otherwise an error naming the first other difference. Output descs are not compared (they
 // are inferred from the rest).
 Expected<std::vector<SizeDifference>> DiffSizes(const Graph& a, const Graph& b);
-
-// Every output shape of `a` with the same value's shape in `b` (nodes matched by name; `b`
-// built from the same graph at other sizes, as DiffSizes checks): what SymbolicShape names.
-struct ShapePair {
-  std::string node;
-  int output;
-  Shape a;
-  Shape b;
-};
-std::vector<ShapePair> PairOutputShapes(const Graph& a, const Graph& b);
 
 // OK when `a` and `b` are the same graph, output descs included; else the first difference.
 Status CheckSameGraph(const Graph& a, const Graph& b);

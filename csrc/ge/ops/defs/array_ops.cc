@@ -134,7 +134,8 @@ void InferSymbolicConcatV2(SymbolicInferContext& ctx) {
   for (int k = 1; k < ctx.NumDynamic(); ++k) {
     const SymDims& part = ctx.DynamicDims(k);
     if (part.empty()) return;
-    out[static_cast<size_t>(axis)] = SymExpr::Combine(SymExpr::Op::kAdd, out[static_cast<size_t>(axis)], part[static_cast<size_t>(axis)]);
+    out[static_cast<size_t>(axis)] =
+        SymExpr::Combine(SymExpr::Op::kAdd, out[static_cast<size_t>(axis)], part[static_cast<size_t>(axis)]);
   }
   ctx.SetOutput(0, std::move(out));
 }
@@ -184,7 +185,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Attr("axis", AttrType::kInt, int64_t{0})
                        .Attr("num_axes", AttrType::kInt, int64_t{-1})
                        .Infer(InferReshape)
-.InferSymbolic(InferSymbolicReshape)
+                       .InferSymbolic(InferSymbolicReshape)
                        .Doc("same elements, new shape; one -1 dim is inferred")
                        .Build());
   (void)r.Register(OpDef("Transpose")
@@ -194,7 +195,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Input("perm", "TPerm")
                        .Output("y", "T")
                        .Infer(InferTranspose)
-.InferSymbolic(InferSymbolicTranspose)
+                       .InferSymbolic(InferSymbolicTranspose)
                        .Doc("y.shape[i] = x.shape[perm[i]]")
                        .Build());
   (void)r.Register(OpDef("ConcatV2")
@@ -205,7 +206,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Output("y", "T")
                        .Attr("N", AttrType::kInt)
                        .Infer(InferConcatV2)
-.InferSymbolic(InferSymbolicConcatV2)
+                       .InferSymbolic(InferSymbolicConcatV2)
                        .Doc("concatenates the N inputs along concat_dim")
                        .Build());
   (void)r.Register(OpDef("Flatten")
@@ -214,7 +215,7 @@ void RegisterArrayOps(OpRegistry& r) {
                        .Output("y", "T")
                        .Attr("axis", AttrType::kInt, int64_t{1})
                        .Infer(InferFlatten)
-.InferSymbolic(InferSymbolicFlatten)
+                       .InferSymbolic(InferSymbolicFlatten)
                        .Doc("2-D result [prod(dims before axis), prod(dims from axis)]")
                        .Build());
 }

@@ -81,7 +81,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
                        .Input("x", "T")
                        .Output("y", "T")
                        .Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = x, a copy in bytes of its own (never removed as a no-op)")
                        .Build());
   (void)r.Register(Collective("HcomAllReduce", true)
@@ -90,7 +90,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
                          GE_RETURN_IF_ERROR(CheckReduction(ctx));
                          return InferSameAsFirstInput(ctx);
                        })
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("x reduced elementwise over every rank of `group` (sum, avg, product, min, max)")
                        .Build());
   (void)r.Register(Collective("HcomAllGather")
@@ -107,7 +107,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
   (void)r.Register(Collective("HcomBroadcast", true)
                        .Attr("root_rank", AttrType::kInt)
                        .Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("x of rank `root_rank` on every rank")
                        .Build());
   (void)r.Register(Collective("HcomAllToAllV")

@@ -5,9 +5,14 @@
 namespace ge {
 
 void RegisterUnary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
-  (void)r.Register(
-      OpDef(type).TypeVar("T", allowed).Input("x", "T").Output("y", "T").Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput).Doc(doc).Build());
+  (void)r.Register(OpDef(type)
+                       .TypeVar("T", allowed)
+                       .Input("x", "T")
+                       .Output("y", "T")
+                       .Infer(InferSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .Doc(doc)
+                       .Build());
 }
 
 void RegisterBinary(OpRegistry& r, const char* type, const std::vector<DataType>& allowed, const char* doc) {
@@ -17,7 +22,7 @@ void RegisterBinary(OpRegistry& r, const char* type, const std::vector<DataType>
                        .Input("x2", "T")
                        .Output("y", "T")
                        .Infer(InferBroadcast)
-.InferSymbolic(InferSymbolicBroadcast)
+                       .InferSymbolic(InferSymbolicBroadcast)
                        .Doc(doc)
                        .Build());
 }
@@ -44,7 +49,7 @@ void RegisterElementwiseOps(OpRegistry& r) {
                            return ctx.Error("approximate must be 'none' or 'tanh', got '{}'", mode);
                          return InferSameAsFirstInput(ctx);
                        })
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("Gaussian error linear unit; approximate = 'none' (erf) or 'tanh'")
                        .Build());
 
@@ -66,7 +71,7 @@ void RegisterElementwiseOps(OpRegistry& r) {
                          ctx.Output(0).dtype = ctx.Attr<DataType>("dst_type");
                          return InferSameAsFirstInput(ctx);
                        })
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = x converted to dst_type (round to nearest even; float->int truncates)")
                        .Build());
 }

@@ -194,7 +194,11 @@ SymExpr SliceBound(const SymbolicInferContext& ctx, const SymExpr& bound, const 
   const int64_t at = ctx.Value(bound);
   if (at >= INT64_MAX / 2) return dim;  // "to the end"
   if (at == 0) return bound;
-  if (at < 0) return SymExpr::Combine(SymOp::kMax, SymExpr::Combine(SymOp::kAdd, dim, bound), SymExpr::Constant(0));
+  if (at < 0) {
+    const SymExpr from_end = bound.IsConstant() ? SymExpr::Combine(SymOp::kSub, dim, SymExpr::Constant(-at))
+                                                : SymExpr::Combine(SymOp::kAdd, dim, bound);
+    return SymExpr::Combine(SymOp::kMax, from_end, SymExpr::Constant(0));
+  }
   return SymExpr::Combine(SymOp::kMin, bound, dim);
 }
 
@@ -208,11 +212,16 @@ void InferSymbolicStridedSliceV2(SymbolicInferContext& ctx) {
     const auto axis = static_cast<size_t>(at < 0 ? at + static_cast<int64_t>(out.size()) : at);
     const SymExpr b = SliceBound(ctx, (*begin)[i], out[axis]), e = SliceBound(ctx, (*end)[i], out[axis]);
     const SymExpr& step = (*strides)[i];
-    // ceil((e - b) / step), or 0 when e <= b; with b = 0 the span is never negative.
-    SymExpr span = SymExpr::Combine(SymOp::kSub, e, b);
+    // ceil((e - b) / step), or 0 when e <= b; with b = 0 the span is never negative, and the last
+    // k elements (x[-k:]) span min(k, dim).
+    const int64_t first = ctx.Value((*begin)[i]);
+    SymExpr span = e == out[axis] && (*begin)[i].IsConstant() && first < 0
+                       ? SymExpr::Combine(SymOp::kMin, SymExpr::Constant(-first), out[axis])
+                       : SymExpr::Combine(SymOp::kSub, e, b);
     span = SymExpr::Combine(SymOp::kAdd, span, SymExpr::Combine(SymOp::kSub, step, SymExpr::Constant(1)));
     SymExpr length = SymExpr::Combine(SymOp::kFloorDiv, span, step);
-    if (b.ConstantValue() != 0) length = SymExpr::Combine(SymOp::kMax, length, SymExpr::Constant(0));
+    if (b.ConstantValue() != 0 && !(e == out[axis] && first < 0))
+      length = SymExpr::Combine(SymOp::kMax, length, SymExpr::Constant(0));
     out[axis] = length;
   }
   ctx.SetOutput(0, std::move(out));
@@ -291,7 +300,7 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Input("shape", "TIndex")
                        .Output("y", "T")
                        .Infer(InferBroadcastTo)
-.InferSymbolic(InferSymbolicBroadcastTo)
+                       .InferSymbolic(InferSymbolicBroadcastTo)
                        .Doc("x broadcast (numpy rules) to the constant `shape`")
                        .Build());
   (void)r.Register(
@@ -305,7 +314,7 @@ void RegisterIndexingOps(OpRegistry& r) {
           .Output("y", "T")
           .Attr("batch_dims", AttrType::kInt, int64_t{0})
           .Infer(InferGatherV2)
-.InferSymbolic(InferSymbolicGatherV2)
+          .InferSymbolic(InferSymbolicGatherV2)
           .Doc(
               "slices of x along `axis` picked by `indices`: y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]")
           .Build());
@@ -320,7 +329,7 @@ void RegisterIndexingOps(OpRegistry& r) {
           .Input("strides", "TIndex")
           .Output("y", "T")
           .Infer(InferStridedSliceV2)
-.InferSymbolic(InferSymbolicStridedSliceV2)
+          .InferSymbolic(InferSymbolicStridedSliceV2)
           .Doc("x[begin:end:stride] on each of `axes` (constants; python slice clamping, positive strides)")
           .Build());
   (void)r.Register(OpDef("Pack")
@@ -330,7 +339,7 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Attr("axis", AttrType::kInt, int64_t{0})
                        .Attr("N", AttrType::kInt)
                        .Infer(InferPack)
-.InferSymbolic(InferSymbolicPack)
+                       .InferSymbolic(InferSymbolicPack)
                        .Doc("stacks the N same-shaped inputs along a new dim `axis`")
                        .Build());
   (void)r.Register(OpDef("Range")
@@ -340,7 +349,7 @@ void RegisterIndexingOps(OpRegistry& r) {
                        .Input("delta", "T")
                        .Output("y", "T")
                        .Infer(InferRange)
-.InferSymbolic(InferSymbolicRange)
+                       .InferSymbolic(InferSymbolicRange)
                        .Doc("start, start + delta, ... below limit (torch.arange); 0-d inputs, constants for a known "
                             "length")
                        .Build());

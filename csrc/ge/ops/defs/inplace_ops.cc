@@ -38,7 +38,7 @@ void RegisterInplaceOps(OpRegistry& r) {
                        .Output("ref", "T")
                        .Inplace(0, 0)
                        .Infer(InferAssign)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("writes value (broadcast) into ref's memory; the output is ref after the write")
                        .Build());
   (void)r.Register(OpDef("InplaceIndexCopy")
@@ -51,7 +51,7 @@ void RegisterInplaceOps(OpRegistry& r) {
                        .Attr("dim", AttrType::kInt)
                        .Inplace(0, 0)
                        .Infer(InferInplaceIndexCopy)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("var[..., indices[i], ...] = updates[..., i, ...] along `dim`, in var's memory")
                        .Build());
 }

@@ -16,7 +16,7 @@ void Compare(OpRegistry& r, const char* type, const char* doc) {
                          ctx.Output(0).dtype = DataType::kBool;
                          return InferBroadcast(ctx);
                        })
-.InferSymbolic(InferSymbolicBroadcast)
+                       .InferSymbolic(InferSymbolicBroadcast)
                        .Doc(doc)
                        .Build());
 }
@@ -28,7 +28,7 @@ void Logical(OpRegistry& r, const char* type, const char* doc) {
                        .Input("x2", "TBool")
                        .Output("y", "TBool")
                        .Infer(InferBroadcast)
-.InferSymbolic(InferSymbolicBroadcast)
+                       .InferSymbolic(InferSymbolicBroadcast)
                        .Doc(doc)
                        .Build());
 }
@@ -74,7 +74,7 @@ void RegisterLogicalOps(OpRegistry& r) {
                        .Input("x", "TBool")
                        .Output("y", "TBool")
                        .Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = not x (bool)")
                        .Build());
   (void)r.Register(OpDef("MaskedFill")
@@ -85,7 +85,7 @@ void RegisterLogicalOps(OpRegistry& r) {
                        .Input("value", "T")
                        .Output("y", "T")
                        .Infer(InferMaskedFill)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = x with `value` (0-d) where mask (broadcast to x) is true")
                        .Build());
   (void)r.Register(OpDef("SelectV2")
@@ -96,7 +96,7 @@ void RegisterLogicalOps(OpRegistry& r) {
                        .Input("else", "T")
                        .Output("y", "T")
                        .Infer(InferSelectV2)
-.InferSymbolic(InferSymbolicSelectV2)
+                       .InferSymbolic(InferSymbolicSelectV2)
                        .Doc("y = condition ? then : else (all three broadcast)")
                        .Build());
 }

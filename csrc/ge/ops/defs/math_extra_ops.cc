@@ -71,7 +71,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                        .Output("y", "T")
                        .Attr("negative_slope", AttrType::kFloat, 0.0)
                        .Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = x > 0 ? x : negative_slope * x")
                        .Build());
   (void)r.Register(OpDef("Swish")
@@ -80,7 +80,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                        .Output("y", "T")
                        .Attr("scale", AttrType::kFloat, 1.0)
                        .Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = x * sigmoid(scale * x); scale 1 is SiLU")
                        .Build());
   (void)r.Register(OpDef("Elu")
@@ -91,7 +91,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                        .Attr("scale", AttrType::kFloat, 1.0)
                        .Attr("input_scale", AttrType::kFloat, 1.0)
                        .Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = scale * (x > 0 ? x : alpha * (exp(input_scale * x) - 1))")
                        .Build());
   (void)r.Register(OpDef("Softplus")
@@ -101,7 +101,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                        .Attr("beta", AttrType::kFloat, 1.0)
                        .Attr("threshold", AttrType::kFloat, 20.0)
                        .Infer(InferSameAsFirstInput)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = ln(1 + exp(beta * x)) / beta; linear above threshold")
                        .Build());
   (void)r.Register(OpDef("ClipByValue")
@@ -119,7 +119,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                          }
                          return InferSameAsFirstInput(ctx);
                        })
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = min(max(x, clip_value_min), clip_value_max), bounds broadcast to x")
                        .Build());
   for (const auto& [type, doc] : {std::pair{"FloorDiv", "y = floor(x1 / x2) (broadcasting)"},
@@ -152,7 +152,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                          if (!axis.ok()) return ctx.Error("{}", axis.status().message());
                          return InferSameAsFirstInput(ctx);
                        })
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("log(softmax(logits)) along `axes`")
                        .Build());
   (void)r.Register(OpDef("Cumsum")
@@ -167,7 +167,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                            return ctx.Error("exclusive and reverse scans are not supported");
                          return InferAxisAttr(ctx, "axis");
                        })
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("running sum along `axis`")
                        .Build());
 }

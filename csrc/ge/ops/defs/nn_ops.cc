@@ -24,7 +24,6 @@ void InferSymbolicBatchPasses(SymbolicInferContext& ctx) {
   ctx.SetOutput(0, std::move(out));
 }
 
-
 using IntList = std::vector<int64_t>;
 
 Status CheckList(InferContext& ctx, const char* name, size_t size, IntList* out) {
@@ -148,7 +147,7 @@ OpDef PoolDef(const char* type) {
                        .Attr("global_pooling", AttrType::kBool, false)
                        .Attr("ceil_mode", AttrType::kBool, false)
                        .Infer(InferPool)
-.InferSymbolic(InferSymbolicBatchPasses));
+                       .InferSymbolic(InferSymbolicBatchPasses));
 }
 
 Status InferBatchNorm(InferContext& ctx) {
@@ -250,7 +249,7 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("data_format", AttrType::kString, std::string("NCHW"))
                        .Attr("offset_x", AttrType::kInt, int64_t{0})
                        .Infer(InferConv2D)
-.InferSymbolic(InferSymbolicBatchPasses)
+                       .InferSymbolic(InferSymbolicBatchPasses)
                        .Doc("2-D convolution; strides/dilations per NCHW dim, pads = [top, bottom, left, right]")
                        .Build());
   (void)r.Register(OpDef("Conv2DTranspose")
@@ -331,7 +330,7 @@ void RegisterNnOps(OpRegistry& r) {
           .Attr("data_format", AttrType::kString, std::string("NCHW"))
           .Attr("is_training", AttrType::kBool, false)
           .Infer(InferBatchNorm)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+          .InferSymbolic(InferSymbolicSameAsFirstInput)
           .Doc("inference batch norm over channel dim 1: (x - mean) / sqrt(variance + eps) * scale + offset")
           .Build());
   (void)r.Register(OpDef("FusedAttention")
@@ -344,7 +343,7 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("scale", AttrType::kFloat)
                        .Attr("is_causal", AttrType::kBool, false)
                        .Infer(InferFusedAttention)
-.InferSymbolic(InferSymbolicFusedAttention)
+                       .InferSymbolic(InferSymbolicFusedAttention)
                        .Doc("softmax(query @ key^T * scale + atten_mask) @ value over [..., L, E] / [..., S, E] / "
                             "[..., S, E]; the additive mask broadcasts to [..., L, S]; is_causal masks j > i; rank 4: "
                             "key/value may have fewer heads, each serving a group of query heads")
@@ -362,7 +361,7 @@ void RegisterNnOps(OpRegistry& r) {
                          if (!axis.ok()) return ctx.Error("{}", axis.status().message());
                          return InferSameAsFirstInput(ctx);
                        })
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("softmax along `axes`")
                        .Build());
   (void)r.Register(OpDef("LayerNorm")
@@ -377,7 +376,7 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("begin_params_axis", AttrType::kInt, int64_t{0})
                        .Attr("epsilon", AttrType::kFloat, 1e-7)
                        .Infer(InferLayerNorm)
-.InferSymbolic(InferSymbolicLayerNorm)
+                       .InferSymbolic(InferSymbolicLayerNorm)
                        .Doc("normalizes over dims [begin_norm_axis, rank); mean/variance keep those dims as 1")
                        .Build());
 }

@@ -103,7 +103,7 @@ void RegisterSelectionOps(OpRegistry& r) {
                        .Attr("axis", AttrType::kInt)
                        .Attr("reduction", AttrType::kString, std::string("none"))
                        .Infer(InferScatterElements)
-.InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("y = data with updates written (or added) at indices along axis")
                        .Build());
   (void)r.Register(OpDef("TopKV2")
