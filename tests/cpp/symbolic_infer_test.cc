@@ -93,6 +93,23 @@ std::unique_ptr<Graph> BuildAt(int64_t s0, int64_t s1) {
   add("tail", "StridedSliceV2", {cat, vec({-3}), vec({INT64_MAX}), vec({0}), vec({1})});
   add("pack", "Pack", {std::vector<es::EsTensor>{x, x}}, {{"N", int64_t{2}}, {"axis", int64_t{1}}});
   add("fixed", "Relu", {weights({2, 2})});
+  add("index", "Index", {x, std::vector<es::EsTensor>{idx}},
+      {{"indexed_dims", std::vector<int64_t>{1}}, {"N", int64_t{1}}});
+  add("histc", "Histc", {x}, {{"bins", int64_t{7}}, {"min", 0.0}, {"max", 1.0}});
+  add("gather_elements", "GatherElements",
+      {cat, b.Op1("Cast", {b.Op1("Relu", {cat})}, {{"dst_type", DataType::kInt64}})}, {{"dim", int64_t{0}}});
+  add("argmax", "ArgMaxV2", {cat, vec({1})}, {{"keep_dims", false}});
+  auto second = [&](std::vector<es::EsTensor> results) {  // multi-output ops: their second output
+    EXPECT_EQ(results.size(), 2u + (results.size() > 2)) << b.status().ToString();
+    if (results.size() > 1) outs.push_back(results[1]);
+  };
+  second(b.Op("TopKV2", {cat, vec({2})}, {{"dim", int64_t{1}}}, "topk"));
+  second(b.Op("Sort", {cat}, {{"axis", int64_t{0}}}, "sort"));
+  auto image = add("image", "Reshape", {cat, vec({-1, 2, 2, 2})});
+  auto norm =
+      b.Op("GroupNorm", {image, std::monostate{}, std::monostate{}}, {{"num_groups", int64_t{2}}}, "group_norm");
+  outs.push_back(norm[1]);
+  add("adaptive_pool", "AdaptiveAvgPool2d", {image}, {{"output_size", std::vector<int64_t>{1, 1}}});
   b.SetOutputs(outs);
   auto graph = b.Build();
   EXPECT_TRUE(graph.ok()) << graph.status().ToString();
@@ -131,6 +148,11 @@ TEST(SymbolicInferTest, RulesNameShapesThatHoldAtOtherSizes) {
   EXPECT_EQ(Spelled(*at, "tail"), "[min(3, s0+s1), 8]");  // x[-3:]
   EXPECT_EQ(Spelled(*at, "pack"), "[s0, 2, 8]");
   EXPECT_EQ(Spelled(*at, "fixed"), "[2, 2]");  // fixed inputs, no size held: constants
+  EXPECT_EQ(Spelled(*at, "index"), "[s0, s1]");
+  EXPECT_EQ(Spelled(*at, "histc"), "[7]");
+  EXPECT_EQ(Spelled(*at, "argmax"), "[s0+s1]");
+  EXPECT_EQ(Spelled(*at, "image"), "[s0+s1, 2, 2, 2]");
+  EXPECT_EQ(Spelled(*at, "adaptive_pool"), "[s0+s1, 2, 1, 1]");
   // Every expression gives the shape InferShape computes for a build at other sizes.
   for (auto [s0, s1] : {std::pair<int64_t, int64_t>{9, 4}, {2, 7}, {64, 1}}) {
     auto other = BuildAt(s0, s1);
@@ -181,9 +203,19 @@ TEST(SymbolicInferTest, AWrongRuleIsAnErrorNamingTheNode) {
 TEST(SymbolicInferTest, OpsWithoutARuleLeaveTheirOutputsUnknown) {
   es::GraphBuilder b("norule");
   auto x = b.CreateInput(0, DataType::kFloat, {5, 8}, Format::kND, "x");
-  auto sorted = b.Op("Sort", {x}, {{"axis", int64_t{0}}});  // no symbolic rule
+  static const bool registered = OpRegistry::Global()
+                                     .Register(OpDef("SymbolicTestNoRule")
+                                                   .TypeVar("T", dtypes::kFloat)
+                                                   .Input("x", "T")
+                                                   .Output("y", "T")
+                                                   .Infer(InferSameAsFirstInput)
+                                                   .Doc("an op without a symbolic rule, for this test")
+                                                   .Build())
+                                     .ok();
+  ASSERT_TRUE(registered);
+  auto unruled = b.Op1("SymbolicTestNoRule", {x});
   ASSERT_TRUE(b.status().ok()) << b.status().ToString();
-  auto relu = b.Op1("Relu", {sorted[0]});
+  auto relu = b.Op1("Relu", {unruled});
   b.SetOutputs({relu});
   auto graph = b.Build();
   ASSERT_TRUE(graph.ok()) << graph.status().ToString();

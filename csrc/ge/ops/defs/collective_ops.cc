@@ -71,6 +71,25 @@ OpDef Collective(const char* type, bool in_input_memory = false) {
                        .Communicates(in_input_memory));
 }
 
+// Symbolic forms (the node is verified; see ops/symbolic_infer.h): dim 0 scales with the group.
+InferSymbolicFn InferSymbolicDim0(SymExpr::Op op) {
+  return [op](SymbolicInferContext& ctx) {
+    SymDims out = ctx.Dims(0);
+    if (out.empty()) return;
+    out[0] = SymExpr::Combine(op, out[0], SymExpr::Constant(ctx.Attr<int64_t>("rank_size")));
+    ctx.SetOutput(0, std::move(out));
+  };
+}
+
+void InferSymbolicAllToAll(SymbolicInferContext& ctx) {
+  SymDims out = ctx.Dims(0);
+  if (out.empty()) return;
+  int64_t received = 0;
+  for (int64_t count : ctx.Attr<std::vector<int64_t>>("recv_counts")) received += count;
+  out[0] = SymExpr::Constant(received);
+  ctx.SetOutput(0, std::move(out));
+}
+
 }  // namespace
 
 void RegisterCollectiveOps(OpRegistry& r) {
@@ -96,12 +115,14 @@ void RegisterCollectiveOps(OpRegistry& r) {
   (void)r.Register(Collective("HcomAllGather")
                        .Attr("rank_size", AttrType::kInt)
                        .Infer(InferAllGather)
+                       .InferSymbolic(InferSymbolicDim0(SymExpr::Op::kMul))
                        .Doc("x of every rank of `group` concatenated along dim 0, in rank order")
                        .Build());
   (void)r.Register(Collective("HcomReduceScatter")
                        .Attr("reduction", AttrType::kString, std::string("sum"))
                        .Attr("rank_size", AttrType::kInt)
                        .Infer(InferReduceScatter)
+                       .InferSymbolic(InferSymbolicDim0(SymExpr::Op::kFloorDiv))
                        .Doc("x reduced over the ranks, then split along dim 0: this rank's part")
                        .Build());
   (void)r.Register(Collective("HcomBroadcast", true)
@@ -114,6 +135,7 @@ void RegisterCollectiveOps(OpRegistry& r) {
                        .Attr("send_counts", AttrType::kListInt)
                        .Attr("recv_counts", AttrType::kListInt)
                        .Infer(InferAllToAll)
+                       .InferSymbolic(InferSymbolicAllToAll)
                        .Doc("rows of x sent to each rank (send_counts, in rank order) and received from each "
                             "(recv_counts): torch's all_to_all_single")
                        .Build());

@@ -250,6 +250,26 @@ void InferSymbolicRange(SymbolicInferContext& ctx) {
   ctx.SetOutput(0, {SymExpr::Combine(SymOp::kFloorDiv, rounded, SymExpr::Constant(magnitude))});
 }
 
+// Advanced indexing, symbolically (the node is verified): as InferIndex, on expressions.
+void InferSymbolicIndex(SymbolicInferContext& ctx) {
+  const SymDims& x = ctx.Dims(0);
+  if (x.empty()) return;
+  SymDims b = ctx.DynamicDims(0);
+  for (int k = 0; k < ctx.NumDynamic(); ++k) {
+    if (ctx.DynamicDims(k).empty() && ctx.Dynamic(k).rank() > 0) return;
+    if (k > 0) b = BroadcastDims(b, ctx.DynamicDims(k));
+  }
+  const auto dims = ctx.Attr<std::vector<int64_t>>("indexed_dims");
+  const bool adjacent = dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
+  SymDims out = adjacent ? SymDims(x.begin(), x.begin() + dims.front()) : SymDims{};
+  out.insert(out.end(), b.begin(), b.end());
+  for (int64_t d = adjacent ? dims.back() + 1 : 0; d < static_cast<int64_t>(x.size()); ++d)
+    if (adjacent || std::find(dims.begin(), dims.end(), d) == dims.end()) out.push_back(x[static_cast<size_t>(d)]);
+  ctx.SetOutput(0, std::move(out));
+}
+
+void InferSymbolicHistc(SymbolicInferContext& ctx) { ctx.SetOutput(0, {SymExpr::Constant(ctx.Attr<int64_t>("bins"))}); }
+
 void RegisterAdvancedIndexingOps(OpRegistry& r) {
   using namespace dtypes;
   (void)r.Register(OpDef("Index")
@@ -261,6 +281,7 @@ void RegisterAdvancedIndexingOps(OpRegistry& r) {
                        .Attr("indexed_dims", AttrType::kListInt)
                        .Attr("N", AttrType::kInt)
                        .Infer(InferIndex)
+                       .InferSymbolic(InferSymbolicIndex)
                        .Doc("x[..., indices, ...]: torch's advanced indexing, one index tensor per dim in "
                             "indexed_dims (negative indices count from the end; out of range is an error)")
                        .Build());
@@ -275,6 +296,7 @@ void RegisterAdvancedIndexingOps(OpRegistry& r) {
                        .Attr("N", AttrType::kInt)
                        .Attr("accumulate", AttrType::kBool, false)
                        .Infer(InferIndexPut)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
                        .Doc("a copy of x with x[indices] = values (or += with accumulate), torch's index_put")
                        .Build());
   (void)r.Register(OpDef("Histc")
@@ -285,6 +307,7 @@ void RegisterAdvancedIndexingOps(OpRegistry& r) {
                        .Attr("min", AttrType::kFloat, 0.0)
                        .Attr("max", AttrType::kFloat, 0.0)
                        .Infer(InferHistc)
+                       .InferSymbolic(InferSymbolicHistc)
                        .Doc("counts of x in `bins` equal-width bins over [min, max] (min == max: x's own range)")
                        .Build());
 }

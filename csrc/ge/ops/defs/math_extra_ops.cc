@@ -59,6 +59,22 @@ Status InferAxisAttr(InferContext& ctx, const char* attr) {
   return InferSameAsFirstInput(ctx);
 }
 
+// Symbolic form (the node is verified; see ops/symbolic_infer.h).
+void InferSymbolicArgReduce(SymbolicInferContext& ctx) {
+  SymDims out = ctx.Dims(0);
+  std::optional<SymDims> dim = ctx.ConstSizes(1);
+  if ((out.empty() && ctx.Input(0).rank() > 0) || !dim || dim->size() != 1) return;
+  if (!out.empty()) {
+    const int64_t at = ctx.Value((*dim)[0]);
+    const auto axis = static_cast<size_t>(at < 0 ? at + static_cast<int64_t>(out.size()) : at);
+    if (ctx.Attr<bool>("keep_dims"))
+      out[axis] = SymExpr::Constant(1);
+    else
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+  }
+  ctx.SetOutput(0, std::move(out));
+}
+
 }  // namespace
 
 // NOLINTNEXTLINE(readability-function-size): the registration table of these ops
@@ -138,6 +154,7 @@ void RegisterMathExtraOps(OpRegistry& r) {
                          .Output("y", "TOut")
                          .Attr("keep_dims", AttrType::kBool, false)
                          .Infer(InferArgReduce)
+                         .InferSymbolic(InferSymbolicArgReduce)
                          .Doc("index of the extreme value along `dimension` (first one on ties)")
                          .Build());
   (void)r.Register(OpDef("LogSoftmaxV2")

@@ -204,6 +204,10 @@ void RegisterMathOps(OpRegistry& r) {
                        .Input("offsets", "TIndex")
                        .Output("y", "T")
                        .Infer(InferGroupedMatMul)
+                       .InferSymbolic([](SymbolicInferContext& ctx) {  // [M, N] of x [M, K] and weight [G, K, N]
+                         const SymDims &x = ctx.Dims(0), &w = ctx.Dims(1);
+                         if (x.size() == 2 && w.size() == 3) ctx.SetOutput(0, {x[0], w[2]});
+                       })
                        .Doc("rows [offsets[g-1], offsets[g]) of x times weight[g] (a mixture of experts' tokens "
                             "sorted by expert); rows after the last offset are zero")
                        .Build());

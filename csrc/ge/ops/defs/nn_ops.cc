@@ -265,6 +265,7 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("output_padding", AttrType::kListInt, IntList{0, 0, 0, 0})
                        .Attr("data_format", AttrType::kString, std::string("NCHW"))
                        .Infer(InferConv2DTranspose)
+                       .InferSymbolic(InferSymbolicBatchPasses)
                        .Doc("transposed 2-D convolution (filter [Cin, Cout/groups, kh, kw]); pads as Conv2D")
                        .Build());
   (void)r.Register(OpDef("Conv2DBackpropFilterD")
@@ -279,6 +280,11 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("groups", AttrType::kInt, int64_t{1})
                        .Attr("data_format", AttrType::kString, std::string("NCHW"))
                        .Infer(InferConv2DBackpropFilter)
+                       .InferSymbolic([](SymbolicInferContext& ctx) {  // the filter's shape, an attribute
+                         SymDims out;
+                         for (int64_t d : ctx.Attr<IntList>("filter_size")) out.push_back(SymExpr::Constant(d));
+                         ctx.SetOutput(0, std::move(out));
+                       })
                        .Doc("Conv2D's filter gradient from x and the output's gradient; attrs as Conv2D's, "
                             "filter_size = [Cout, Cin/groups, kh, kw]")
                        .Build());
@@ -313,6 +319,12 @@ void RegisterNnOps(OpRegistry& r) {
                                             ShapeToString(x));
                          ctx.Output(0).SetShape({x[0], x[1], size[0], size[1]});
                          return {};
+                       })
+                       .InferSymbolic([](SymbolicInferContext& ctx) {
+                         const SymDims& x = ctx.Dims(0);
+                         const auto size = ctx.Attr<IntList>("output_size");
+                         if (x.size() == 4)
+                           ctx.SetOutput(0, {x[0], x[1], SymExpr::Constant(size[0]), SymExpr::Constant(size[1])});
                        })
                        .Doc("average pooling to a fixed output size (torch's adaptive bins)")
                        .Build());

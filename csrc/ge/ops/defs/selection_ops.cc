@@ -78,6 +78,36 @@ Status InferGroupNorm(InferContext& ctx) {
   return {};
 }
 
+// Symbolic forms (the node is verified; see ops/symbolic_infer.h).
+void InferSymbolicGatherElements(SymbolicInferContext& ctx) { ctx.SetOutput(0, ctx.Dims(1)); }
+
+// Sort and TopK: both outputs are x's shape with the sorted dim's extent k (all of it for Sort).
+void InferSymbolicSortLike(SymbolicInferContext& ctx, const char* dim_attr, std::optional<SymExpr> k) {
+  SymDims out = ctx.Dims(0);
+  if (out.empty()) return;
+  const int64_t attr = ctx.Attr<int64_t>(dim_attr);
+  const size_t dim = static_cast<size_t>(attr < 0 ? attr + static_cast<int64_t>(out.size()) : attr);
+  if (k) out[dim] = *k;
+  ctx.SetOutput(0, out);
+  ctx.SetOutput(1, std::move(out));
+}
+
+void InferSymbolicTopK(SymbolicInferContext& ctx) {
+  std::optional<SymDims> k = ctx.ConstSizes(1);
+  if (k && k->size() == 1) InferSymbolicSortLike(ctx, "dim", (*k)[0]);
+}
+
+void InferSymbolicSort(SymbolicInferContext& ctx) { InferSymbolicSortLike(ctx, "axis", std::nullopt); }
+
+void InferSymbolicGroupNorm(SymbolicInferContext& ctx) {
+  const SymDims& x = ctx.Dims(0);
+  if (x.size() < 2) return;
+  const SymDims stats = {x[0], SymExpr::Constant(ctx.Attr<int64_t>("num_groups"))};
+  ctx.SetOutput(0, x);
+  ctx.SetOutput(1, stats);
+  ctx.SetOutput(2, stats);
+}
+
 }  // namespace
 
 // NOLINTNEXTLINE(readability-function-size): the registration table of these ops
@@ -91,6 +121,7 @@ void RegisterSelectionOps(OpRegistry& r) {
                        .Output("y", "T")
                        .Attr("dim", AttrType::kInt)
                        .Infer(InferGatherElements)
+                       .InferSymbolic(InferSymbolicGatherElements)
                        .Doc("y[i][j] = x[index[i][j]][j] along `dim` (torch.gather)")
                        .Build());
   (void)r.Register(OpDef("ScatterElements")
@@ -118,6 +149,7 @@ void RegisterSelectionOps(OpRegistry& r) {
                        .Attr("largest", AttrType::kBool, true)
                        .Attr("sorted", AttrType::kBool, true)
                        .Infer(InferTopK)
+                       .InferSymbolic(InferSymbolicTopK)
                        .Doc("the k largest (or smallest) values along dim and their int64 indices")
                        .Build());
   (void)r.Register(OpDef("Sort")
@@ -130,6 +162,7 @@ void RegisterSelectionOps(OpRegistry& r) {
                        .Attr("descending", AttrType::kBool, false)
                        .Attr("stable", AttrType::kBool, false)
                        .Infer(InferSort)
+                       .InferSymbolic(InferSymbolicSort)
                        .Doc("values sorted along axis and their int64 indices")
                        .Build());
   for (const auto& [type, doc] : {std::pair{"BitwiseAnd", "y = x1 & x2"}, std::pair{"BitwiseOr", "y = x1 | x2"},
@@ -155,6 +188,7 @@ void RegisterSelectionOps(OpRegistry& r) {
                        .Attr("num_groups", AttrType::kInt)
                        .Attr("eps", AttrType::kFloat, 1e-5)
                        .Infer(InferGroupNorm)
+                       .InferSymbolic(InferSymbolicGroupNorm)
                        .Doc("normalizes each of num_groups channel groups; mean and rstd are [N, num_groups]")
                        .Build());
 }
