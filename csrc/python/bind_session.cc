@@ -27,7 +27,7 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
   py::dict autofuse(py::arg("kernels") = af.kernels, py::arg("fused_nodes") = af.fused_nodes,
                     py::arg("library_epilogues") = af.library_epilogues, py::arg("cache_hit") = af.cache_hit,
                     py::arg("build_ms") = af.build_ms, py::arg("library") = af.library, py::arg("source") = af.source,
-                    py::arg("fallback") = af.fallback);
+                    py::arg("fallback") = af.fallback, py::arg("size_expr_kernels") = af.size_expr_kernels);
   return py::dict(
       py::arg("is_static") = s.is_static, py::arg("autofuse") = autofuse, py::arg("passes") = passes,
       py::arg("const_memory_size") = s.const_memory_size, py::arg("feature_memory_size") = s.feature_memory_size,

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <set>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "devices/cpu/cpu_device.h"
 #include "devices/cpu/kernels/epilogue_activations.h"
 #include "ge/base/half.h"
+#include "ge/autofuse/autofuse_stage.h"
 #include "ge/autofuse/kernel_builder.h"
 #include "ge/es/es_ops.h"
 #include "ge/ops/epilogue_activation.h"
@@ -555,4 +557,71 @@ TEST(AutofuseRunTimeSizesTest, ALoadedLibraryIsReusedWithoutReadingTheCache) {
   std::filesystem::remove_all(cache);
 }
 
+}  // namespace ge
+
+namespace ge {
+namespace {
+
+// Every run-time size of a generated kernel is also an expression over the graph's symbols (from
+// the buffers' symbolic shapes): evaluated at other sizes it is the size the kernel written for
+// those sizes reads, so an instance could take the library and compute its `sizes` argument.
+TEST(AutofuseRunTimeSizesTest, EverySizeIsAnExpressionThatHoldsAtOtherSizes) {
+  cpu::RegisterCpuDevice();
+  ASSERT_TRUE(GEInitialize().ok());
+  auto device = *DeviceRegistry::Get("cpu");
+  // x[s0, 8] and y[s1, 8] concatenated, shifted by a bias, then a softmax over each row, a
+  // column sum and the transpose squared: broadcasts, a concat along a symbolic axis, row
+  // reductions, a permuted read.
+  auto fuse = [&](int64_t s0, int64_t s1) {
+    es::GraphBuilder b("symbolic_sizes");
+    auto x = b.CreateInput(0, DataType::kFloat, {s0, 8});
+    auto y = b.CreateInput(1, DataType::kFloat, {s1, 8});
+    auto cat = b.Op1("ConcatV2", {std::vector<es::EsTensor>{x, y}, b.CreateVector({0})}, {{"N", int64_t{2}}});
+    auto shifted = es::Relu(cat + b.CreateInput(2, DataType::kFloat, {8}));
+    auto e = es::Exp(shifted - es::ReduceMax(shifted, b.CreateVector({-1}), true));
+    auto transposed = b.Op1("Transpose", {shifted, b.CreateVector({1, 0})});  // read permuted
+    b.SetOutputs({e / es::ReduceSum(e, b.CreateVector({-1}), true), es::ReduceSum(shifted, b.CreateVector({0}), true),
+                  es::Sigmoid(transposed * transposed)});
+    auto graph = std::move(b.Build()).value();
+    const std::vector<SymExpr> rows = {SymExpr::Combine(SymExpr::Op::kAdd, SymExpr::Symbol(0), SymExpr::Symbol(1))};
+    for (Node* node : graph->nodes())  // what an instance of a size template carries
+      for (int o = 0; o < node->num_outputs(); ++o) {
+        TensorDesc& desc = node->output_desc(o);
+        desc.symbolic.clear();
+        for (int64_t d : desc.shape) desc.symbolic.push_back(SymExpr::Constant(d));
+        for (int d = 0; d < desc.rank(); ++d)
+          if (desc.shape[static_cast<size_t>(d)] == s0 + s1) desc.symbolic[static_cast<size_t>(d)] = rows[0];
+      }
+    for (Node* data : graph->DataNodes())
+      if (data->output_desc(0).rank() == 2)
+        data->output_desc(0).symbolic[0] = SymExpr::Symbol(data->output_desc(0).shape[0] == s0 ? 0 : 1);
+    autofuse::AutofuseOptions options;
+    options.sizes = autofuse::SizeMode::kRunTime;
+    autofuse::AutofuseStats stats;
+    auto result = autofuse::RunAutofuse(*graph, options, device->kernel_factory(), &stats);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    std::map<std::string, FusedKernelDef> defs;
+    for (const auto& [node, def] : result->kernels) defs.emplace(def->symbol, *def);
+    return std::make_pair(stats.library, defs);
+  };
+  auto [library_a, at_a] = fuse(3, 4);
+  auto [library_b, at_b] = fuse(6, 5);
+  EXPECT_EQ(library_a, library_b);  // one library for both
+  ASSERT_FALSE(at_a.empty());
+  int symbolic_entries = 0;
+  for (const auto& [symbol, def] : at_a) {
+    ASSERT_EQ(def.size_exprs.size(), def.sizes.size()) << symbol << ": a size without an expression";
+    const FusedKernelDef& other = at_b.at(symbol);
+    ASSERT_EQ(other.sizes.size(), def.sizes.size());
+    for (size_t i = 0; i < def.sizes.size(); ++i) {
+      EXPECT_EQ(*def.size_exprs[i].Evaluate({3, 4}), def.sizes[i]) << symbol << " S[" << i << "]";
+      EXPECT_EQ(*def.size_exprs[i].Evaluate({6, 5}), other.sizes[i])
+          << symbol << " S[" << i << "] = " << def.size_exprs[i].ToString({"s0", "s1"});
+      symbolic_entries += def.size_exprs[i].IsConstant() ? 0 : 1;
+    }
+  }
+  EXPECT_GT(symbolic_entries, 0);
+}
+
+}  // namespace
 }  // namespace ge

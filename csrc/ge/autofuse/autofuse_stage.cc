@@ -176,10 +176,18 @@ std::vector<std::vector<int>> StorableOver(const LoweredGroup& lowered, int prod
 }
 
 // The typed description of a lowered group's kernel, which the device receives.
-FusedKernelDef DefineKernel(const LoweredGroup& lowered, std::vector<int64_t> sizes) {
+FusedKernelDef DefineKernel(const LoweredGroup& lowered, std::vector<int64_t> sizes,
+                            const std::vector<std::optional<SymExpr>>& size_exprs) {
   FusedKernelDef def;
   def.symbol = lowered.ir.name;
   def.sizes = std::move(sizes);
+  for (const std::optional<SymExpr>& e : size_exprs) {
+    if (!e) {
+      def.size_exprs.clear();
+      break;
+    }
+    def.size_exprs.push_back(*e);
+  }
   def.kernel_ir = lowered.ir.ToString();
   for (const auto& p : lowered.producers) {
     FusedProducerDef producer{p.node->type(),       p.node->name(), {},
@@ -348,10 +356,12 @@ Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& option
   result.library = std::move(library).value();
   Replaced replaced;
   for (size_t i = 0; i < lowered.size(); ++i) {
-    auto def = std::make_shared<const FusedKernelDef>(DefineKernel(lowered[i], std::move(generated.sizes[i])));
+    auto def = std::make_shared<const FusedKernelDef>(
+        DefineKernel(lowered[i], std::move(generated.sizes[i]), generated.size_exprs[i]));
     GE_ASSIGN_OR_RETURN(Node * fused, ReplaceGroup(graph, lowered[i], *def, static_cast<int64_t>(i), &replaced));
-    result.kernels[fused] = std::move(def);
     ++stats->kernels;
+    if (!def->sizes.empty() && def->size_exprs.size() == def->sizes.size()) ++stats->size_expr_kernels;
+    result.kernels[fused] = std::move(def);
     stats->fused_nodes += static_cast<int>(lowered[i].group.nodes.size() + lowered[i].producers.size());
   }
   return result;

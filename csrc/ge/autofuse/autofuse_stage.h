@@ -28,6 +28,7 @@ struct AutofuseOptions {
 
 struct AutofuseStats {
   int kernels = 0;            // FusedKernel nodes made
+  int size_expr_kernels = 0;  // of those with run-time sizes, the ones whose sizes all have expressions
   int fused_nodes = 0;        // nodes they replaced
   int library_epilogues = 0;  // MatMulV2 + activation pairs made one FusedMatMul (library_epilogues.h)
   bool cache_hit = false;

@@ -49,7 +49,8 @@ class KernelWriter {
   // run-time sizes a kernel whose loops would share values gets a second body that keeps them
   // in row caches of kCachedRow elements, which the entry picks when a row fits.
   std::string Write() {
-    const std::string row = Size("row", k_.row_size(), fixed_.Axes(k_.inner_from, rank_));
+    const std::string row =
+        Size("row", k_.row_size(), fixed_.Axes(k_.inner_from, rank_), fixed_.AxesProduct(k_.inner_from, rank_));
     const bool cached_body = run_time_sizes_ && !chunked_ && LoopRoots().size() >= 2;
     WriteBody("", !run_time_sizes_, row);
     if (cached_body) WriteBody("_cached", true, row);
@@ -58,6 +59,7 @@ class KernelWriter {
   }
 
   const std::vector<int64_t>& sizes() const { return sizes_; }
+  const std::vector<std::optional<SymExpr>>& size_exprs() const { return size_exprs_; }
 
  private:
   // Row caches hold up to this many elements when the row length is known only at run time.
@@ -124,7 +126,7 @@ class KernelWriter {
                           std::max<int64_t>(1, kMinTaskWork / (kChunk * cost)));
     } else {
       out_ += fmt::format("  const int64_t row = {}, items = {};\n", row,
-                          Size("rows", k_.rows(), fixed_.Axes(0, k_.inner_from)));
+                          Size("rows", k_.rows(), fixed_.Axes(0, k_.inner_from), fixed_.AxesProduct(0, k_.inner_from)));
       out_ += fmt::format("  const int64_t work = (row < 1 ? 1 : row) * {};\n", cost);
       out_ += fmt::format("  const int64_t grain = work >= {0} ? 1 : ({0} + work - 1) / work;\n", kMinTaskWork);
     }
@@ -147,20 +149,25 @@ class KernelWriter {
   // only, so one key always names one value): a literal, or with run-time sizes its entry of S
   // -- unless it is `fixed`: made only of dims that every instance of the graph shares
   // (fixed_sizes.h).
-  std::string Size(const std::string& key, int64_t value, bool fixed) const {
+  // `expr` is the size over the graph's symbols, when the buffers' symbolic shapes give it.
+  std::string Size(const std::string& key, int64_t value, bool fixed, std::optional<SymExpr> expr) const {
     if (!run_time_sizes_ || fixed) return fmt::format("int64_t{{{}}}", value);
     auto [it, added] = size_index_.emplace(key, sizes_.size());
-    if (added) sizes_.push_back(value);
+    if (added) {
+      sizes_.push_back(value);
+      size_exprs_.push_back(std::move(expr));
+    }
     return fmt::format("S[{}]", it->second);
   }
   std::string Dim(int d) const {
-    return Size(fmt::format("dim{}", d), k_.shape[static_cast<size_t>(d)], fixed_.Axes(d, d + 1));
+    return Size(fmt::format("dim{}", d), k_.shape[static_cast<size_t>(d)], fixed_.Axes(d, d + 1),
+                fixed_.AxesProduct(d, d + 1));
   }
   // The number of iteration points below axis d (the stride of axis d in the iteration space).
   std::string Below(int d) const {
     int64_t below = 1;
     for (int e = d + 1; e < rank_; ++e) below *= k_.shape[static_cast<size_t>(e)];
-    return Size(fmt::format("below{}", d), below, fixed_.Axes(d + 1, rank_));
+    return Size(fmt::format("below{}", d), below, fixed_.Axes(d + 1, rank_), fixed_.AxesProduct(d + 1, rank_));
   }
   std::string Stride(size_t input, int d) const {
     const KBuffer& in = k_.inputs[input];
@@ -168,7 +175,7 @@ class KernelWriter {
     // of its dims right of the one aligned with axis d (or 0 where that one is 1: in the text).
     const int from = in.strides.empty() ? std::max(0, d - (rank_ - static_cast<int>(in.desc.rank())) + 1) : 0;
     return Size(fmt::format("in{}.stride{}", input, d), plans_[input].strides[static_cast<size_t>(d)],
-                fixed_.InputDims(input, from));
+                fixed_.InputDims(input, from), fixed_.InputStride(k_, input, d));
   }
 
   std::string Summary() const {
@@ -299,19 +306,22 @@ class KernelWriter {
 
   // Where concat part `b` starts and ends along the concat axis, and its dense stride of axis d.
   std::string PartStart(const KOp& op, size_t k) const {
-    return Size(fmt::format("in{}.start", op.buffers[k]), op.offsets[k], fixed_.Parts(op, k, false));
+    return Size(fmt::format("in{}.start", op.buffers[k]), op.offsets[k], fixed_.Parts(op, k, false),
+                fixed_.PartOffset(op, k, false));
   }
   // (offsets holds one start per part: a part ends at its start plus its extent along the axis)
   std::string PartEnd(const KOp& op, size_t k) const {
     const int b = op.buffers[k];
     const int64_t extent = k_.inputs[static_cast<size_t>(b)].desc.shape[static_cast<size_t>(op.axis)];
-    return Size(fmt::format("in{}.end", b), op.offsets[k] + extent, fixed_.Parts(op, k, true));
+    return Size(fmt::format("in{}.end", b), op.offsets[k] + extent, fixed_.Parts(op, k, true),
+                fixed_.PartOffset(op, k, true));
   }
   std::string PartStride(int b, int d) const {
     const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
     int64_t stride = 1;
     for (size_t e = static_cast<size_t>(d) + 1; e < s.size(); ++e) stride *= s[e];
-    return Size(fmt::format("in{}.dense{}", b, d), stride, fixed_.InputDims(static_cast<size_t>(b), d + 1));
+    return Size(fmt::format("in{}.dense{}", b, d), stride, fixed_.InputDims(static_cast<size_t>(b), d + 1),
+                fixed_.InputDimsProduct(static_cast<size_t>(b), d + 1));
   }
 
   // A concat along the row's own axis: each part is one contiguous run of the row.
@@ -735,8 +745,9 @@ class KernelWriter {
   bool run_time_sizes_;
   FixedSizes fixed_;  // which sizes stay literals with run-time sizes
   bool vector_;
-  mutable std::vector<int64_t> sizes_;                // run-time sizes: the values S holds
-  mutable std::map<std::string, size_t> size_index_;  // which entry of S each named size is
+  mutable std::vector<int64_t> sizes_;                      // run-time sizes: the values S holds
+  mutable std::vector<std::optional<SymExpr>> size_exprs_;  // each entry of S over the symbols, if known
+  mutable std::map<std::string, size_t> size_index_;        // which entry of S each named size is
   std::vector<InputPlan> plans_;
   bool chunked_ = false;
   std::set<int> emitted_row_;
@@ -761,6 +772,7 @@ GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode
     KernelWriter writer(k, mode, style);
     out.body += writer.Write();
     out.sizes.push_back(writer.sizes());
+    out.size_exprs.push_back(writer.size_exprs());
   }
   return out;
 }

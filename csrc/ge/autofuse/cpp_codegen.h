@@ -6,6 +6,7 @@
 // symbolic sizes share one compiled library.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct GeneratedKernels {
   std::string prelude;
   std::string body;
   std::vector<std::vector<int64_t>> sizes;  // per kernel: its `sizes` argument (empty for literal sizes)
+  // Per kernel, per entry of `sizes`: the entry over the graph's size symbols, where the
+  // buffers' symbolic shapes give it (fixed_sizes.h), so it can be computed at other sizes.
+  std::vector<std::vector<std::optional<SymExpr>>> size_exprs;
   std::string source() const { return prelude + body; }
 };
 

@@ -6,6 +6,7 @@
 // literal is the instance's own value.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "ge/autofuse/kernel_ir.h"
@@ -23,9 +24,26 @@ class FixedSizes {
   // The extents along the concat axis of parts 0..k-1 (and of part k, `through`) are fixed.
   bool Parts(const KOp& concat, size_t k, bool through) const;
 
+  // The same sizes as expressions over the graph's size symbols, from the buffers'
+  // TensorDesc::symbolic (nullopt where a dim has none): what a kernel's run-time size is at
+  // any sizes, so that its `sizes` argument can be computed without writing the kernel again.
+  // The product of iteration axes [from, to).
+  std::optional<SymExpr> AxesProduct(int from, int to) const;
+  // The element stride of input `input` along iteration axis d (inputs read without a
+  // permutation; 0 where it broadcasts).
+  std::optional<SymExpr> InputStride(const KernelIR& k, size_t input, int d) const;
+  // The product of input `input`'s dims from `from` on.
+  std::optional<SymExpr> InputDimsProduct(size_t input, int from) const;
+  // Where concat part k starts along the concat axis (its end with `through`).
+  std::optional<SymExpr> PartOffset(const KOp& concat, size_t k, bool through) const;
+
  private:
-  std::vector<std::vector<bool>> inputs_;  // per input: FixedDims of its desc
-  std::vector<bool> axes_;                 // per iteration axis
+  std::optional<SymExpr> PermutedStride(const KernelIR& k, size_t input, int d) const;
+
+  std::vector<std::vector<bool>> inputs_;           // per input: FixedDims of its desc
+  std::vector<bool> axes_;                          // per iteration axis
+  std::vector<std::vector<SymExpr>> input_dims_;    // per input: its symbolic dims (empty: not known)
+  std::vector<std::optional<SymExpr>> axis_exprs_;  // per iteration axis
 };
 
 }  // namespace ge::autofuse

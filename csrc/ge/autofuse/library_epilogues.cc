@@ -35,6 +35,7 @@ Expected<int> FoldLibraryEpilogues(Graph& graph) {
     fused->SetAttr("transpose_x2", mm->GetAttrOr<bool>("transpose_x2", false));
     fused->SetAttr("fused_op_type", name);
     GE_RETURN_IF_ERROR(SubstituteNode(graph, act, fused));
+    fused->output_desc(0).symbolic = act->output_desc(0).symbolic;  // the value it replaces, at any size
     GE_RETURN_IF_ERROR(graph.RemoveNode(act));
     GE_RETURN_IF_ERROR(graph.RemoveNode(mm));
     ++folded;

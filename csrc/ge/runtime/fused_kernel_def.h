@@ -30,6 +30,9 @@ struct FusedKernelDef {
   std::string symbol;          // the generated function in the model's kernel library
   std::string kernel_ir;       // the kernel IR's text form
   std::vector<int64_t> sizes;  // the kernel's `sizes` argument (kernels generated for run-time sizes)
+  // `sizes` as expressions over the graph's size symbols, when every entry has one (the
+  // buffers' symbolic shapes give them): the argument at any other sizes. Empty otherwise.
+  std::vector<SymExpr> size_exprs;
   std::vector<FusedProducerDef> producers;
   std::vector<TensorDesc> outputs;
   std::vector<std::string> fused_ops;  // "Type:name" of every node it replaced, producers first
