@@ -8,7 +8,7 @@
 
 #include "ge/autofuse/cpp_scalar.h"
 #include "ge/autofuse/cpp_vector.h"
-#include "ge/autofuse/fixed_sizes.h"
+#include "ge/autofuse/kernel_addressing.h"
 #include "ge/runtime/fused_kernel_abi.h"
 
 namespace ge::autofuse {
@@ -22,35 +22,21 @@ constexpr int64_t kChunk = 1024;
 // element in vector code, and waking a thread and joining it costs a few thousand cycles).
 constexpr int64_t kMinTaskWork = int64_t{1} << 18;
 
-// How an input is read along a row.
-enum class Access { kContiguous, kBroadcast, kGeneral };
-
-struct InputPlan {
-  Access access;
-  std::vector<int64_t> strides;  // per iteration axis; 0 where broadcast
-};
-
 class KernelWriter {
  public:
   KernelWriter(const KernelIR& k, SizeMode mode, KernelStyle style)
       : k_(k),
         rank_(static_cast<int>(k.shape.size())),
         run_time_sizes_(mode == SizeMode::kRunTime),
-        fixed_(k),
-        vector_(style == KernelStyle::kVector && Vectorizable(k)) {
-    for (const KBuffer& in : k.inputs) plans_.push_back(Plan(in));
-    // Without reductions a single row (all axes inner) is cut into chunks so that it runs in parallel.
-    bool reduces = false;
-    for (const KOp& op : k.ops) reduces = reduces || op.kind == OpKind::kReduce;
-    chunked_ = k.inner_from == 0 && !reduces;
-  }
+        chunked_(Chunked(k)),
+        at_(k, run_time_sizes_, chunked_),
+        vector_(style == KernelStyle::kVector && Vectorizable(k)) {}
 
   // The kernel's text; sizes() then holds the values its run-time sizes read, in order. With
   // run-time sizes a kernel whose loops would share values gets a second body that keeps them
   // in row caches of kCachedRow elements, which the entry picks when a row fits.
   std::string Write() {
-    const std::string row =
-        Size("row", k_.row_size(), fixed_.Axes(k_.inner_from, rank_), fixed_.AxesProduct(k_.inner_from, rank_));
+    const std::string row = at_.RowSize();
     const bool cached_body = run_time_sizes_ && !chunked_ && LoopRoots().size() >= 2;
     WriteBody("", !run_time_sizes_, row);
     if (cached_body) WriteBody("_cached", true, row);
@@ -58,12 +44,19 @@ class KernelWriter {
     return out_;
   }
 
-  const std::vector<int64_t>& sizes() const { return sizes_; }
-  const std::vector<std::optional<SymExpr>>& size_exprs() const { return size_exprs_; }
+  const std::vector<int64_t>& sizes() const { return at_.sizes(); }
+  const std::vector<std::optional<SymExpr>>& size_exprs() const { return at_.size_exprs(); }
 
  private:
   // Row caches hold up to this many elements when the row length is known only at run time.
   static constexpr int64_t kCachedRow = 4096;
+
+  // Without reductions a single row (all axes inner) is cut into chunks so that it runs in parallel.
+  static bool Chunked(const KernelIR& k) {
+    bool reduces = false;
+    for (const KOp& op : k.ops) reduces = reduces || op.kind == OpKind::kReduce;
+    return k.inner_from == 0 && !reduces;
+  }
 
   // The roots of each loop over a row: one per reduction, then the element loop's stores.
   std::vector<std::vector<int>> LoopRoots() const {
@@ -125,8 +118,7 @@ class KernelWriter {
       out_ += fmt::format("  const int64_t items = ({} + {}) / {}, grain = {};\n", row, kChunk - 1, kChunk,
                           std::max<int64_t>(1, kMinTaskWork / (kChunk * cost)));
     } else {
-      out_ += fmt::format("  const int64_t row = {}, items = {};\n", row,
-                          Size("rows", k_.rows(), fixed_.Axes(0, k_.inner_from), fixed_.AxesProduct(0, k_.inner_from)));
+      out_ += fmt::format("  const int64_t row = {}, items = {};\n", row, at_.RowCount());
       out_ += fmt::format("  const int64_t work = (row < 1 ? 1 : row) * {};\n", cost);
       out_ += fmt::format("  const int64_t grain = work >= {0} ? 1 : ({0} + work - 1) / work;\n", kMinTaskWork);
     }
@@ -145,60 +137,12 @@ class KernelWriter {
     return std::max<int64_t>(cost, 1) * (vector_ ? 1 : 2);  // block loops store and reload every op
   }
 
-  // A size (extent, stride, offset) named by what it is (`key`, from the kernel's structure
-  // only, so one key always names one value): a literal, or with run-time sizes its entry of S
-  // -- unless it is `fixed`: made only of dims that every instance of the graph shares
-  // (fixed_sizes.h).
-  // `expr` is the size over the graph's symbols, when the buffers' symbolic shapes give it.
-  std::string Size(const std::string& key, int64_t value, bool fixed, std::optional<SymExpr> expr) const {
-    if (!run_time_sizes_ || fixed) return fmt::format("int64_t{{{}}}", value);
-    auto [it, added] = size_index_.emplace(key, sizes_.size());
-    if (added) {
-      sizes_.push_back(value);
-      size_exprs_.push_back(std::move(expr));
-    }
-    return fmt::format("S[{}]", it->second);
-  }
-  std::string Dim(int d) const {
-    return Size(fmt::format("dim{}", d), k_.shape[static_cast<size_t>(d)], fixed_.Axes(d, d + 1),
-                fixed_.AxesProduct(d, d + 1));
-  }
-  // The number of iteration points below axis d (the stride of axis d in the iteration space).
-  std::string Below(int d) const {
-    int64_t below = 1;
-    for (int e = d + 1; e < rank_; ++e) below *= k_.shape[static_cast<size_t>(e)];
-    return Size(fmt::format("below{}", d), below, fixed_.Axes(d + 1, rank_), fixed_.AxesProduct(d + 1, rank_));
-  }
-  std::string Stride(size_t input, int d) const {
-    const KBuffer& in = k_.inputs[input];
-    // A permuted input's stride may come from any of its dims; a broadcast one's is the product
-    // of its dims right of the one aligned with axis d (or 0 where that one is 1: in the text).
-    const int from = in.strides.empty() ? std::max(0, d - (rank_ - static_cast<int>(in.desc.rank())) + 1) : 0;
-    return Size(fmt::format("in{}.stride{}", input, d), plans_[input].strides[static_cast<size_t>(d)],
-                fixed_.InputDims(input, from), fixed_.InputStride(k_, input, d));
-  }
-
   std::string Summary() const {
     if (run_time_sizes_)  // the text must not depend on the sizes: instances share it
       return fmt::format("{}: rank {}, inner from axis {}, {} ops, sizes at run time", k_.name, rank_, k_.inner_from,
                          k_.ops.size());
     return fmt::format("{}: shape {}, {} rows x {}, {} ops", k_.name, ShapeToString(k_.shape), k_.rows(), k_.row_size(),
                        k_.ops.size());
-  }
-
-  InputPlan Plan(const KBuffer& buffer) const {
-    InputPlan p;
-    p.strides = IterationStrides(buffer, k_.shape);
-    bool contiguous = true, broadcast = true;
-    int64_t expect = 1;
-    for (int d = rank_ - 1; d >= k_.inner_from; --d) {
-      const int64_t st = p.strides[static_cast<size_t>(d)];
-      if (st != 0) broadcast = false;
-      if (st != expect && k_.shape[static_cast<size_t>(d)] != 1) contiguous = false;
-      expect *= k_.shape[static_cast<size_t>(d)];
-    }
-    p.access = broadcast ? Access::kBroadcast : contiguous ? Access::kContiguous : Access::kGeneral;
-    return p;
   }
 
   bool IsElementOutput(int output) const {
@@ -208,7 +152,7 @@ class KernelWriter {
   // Each input's offset for this row from the outer coordinates (literal strides).
   void WriteBases() {
     if (chunked_) {
-      for (size_t i = 0; i < plans_.size(); ++i) out_ += fmt::format("    const int64_t base{} = 0;\n", i);
+      for (size_t i = 0; i < at_.num_inputs(); ++i) out_ += fmt::format("    const int64_t base{} = 0;\n", i);
       return;
     }
     out_ += "    int64_t rest = r;\n";
@@ -216,34 +160,15 @@ class KernelWriter {
       if (d == 0)
         out_ += fmt::format("    const int64_t o{} = rest;\n", d);
       else
-        out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, Dim(d));
+        out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, at_.Dim(d));
     }
     out_ += "    (void)rest;\n";
-    for (size_t i = 0; i < plans_.size(); ++i) {
+    for (size_t i = 0; i < at_.num_inputs(); ++i) {
       std::string expr = "0";
       for (int d = 0; d < k_.inner_from; ++d)
-        if (plans_[i].strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, Stride(i, d));
+        if (at_.plan(i).strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, at_.Stride(i, d));
       out_ += fmt::format("    const int64_t base{} = {};\n", i, expr);
     }
-  }
-
-  std::string InnerIndex(size_t input, const std::string& i) const {
-    const InputPlan& p = plans_[input];
-    if (p.access == Access::kBroadcast) return fmt::format("base{}", input);
-    if (p.access == Access::kContiguous) return fmt::format("base{} + {}", input, i);
-    std::string expr = fmt::format("base{}", input);
-    for (int d = rank_ - 1; d >= k_.inner_from; --d)
-      if (p.strides[static_cast<size_t>(d)] != 0)
-        expr += fmt::format(" + {} * {}", InnerCoordinate(d, i), Stride(input, d));
-    return expr;
-  }
-
-  // Element `i`'s coordinate along inner axis d. The last axis needs no division (nothing is
-  // below it) and the first inner axis no modulo (i is within the row): with run-time sizes a
-  // division by a variable costs tens of cycles per element, which the compiler cannot fold.
-  std::string InnerCoordinate(int d, const std::string& i) const {
-    const std::string quotient = d == rank_ - 1 ? fmt::format("({})", i) : fmt::format("(({}) / {})", i, Below(d));
-    return d == k_.inner_from ? quotient : fmt::format("({} % {})", quotient, Dim(d));
   }
 
   static std::string Name(int op) { return fmt::format("v{}", op); }
@@ -259,7 +184,7 @@ class KernelWriter {
     switch (op.kind) {
       case OpKind::kLoad: {
         const size_t b = static_cast<size_t>(op.buffer);
-        return LoadExpr(k_.inputs[b].desc.dtype, fmt::format("in{}", b), InnerIndex(b, index));
+        return LoadExpr(k_.inputs[b].desc.dtype, fmt::format("in{}", b), at_.InnerIndex(b, index));
       }
       case OpKind::kConst:
         if (op.type == ScalarType::kBool) return op.value != 0 ? "true" : "false";
@@ -279,49 +204,24 @@ class KernelWriter {
     return "?";
   }
 
-  // The coordinate along iteration axis `d` of element `index` of this row (or chunk).
-  std::string Coordinate(int d, const std::string& index) const {
-    if (!chunked_ && d < k_.inner_from) return fmt::format("o{}", d);
-    return InnerCoordinate(d, index);
-  }
-
   // A concat element: the part whose range along the axis holds the coordinate, read at the
   // coordinate shifted into that part (a chain of selects; only the chosen part is read).
   std::string ConcatExpr(const KOp& op, const std::string& index) const {
-    const std::string at = Coordinate(op.axis, index);
+    const std::string at = at_.Coordinate(op.axis, index);
     std::string expr;
     for (size_t k = op.buffers.size(); k-- > 0;) {
       const int b = op.buffers[k];
       const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
       std::string address = "0";
       for (int d = rank_ - 1; d >= 0; --d) {
-        const std::string c = d == op.axis ? fmt::format("({} - {})", at, PartStart(op, k)) : Coordinate(d, index);
-        if (s[static_cast<size_t>(d)] != 1) address += fmt::format(" + {} * {}", c, PartStride(b, d));
+        const std::string c =
+            d == op.axis ? fmt::format("({} - {})", at, at_.PartStart(op, k)) : at_.Coordinate(d, index);
+        if (s[static_cast<size_t>(d)] != 1) address += fmt::format(" + {} * {}", c, at_.PartStride(b, d));
       }
       const std::string load = LoadExpr(k_.inputs[static_cast<size_t>(b)].desc.dtype, fmt::format("in{}", b), address);
-      expr = expr.empty() ? load : fmt::format("({} < {} ? {} : {})", at, PartEnd(op, k), load, expr);
+      expr = expr.empty() ? load : fmt::format("({} < {} ? {} : {})", at, at_.PartEnd(op, k), load, expr);
     }
     return expr;
-  }
-
-  // Where concat part `b` starts and ends along the concat axis, and its dense stride of axis d.
-  std::string PartStart(const KOp& op, size_t k) const {
-    return Size(fmt::format("in{}.start", op.buffers[k]), op.offsets[k], fixed_.Parts(op, k, false),
-                fixed_.PartOffset(op, k, false));
-  }
-  // (offsets holds one start per part: a part ends at its start plus its extent along the axis)
-  std::string PartEnd(const KOp& op, size_t k) const {
-    const int b = op.buffers[k];
-    const int64_t extent = k_.inputs[static_cast<size_t>(b)].desc.shape[static_cast<size_t>(op.axis)];
-    return Size(fmt::format("in{}.end", b), op.offsets[k] + extent, fixed_.Parts(op, k, true),
-                fixed_.PartOffset(op, k, true));
-  }
-  std::string PartStride(int b, int d) const {
-    const Shape& s = k_.inputs[static_cast<size_t>(b)].desc.shape;
-    int64_t stride = 1;
-    for (size_t e = static_cast<size_t>(d) + 1; e < s.size(); ++e) stride *= s[e];
-    return Size(fmt::format("in{}.dense{}", b, d), stride, fixed_.InputDims(static_cast<size_t>(b), d + 1),
-                fixed_.InputDimsProduct(static_cast<size_t>(b), d + 1));
   }
 
   // A concat along the row's own axis: each part is one contiguous run of the row.
@@ -333,10 +233,10 @@ class KernelWriter {
     for (size_t k = 0; k < op.buffers.size(); ++k) {
       const int part = op.buffers[k];
       const Shape& s = k_.inputs[static_cast<size_t>(part)].desc.shape;
-      const std::string start = PartStart(op, k), end = PartEnd(op, k);
+      const std::string start = at_.PartStart(op, k), end = at_.PartEnd(op, k);
       std::string base = "0";
       for (int d = rank_ - 2; d >= 0; --d)
-        if (s[static_cast<size_t>(d)] != 1) base += fmt::format(" + o{} * {}", d, PartStride(part, d));
+        if (s[static_cast<size_t>(d)] != 1) base += fmt::format(" + o{} * {}", d, at_.PartStride(part, d));
       out += fmt::format(
           "{0}for (int64_t q = i < {1} ? {1} : i, q_end = i + {2} < {3} ? i + {2} : {3}; q < q_end; ++q) {4}[q - i] = {5};\n",
           indent, start, b, end, slot,
@@ -725,9 +625,10 @@ class KernelWriter {
       case OpKind::kLoad: {
         const size_t b = static_cast<size_t>(op.buffer);
         const DataType dtype = k_.inputs[b].desc.dtype;
-        if (plans_[b].access == Access::kContiguous)
-          return VLoad(dtype, fmt::format("in{} + {}", b, InnerIndex(b, index)));
-        return VGather(dtype, LoadExpr(dtype, fmt::format("in{}", b), InnerIndex(b, fmt::format("({} + l)", index))));
+        if (at_.plan(b).access == Access::kContiguous)
+          return VLoad(dtype, fmt::format("in{} + {}", b, at_.InnerIndex(b, index)));
+        return VGather(dtype,
+                       LoadExpr(dtype, fmt::format("in{}", b), at_.InnerIndex(b, fmt::format("({} + l)", index))));
       }
       case OpKind::kConst: return VBroadcast(op.type, Expr(op, index));
       case OpKind::kUnary: return VUnary(op.fn, a(0));
@@ -743,13 +644,9 @@ class KernelWriter {
   const KernelIR& k_;
   int rank_;
   bool run_time_sizes_;
-  FixedSizes fixed_;  // which sizes stay literals with run-time sizes
+  bool chunked_;
+  KernelAddressing at_;  // sizes, strides and index expressions
   bool vector_;
-  mutable std::vector<int64_t> sizes_;                      // run-time sizes: the values S holds
-  mutable std::vector<std::optional<SymExpr>> size_exprs_;  // each entry of S over the symbols, if known
-  mutable std::map<std::string, size_t> size_index_;        // which entry of S each named size is
-  std::vector<InputPlan> plans_;
-  bool chunked_ = false;
   std::set<int> emitted_row_;
   std::set<int> cached_, cached_ready_;  // element values kept per row; those already computed
   std::string out_;
