@@ -1,8 +1,11 @@
 // IR: graph edits keep user lists consistent; topological order; verification; logging levels.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ge/base/logging.h"
 #include "ge/ir/graph.h"
+#include "ge/ir/tensor.h"
 
 namespace ge {
 namespace {
@@ -81,6 +84,20 @@ TEST(TensorDescTest, SizesAndNames) {
   EXPECT_EQ(TensorDesc(DataType::kFloat, {2, -1}).ByteSize(), -1);
   EXPECT_EQ(*ParseDataType("DT_BF16"), DataType::kBFloat16);
   EXPECT_FALSE(ParseDataType("DT_NOPE").ok());
+}
+
+TEST(TensorTest, SizeElementReadsIntegersOfEveryDtypeThatHoldsThem) {
+  EXPECT_EQ(*Tensor::FromVector<int64_t>(DataType::kInt64, {2}, {7, -3}).SizeElement(1), -3);
+  EXPECT_EQ(*Tensor::FromVector<int32_t>(DataType::kInt32, {1}, {12}).SizeElement(0), 12);
+  const Tensor floats = Tensor::FromVector<float>(DataType::kFloat, {4}, {8.f, 2.5f, NAN, 1e16f});
+  EXPECT_EQ(*floats.SizeElement(0), 8);
+  EXPECT_FALSE(floats.SizeElement(1).ok());  // not an integer
+  EXPECT_FALSE(floats.SizeElement(2).ok());
+  EXPECT_FALSE(floats.SizeElement(3).ok());  // beyond what a double holds exactly
+  EXPECT_EQ(*Tensor::FromVector<double>(DataType::kDouble, {1}, {-64.0}).SizeElement(0), -64);
+  Expected<int64_t> flag = Tensor::FromVector<uint8_t>(DataType::kBool, {1}, {1}).SizeElement(0);
+  ASSERT_FALSE(flag.ok());
+  EXPECT_NE(flag.status().message().find("holds no sizes"), std::string::npos);
 }
 
 TEST(StatusTest, ContextPrefixesMessages) {

@@ -1,5 +1,6 @@
 #include "ge/ir/tensor.h"
 
+#include <cmath>
 #include <cstdlib>
 
 namespace ge {
@@ -24,6 +25,21 @@ Expected<std::vector<int64_t>> Tensor::ToInt64Vector() const {
     return InvalidArgument("expected an int32/int64 tensor, got {}", desc_.ToString());
   }
   return out;
+}
+
+Expected<int64_t> Tensor::SizeElement(int64_t i) const {
+  switch (desc_.dtype) {
+    case DataType::kInt64: return data_as<int64_t>()[i];
+    case DataType::kInt32: return int64_t{data_as<int32_t>()[i]};
+    case DataType::kFloat:
+    case DataType::kDouble: {
+      const double v = desc_.dtype == DataType::kFloat ? data_as<float>()[i] : data_as<double>()[i];
+      GE_CHECK(std::isfinite(v) && std::nearbyint(v) == v && std::fabs(v) < 9.0e15,
+               "element {} ({}) is not an integer size", i, v);
+      return static_cast<int64_t>(v);
+    }
+    default: return InvalidArgument("a {} tensor holds no sizes", DataTypeName(desc_.dtype));
+  }
 }
 
 }  // namespace ge

@@ -39,6 +39,9 @@ class Tensor {
 
   // Integer contents (int32/int64) widened to int64: shape, axes and perm inputs.
   Expected<std::vector<int64_t>> ToInt64Vector() const;
+  // Element `i` read as a size: int32/int64 as they are, float/double when the value is an
+  // integer a double holds exactly (a range's bounds arrive as floats); an error otherwise.
+  Expected<int64_t> SizeElement(int64_t i) const;
 
  private:
   TensorDesc desc_;

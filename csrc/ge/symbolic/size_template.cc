@@ -1,7 +1,6 @@
 #include "ge/symbolic/size_template.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <unordered_map>
 
@@ -17,21 +16,6 @@ constexpr size_t kMaxSitesPerConstant = 64;
 
 bool IntegerConstant(DataType dtype) { return dtype == DataType::kInt64 || dtype == DataType::kInt32; }
 bool RealConstant(DataType dtype) { return dtype == DataType::kFloat || dtype == DataType::kDouble; }
-
-Expected<int64_t> ReadElement(const Tensor& t, int64_t i) {
-  switch (t.desc().dtype) {
-    case DataType::kInt64: return t.data_as<int64_t>()[i];
-    case DataType::kInt32: return int64_t{t.data_as<int32_t>()[i]};
-    case DataType::kFloat:
-    case DataType::kDouble: {
-      const double v = t.desc().dtype == DataType::kFloat ? t.data_as<float>()[i] : t.data_as<double>()[i];
-      GE_CHECK(std::isfinite(v) && std::nearbyint(v) == v && std::fabs(v) < 9.0e15,
-               "element {} ({}) is not an integer size", i, v);
-      return static_cast<int64_t>(v);
-    }
-    default: return InvalidArgument("a {} constant holds no sizes", DataTypeName(t.desc().dtype));
-  }
-}
 
 Status WriteElement(Tensor& t, int64_t i, int64_t value) {
   switch (t.desc().dtype) {
@@ -86,7 +70,7 @@ Expected<int64_t> ReadSite(const Node& node, const SizeSite& site) {
                Where(site), t->desc().NumElements());
       GE_CHECK(IntegerConstant(t->desc().dtype) || RealConstant(t->desc().dtype),
                "size site {}: a {} constant holds no sizes", Where(site), DataTypeName(t->desc().dtype));
-      return ReadElement(*t, site.index);
+      return t->SizeElement(site.index);
     }
   }
   return Internal("size site {}: unknown kind", Where(site));
@@ -354,8 +338,8 @@ Status DiffConstant(const Node& node, const Tensor& a, const Tensor& b, std::vec
            "constant '{}' ({}) has other values in the two builds", node.name(), a.desc().ToString());
   const size_t before = out.size();
   for (int64_t i = 0; i < n; ++i) {
-    auto x = ReadElement(a, i);
-    auto y = ReadElement(b, i);
+    auto x = a.SizeElement(i);
+    auto y = b.SizeElement(i);
     GE_CHECK(x.ok() && y.ok(), "constant '{}' has values in the two builds that are not sizes", node.name());
     AddDifference(out, node, SizeSiteKind::kConstElement, "", i, *x, *y);
     GE_CHECK(out.size() - before <= kMaxSitesPerConstant, "constant '{}' ({}) differs in more than {} elements",
