@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ge/ops/symbolic_infer.h"
+
 namespace ge::autofuse {
 
 // An iteration axis is fixed when a buffer spanning it says so: an input's dims other than 1
@@ -69,21 +71,18 @@ bool FixedSizes::Parts(const KOp& concat, size_t k, bool through) const {
 }
 
 std::optional<SymExpr> FixedSizes::AxesProduct(int from, int to) const {
-  SymExpr out = SymExpr::Constant(1);
+  SymDims extents;
   for (int d = from; d < to; ++d) {
     if (!axis_exprs_[static_cast<size_t>(d)]) return std::nullopt;
-    out = SymExpr::Combine(SymExpr::Op::kMul, out, *axis_exprs_[static_cast<size_t>(d)]);
+    extents.push_back(*axis_exprs_[static_cast<size_t>(d)]);
   }
-  return out;
+  return ProductOfDims(extents, 0, extents.size());
 }
 
 std::optional<SymExpr> FixedSizes::InputDimsProduct(size_t input, int from) const {
   const std::vector<SymExpr>& dims = input_dims_[input];
   if (dims.empty() && !inputs_[input].empty()) return std::nullopt;
-  SymExpr out = SymExpr::Constant(1);
-  for (size_t d = static_cast<size_t>(std::max(from, 0)); d < dims.size(); ++d)
-    out = SymExpr::Combine(SymExpr::Op::kMul, out, dims[d]);
-  return out;
+  return ProductOfDims(dims, static_cast<size_t>(std::max(from, 0)), dims.size());
 }
 
 std::optional<SymExpr> FixedSizes::InputStride(const KernelIR& k, size_t input, int d) const {

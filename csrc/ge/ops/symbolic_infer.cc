@@ -1,7 +1,6 @@
 #include "ge/ops/symbolic_infer.h"
 
-#include <cmath>
-
+#include "ge/ops/infer_util.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge {
@@ -58,19 +57,15 @@ Status CheckAgainstShape(const Node& node, int output, const std::vector<int64_t
   return {};
 }
 
-// An integer tensor's elements, or a float one's when every element is an integer (a range's
-// bounds); nullopt otherwise.
+// A tensor's elements read as sizes (Tensor::SizeElement); nullopt when one is not a size.
 std::optional<std::vector<int64_t>> IntegerValues(const Tensor& tensor) {
-  Expected<std::vector<int64_t>> ints = tensor.ToInt64Vector();
-  if (ints.ok()) return std::move(*ints);
-  const DataType dtype = tensor.desc().dtype;
   const int64_t n = tensor.desc().NumElements();
-  if ((dtype != DataType::kFloat && dtype != DataType::kDouble) || n < 0) return std::nullopt;
+  if (n < 0) return std::nullopt;
   std::vector<int64_t> out;
   for (int64_t i = 0; i < n; ++i) {
-    const double v = dtype == DataType::kFloat ? tensor.data_as<float>()[i] : tensor.data_as<double>()[i];
-    if (!(std::fabs(v) < 9.0e15) || std::nearbyint(v) != v) return std::nullopt;
-    out.push_back(static_cast<int64_t>(v));
+    Expected<int64_t> v = tensor.SizeElement(i);
+    if (!v.ok()) return std::nullopt;
+    out.push_back(*v);
   }
   return out;
 }
@@ -108,9 +103,22 @@ std::optional<SymDims> SymbolicInferContext::ConstSizes(int def_index) const {
   return out;
 }
 
-int64_t SymbolicInferContext::Value(const SymExpr& expr) const {
+std::optional<int64_t> SymbolicInferContext::Value(const SymExpr& expr) const {
   Expected<int64_t> value = expr.Evaluate(values_);
-  return value.ok() ? *value : 0;
+  if (!value.ok()) return std::nullopt;
+  return *value;
+}
+
+std::optional<size_t> SymbolicInferContext::AxisValue(const SymExpr& axis, size_t rank) const {
+  std::optional<int64_t> value = Value(axis);
+  if (!value) return std::nullopt;
+  return NormalizedAxis(*value, rank);
+}
+
+std::optional<size_t> NormalizedAxis(int64_t axis, size_t rank) {
+  Expected<int64_t> normalized = NormalizeAxis(axis, static_cast<int64_t>(rank));
+  if (!normalized.ok()) return std::nullopt;
+  return static_cast<size_t>(*normalized);
 }
 
 SymDims BroadcastDims(const SymDims& a, const SymDims& b) {

@@ -38,19 +38,28 @@ using SymDims = std::vector<SymExpr>;
 class SymbolicInferContext : public InferContext {
  public:
   SymbolicInferContext(Node& node, const OpProto& proto, const SizeExprs& sizes, const std::vector<int64_t>& values)
-      : InferContext(node, proto), sizes_(sizes), values_(values) {}
+      : InferContext(node, proto),
+        num_declared_inputs_(static_cast<int>(proto.inputs.size())),
+        sizes_(sizes),
+        values_(values) {}
+  // The prototype's declared inputs (the dynamic one counts once): def_index runs below this.
+  int NumDeclaredInputs() const { return num_declared_inputs_; }
   // Declared input `def_index`'s (or the k-th dynamic value's) symbolic dims; empty when unknown.
   const SymDims& Dims(int def_index) const { return Input(def_index).symbolic; }
   const SymDims& DynamicDims(int k) const { return Dynamic(k).symbolic; }
   // The integer elements of the constant feeding input `def_index`, each a size expression where
   // the graph has one; nullopt when the input is not an integer constant.
   std::optional<SymDims> ConstSizes(int def_index) const;
-  // `expr` at the graph's current sizes (0 if it cannot be evaluated): for rules whose form
-  // depends on a sign, as a slice bound's.
-  int64_t Value(const SymExpr& expr) const;
+  // `expr` at the graph's current sizes, nullopt when it cannot be evaluated: for rules whose
+  // form depends on a sign, as a slice bound's.
+  std::optional<int64_t> Value(const SymExpr& expr) const;
+  // An axis held as a size (a constant input's element) at the current sizes, mapped into
+  // [0, rank); nullopt when it cannot be evaluated or is out of range.
+  std::optional<size_t> AxisValue(const SymExpr& axis, size_t rank) const;
   void SetOutput(int i, SymDims dims) { Output(i).symbolic = std::move(dims); }
 
  private:
+  int num_declared_inputs_;
   const SizeExprs& sizes_;
   const std::vector<int64_t>& values_;
 };
@@ -58,6 +67,9 @@ class SymbolicInferContext : public InferContext {
 // Numpy broadcasting of two symbolic shapes: a dim of constant 1 takes the other side's; of two
 // expressions the first is kept (the shapes broadcast, so both have the same value).
 SymDims BroadcastDims(const SymDims& a, const SymDims& b);
+// `axis` (an attribute) mapped into [0, rank) as NormalizeAxis does; nullopt when out of range
+// (the node is verified, so a rule that gets nullopt leaves its outputs unknown).
+std::optional<size_t> NormalizedAxis(int64_t axis, size_t rank);
 // Product of dims [begin, end).
 SymExpr ProductOfDims(const SymDims& dims, size_t begin, size_t end);
 

@@ -119,8 +119,9 @@ void InferSymbolicTranspose(SymbolicInferContext& ctx) {
   if (x.empty() || !perm) return;
   SymDims out;
   for (const SymExpr& p : *perm) {
-    const int64_t axis = p.ConstantValue().value_or(0);
-    out.push_back(x[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis)]);
+    const std::optional<size_t> axis = NormalizedAxis(p.ConstantValue().value_or(INT64_MAX), x.size());
+    if (!axis) return;
+    out.push_back(x[*axis]);
   }
   ctx.SetOutput(0, std::move(out));
 }
@@ -129,13 +130,12 @@ void InferSymbolicConcatV2(SymbolicInferContext& ctx) {
   SymDims out = ctx.DynamicDims(0);
   std::optional<SymDims> dim = ctx.ConstSizes(1);
   if (out.empty() || !dim || !(*dim)[0].ConstantValue()) return;
-  const int64_t rank = static_cast<int64_t>(out.size());
-  const int64_t axis = *(*dim)[0].ConstantValue() < 0 ? *(*dim)[0].ConstantValue() + rank : *(*dim)[0].ConstantValue();
+  const std::optional<size_t> axis = NormalizedAxis(*(*dim)[0].ConstantValue(), out.size());
+  if (!axis) return;
   for (int k = 1; k < ctx.NumDynamic(); ++k) {
     const SymDims& part = ctx.DynamicDims(k);
-    if (part.empty()) return;
-    out[static_cast<size_t>(axis)] =
-        SymExpr::Combine(SymExpr::Op::kAdd, out[static_cast<size_t>(axis)], part[static_cast<size_t>(axis)]);
+    if (part.size() != out.size()) return;
+    out[*axis] = SymExpr::Combine(SymExpr::Op::kAdd, out[*axis], part[*axis]);
   }
   ctx.SetOutput(0, std::move(out));
 }
@@ -143,10 +143,9 @@ void InferSymbolicConcatV2(SymbolicInferContext& ctx) {
 void InferSymbolicFlatten(SymbolicInferContext& ctx) {
   const SymDims& x = ctx.Dims(0);
   if (x.empty() && ctx.Input(0).rank() > 0) return;
-  const int64_t rank = static_cast<int64_t>(x.size());
-  const int64_t attr = ctx.Attr<int64_t>("axis");
-  const size_t axis = static_cast<size_t>(attr < 0 ? attr + std::max<int64_t>(rank, 1) : attr);
-  ctx.SetOutput(0, {ProductOfDims(x, 0, axis), ProductOfDims(x, axis, x.size())});
+  const std::optional<size_t> axis = NormalizedAxis(ctx.Attr<int64_t>("axis"), x.size());
+  if (!axis) return;
+  ctx.SetOutput(0, {ProductOfDims(x, 0, *axis), ProductOfDims(x, *axis, x.size())});
 }
 
 }  // namespace

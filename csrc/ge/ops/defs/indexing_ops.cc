@@ -180,8 +180,9 @@ void InferSymbolicGatherV2(SymbolicInferContext& ctx) {
   const SymDims& indices = ctx.Dims(1);
   std::optional<SymDims> axis_values = ctx.ConstSizes(2);
   if (x.empty() || (indices.empty() && ctx.Input(1).rank() > 0) || !axis_values) return;
-  const int64_t at = ctx.Value((*axis_values)[0]);
-  const auto axis = static_cast<std::ptrdiff_t>(at < 0 ? at + static_cast<int64_t>(x.size()) : at);
+  const std::optional<size_t> at = ctx.AxisValue((*axis_values)[0], x.size());
+  if (!at) return;
+  const auto axis = static_cast<std::ptrdiff_t>(*at);
   SymDims out(x.begin(), x.begin() + axis);
   out.insert(out.end(), indices.begin(), indices.end());
   out.insert(out.end(), x.begin() + axis + 1, x.end());
@@ -190,8 +191,10 @@ void InferSymbolicGatherV2(SymbolicInferContext& ctx) {
 
 // A slice bound as torch takes it: negative counts from the end, then clamped to [0, dim]. Which
 // case applies is decided at the graph's sizes (the result is checked there, and re-derived per size).
-SymExpr SliceBound(const SymbolicInferContext& ctx, const SymExpr& bound, const SymExpr& dim) {
-  const int64_t at = ctx.Value(bound);
+std::optional<SymExpr> SliceBound(const SymbolicInferContext& ctx, const SymExpr& bound, const SymExpr& dim) {
+  const std::optional<int64_t> value = ctx.Value(bound);
+  if (!value) return std::nullopt;
+  const int64_t at = *value;
   if (at >= INT64_MAX / 2) return dim;  // "to the end"
   if (at == 0) return bound;
   if (at < 0) {
@@ -208,13 +211,17 @@ void InferSymbolicStridedSliceV2(SymbolicInferContext& ctx) {
                          strides = ctx.ConstSizes(4);
   if (out.empty() || !begin || !end || !axes || !strides) return;
   for (size_t i = 0; i < axes->size(); ++i) {
-    const int64_t at = ctx.Value((*axes)[i]);
-    const auto axis = static_cast<size_t>(at < 0 ? at + static_cast<int64_t>(out.size()) : at);
-    const SymExpr b = SliceBound(ctx, (*begin)[i], out[axis]), e = SliceBound(ctx, (*end)[i], out[axis]);
+    const std::optional<size_t> at = ctx.AxisValue((*axes)[i], out.size());
+    if (!at) return;
+    const size_t axis = *at;
+    const std::optional<SymExpr> begin_bound = SliceBound(ctx, (*begin)[i], out[axis]);
+    const std::optional<SymExpr> end_bound = SliceBound(ctx, (*end)[i], out[axis]);
+    if (!begin_bound || !end_bound) return;
+    const SymExpr &b = *begin_bound, &e = *end_bound;
     const SymExpr& step = (*strides)[i];
     // ceil((e - b) / step), or 0 when e <= b; with b = 0 the span is never negative, and the last
     // k elements (x[-k:]) span min(k, dim).
-    const int64_t first = ctx.Value((*begin)[i]);
+    const int64_t first = *ctx.Value((*begin)[i]);
     SymExpr span = e == out[axis] && (*begin)[i].IsConstant() && first < 0
                        ? SymExpr::Combine(SymOp::kMin, SymExpr::Constant(-first), out[axis])
                        : SymExpr::Combine(SymOp::kSub, e, b);
@@ -230,9 +237,9 @@ void InferSymbolicStridedSliceV2(SymbolicInferContext& ctx) {
 void InferSymbolicPack(SymbolicInferContext& ctx) {
   SymDims out = ctx.DynamicDims(0);
   if (out.empty() && ctx.Dynamic(0).rank() > 0) return;
-  const int64_t attr = ctx.Attr<int64_t>("axis");
-  const int64_t axis = attr < 0 ? attr + static_cast<int64_t>(out.size()) + 1 : attr;
-  out.insert(out.begin() + axis, SymExpr::Constant(ctx.NumDynamic()));
+  const std::optional<size_t> axis = NormalizedAxis(ctx.Attr<int64_t>("axis"), out.size() + 1);
+  if (!axis) return;
+  out.insert(out.begin() + static_cast<std::ptrdiff_t>(*axis), SymExpr::Constant(ctx.NumDynamic()));
   ctx.SetOutput(0, std::move(out));
 }
 

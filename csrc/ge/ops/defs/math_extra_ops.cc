@@ -65,12 +65,12 @@ void InferSymbolicArgReduce(SymbolicInferContext& ctx) {
   std::optional<SymDims> dim = ctx.ConstSizes(1);
   if ((out.empty() && ctx.Input(0).rank() > 0) || !dim || dim->size() != 1) return;
   if (!out.empty()) {
-    const int64_t at = ctx.Value((*dim)[0]);
-    const auto axis = static_cast<size_t>(at < 0 ? at + static_cast<int64_t>(out.size()) : at);
+    const std::optional<size_t> axis = ctx.AxisValue((*dim)[0], out.size());
+    if (!axis) return;
     if (ctx.Attr<bool>("keep_dims"))
-      out[axis] = SymExpr::Constant(1);
+      out[*axis] = SymExpr::Constant(1);
     else
-      out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(*axis));
   }
   ctx.SetOutput(0, std::move(out));
 }

@@ -99,14 +99,17 @@ void InferSymbolicReduce(SymbolicInferContext& ctx) {
   const SymDims& in = ctx.Dims(0);
   std::optional<SymDims> axes = ctx.ConstSizes(1);
   if (in.empty() || !axes) return;
-  const int64_t rank = static_cast<int64_t>(in.size());
-  std::set<int64_t> reduced;
-  for (const SymExpr& a : *axes) reduced.insert(ctx.Value(a) < 0 ? ctx.Value(a) + rank : ctx.Value(a));
+  std::set<size_t> reduced;
+  for (const SymExpr& a : *axes) {
+    const std::optional<size_t> axis = ctx.AxisValue(a, in.size());
+    if (!axis) return;
+    reduced.insert(*axis);
+  }
   const bool keep = ctx.Attr<bool>("keep_dims");
   SymDims out;
-  for (int64_t i = 0; i < rank; ++i) {
+  for (size_t i = 0; i < in.size(); ++i) {
     if (!axes->empty() && !reduced.count(i))
-      out.push_back(in[static_cast<size_t>(i)]);
+      out.push_back(in[i]);
     else if (keep)
       out.push_back(SymExpr::Constant(1));
   }

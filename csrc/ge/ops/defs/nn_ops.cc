@@ -10,11 +10,10 @@ namespace {
 void InferSymbolicBatchPasses(SymbolicInferContext& ctx) {
   const SymDims& x = ctx.Dims(0);
   if (x.empty()) return;
-  for (int i = 0; i < ctx.node().num_inputs(); ++i) {
-    const Value v = ctx.node().input(i);
-    if (!v.valid()) continue;
-    const SymDims& dims = v.node->output_desc(v.index).symbolic;
-    if (dims.size() != static_cast<size_t>(v.node->output_desc(v.index).rank())) return;
+  for (int i = 0; i < ctx.NumDeclaredInputs(); ++i) {
+    if (!ctx.HasInput(i)) continue;
+    const SymDims& dims = ctx.Dims(i);
+    if (dims.size() != static_cast<size_t>(ctx.Input(i).rank())) return;
     for (size_t d = i == 0 ? 1 : 0; d < dims.size(); ++d)
       if (!dims[d].IsConstant()) return;
   }
@@ -181,10 +180,10 @@ Status InferLayerNorm(InferContext& ctx) {
 void InferSymbolicLayerNorm(SymbolicInferContext& ctx) {
   const SymDims& x = ctx.Dims(0);
   if (x.empty()) return;
-  const int64_t attr = ctx.Attr<int64_t>("begin_norm_axis");
-  const size_t axis = static_cast<size_t>(attr < 0 ? attr + static_cast<int64_t>(x.size()) : attr);
+  const std::optional<size_t> axis = NormalizedAxis(ctx.Attr<int64_t>("begin_norm_axis"), x.size());
+  if (!axis) return;
   SymDims stats = x;
-  for (size_t i = axis; i < stats.size(); ++i) stats[i] = SymExpr::Constant(1);
+  for (size_t i = *axis; i < stats.size(); ++i) stats[i] = SymExpr::Constant(1);
   ctx.SetOutput(0, x);
   ctx.SetOutput(1, stats);
   ctx.SetOutput(2, std::move(stats));

@@ -85,9 +85,9 @@ void InferSymbolicGatherElements(SymbolicInferContext& ctx) { ctx.SetOutput(0, c
 void InferSymbolicSortLike(SymbolicInferContext& ctx, const char* dim_attr, std::optional<SymExpr> k) {
   SymDims out = ctx.Dims(0);
   if (out.empty()) return;
-  const int64_t attr = ctx.Attr<int64_t>(dim_attr);
-  const size_t dim = static_cast<size_t>(attr < 0 ? attr + static_cast<int64_t>(out.size()) : attr);
-  if (k) out[dim] = *k;
+  const std::optional<size_t> dim = NormalizedAxis(ctx.Attr<int64_t>(dim_attr), out.size());
+  if (!dim) return;
+  if (k) out[*dim] = *k;
   ctx.SetOutput(0, out);
   ctx.SetOutput(1, std::move(out));
 }
