@@ -9,6 +9,7 @@ import collections
 import os
 import sys
 import time
+import traceback
 import warnings
 
 import torch
@@ -88,12 +89,24 @@ def _compare(compiled, inputs, expected):
         got = compiled(*inputs)
     except Exception as e:  # noqa: BLE001 - recorded as the failure reason
         inner = getattr(e, "inner_exception", e)
-        return f"{type(inner).__name__}: {str(inner).strip().splitlines()[0][:160]}"
+        where = "" if _reached_backend(e) else "torch's trace, before the backend: "
+        return f"{where}{type(inner).__name__}: {str(inner).strip().splitlines()[0][:160]}"
     try:
         torch.testing.assert_close(got, expected, **TOLERANCE)
     except AssertionError as e:
         return "mismatch: " + " ".join(str(e).split())[:160]
     return None
+
+
+def _reached_backend(error):
+    """Whether the failure was raised in (or under) torchair_ge, rather than by AOT autograd's
+    own tracing before the backend saw a graph."""
+    backend_dir = os.path.dirname(torchair_ge.__file__)
+    while error is not None:  # the error and what it was raised from
+        if any(frame.filename.startswith(backend_dir) for frame in traceback.extract_tb(error.__traceback__)):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _compile(fn, dynamic=False):
@@ -211,7 +224,9 @@ def write_markdown(rows, path, quick, seconds, dynamic_rows=()):
              "database has for an op this project converts is traced by AOT autograd (as `get_npu_backend()` "
              "does), compiled by the engine and compared with eager (rtol 1e-4, atol 1e-5). Samples eager rejects, "
              "and samples of random ops "
-             "(dropout), are not counted.", "",
+             "(dropout), are not counted. A reason that starts with \"torch's trace, before the backend\" was "
+             "raised by AOT autograd's own tracing (this sweep calls it without Dynamo, which would break the graph "
+             "at a data-dependent op), before torchair_ge saw a graph.", "",
              f"**{passed} of {total} samples pass ({100.0 * passed / max(total, 1):.1f}%)** over {len(rows)} "
              f"op/dtype pairs, {'quick' if quick else 'full'} sweep, {seconds:.0f} s.", "",
              "| op | dtype | samples | passed | failed | reasons |", "|---|---|---|---|---|---|"]
