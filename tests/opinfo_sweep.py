@@ -89,13 +89,17 @@ def _compare(compiled, inputs, expected):
         got = compiled(*inputs)
     except Exception as e:  # noqa: BLE001 - recorded as the failure reason
         inner = getattr(e, "inner_exception", e)
-        where = "" if _reached_backend(e) else "torch's trace, before the backend: "
+        where = "" if _reached_backend(e) else BEFORE_BACKEND + ": "
         return f"{where}{type(inner).__name__}: {str(inner).strip().splitlines()[0][:160]}"
     try:
         torch.testing.assert_close(got, expected, **TOLERANCE)
     except AssertionError as e:
         return "mismatch: " + " ".join(str(e).split())[:160]
     return None
+
+
+# The reason's prefix for a failure raised before torchair_ge saw a graph (_reached_backend).
+BEFORE_BACKEND = "torch's trace, before the backend"
 
 
 def _reached_backend(error):
