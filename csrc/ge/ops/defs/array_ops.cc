@@ -127,14 +127,17 @@ void InferSymbolicTranspose(SymbolicInferContext& ctx) {
 }
 
 void InferSymbolicConcatV2(SymbolicInferContext& ctx) {
+  // Every part must have the output's rank (torch's legacy 1-D empty parts, which cat skips,
+  // leave the output unknown).
+  const size_t rank = static_cast<size_t>(ctx.Output(0).rank());
   SymDims out = ctx.DynamicDims(0);
   std::optional<SymDims> dim = ctx.ConstSizes(1);
-  if (out.empty() || !dim || !(*dim)[0].ConstantValue()) return;
-  const std::optional<size_t> axis = NormalizedAxis(*(*dim)[0].ConstantValue(), out.size());
+  if (rank == 0 || out.size() != rank || !dim || dim->size() != 1 || !(*dim)[0].ConstantValue()) return;
+  const std::optional<size_t> axis = NormalizedAxis(*(*dim)[0].ConstantValue(), rank);
   if (!axis) return;
   for (int k = 1; k < ctx.NumDynamic(); ++k) {
     const SymDims& part = ctx.DynamicDims(k);
-    if (part.size() != out.size()) return;
+    if (part.size() != rank) return;
     out[*axis] = SymExpr::Combine(SymExpr::Op::kAdd, out[*axis], part[*axis]);
   }
   ctx.SetOutput(0, std::move(out));

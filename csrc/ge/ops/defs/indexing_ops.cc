@@ -179,7 +179,7 @@ void InferSymbolicGatherV2(SymbolicInferContext& ctx) {
   const SymDims& x = ctx.Dims(0);
   const SymDims& indices = ctx.Dims(1);
   std::optional<SymDims> axis_values = ctx.ConstSizes(2);
-  if (x.empty() || (indices.empty() && ctx.Input(1).rank() > 0) || !axis_values) return;
+  if (x.empty() || (indices.empty() && ctx.Input(1).rank() > 0) || !axis_values || axis_values->size() != 1) return;
   const std::optional<size_t> at = ctx.AxisValue((*axis_values)[0], x.size());
   if (!at) return;
   const auto axis = static_cast<std::ptrdiff_t>(*at);
@@ -210,7 +210,9 @@ void InferSymbolicStridedSliceV2(SymbolicInferContext& ctx) {
   std::optional<SymDims> begin = ctx.ConstSizes(1), end = ctx.ConstSizes(2), axes = ctx.ConstSizes(3),
                          strides = ctx.ConstSizes(4);
   if (out.empty() || !begin || !end || !axes || !strides) return;
-  for (size_t i = 0; i < axes->size(); ++i) {
+  const size_t n = axes->size();
+  if (begin->size() != n || end->size() != n || strides->size() != n) return;
+  for (size_t i = 0; i < n; ++i) {
     const std::optional<size_t> at = ctx.AxisValue((*axes)[i], out.size());
     if (!at) return;
     const size_t axis = *at;
@@ -246,7 +248,7 @@ void InferSymbolicPack(SymbolicInferContext& ctx) {
 // Integer ranges only: ceil((limit - start) / delta).
 void InferSymbolicRange(SymbolicInferContext& ctx) {
   std::optional<SymDims> start = ctx.ConstSizes(0), limit = ctx.ConstSizes(1), delta = ctx.ConstSizes(2);
-  if (!start || !limit || !delta) return;
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1) return;
   const std::optional<int64_t> step = (*delta)[0].ConstantValue();
   if (!step || *step == 0) return;
   const bool up = *step > 0;
@@ -267,6 +269,8 @@ void InferSymbolicIndex(SymbolicInferContext& ctx) {
     if (k > 0) b = BroadcastDims(b, ctx.DynamicDims(k));
   }
   const auto dims = ctx.Attr<std::vector<int64_t>>("indexed_dims");
+  const auto in_x = [&x](int64_t d) { return d >= 0 && d < static_cast<int64_t>(x.size()); };
+  if (dims.empty() || !std::all_of(dims.begin(), dims.end(), in_x)) return;
   const bool adjacent = dims.back() - dims.front() + 1 == static_cast<int64_t>(dims.size());
   SymDims out = adjacent ? SymDims(x.begin(), x.begin() + dims.front()) : SymDims{};
   out.insert(out.end(), b.begin(), b.end());
