@@ -120,6 +120,8 @@ void FillSummary(const CompiledGraph& compiled, CompiledGraphSummary* summary) {
   s.engine_counts = compiled.engine_counts;
   s.stages = compiled.stages;
   s.fused_groups = compiled.fused_groups;
+  s.schedule = std::string(TopoStrategyName(compiled.schedule));
+  s.orders_planned = compiled.orders_planned;
   s.autofuse = compiled.autofuse;
   s.passes = compiled.passes;
 }

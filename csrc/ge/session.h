@@ -40,6 +40,8 @@ struct CompiledGraphSummary {
   std::vector<TensorDesc> output_descs;
   std::map<std::string, int> engine_counts;
   int fused_groups = 0;
+  std::string schedule;              // the execution order kept (TopoStrategyName; MemoryAware resolved)
+  int orders_planned = 0;            // candidate orders the memory stage planned to choose it
   autofuse::AutofuseStats autofuse;  // generated kernels: how many, nodes fused, cache hit, build time, fallback reason
   std::vector<StageStat> stages;
   std::vector<PassStat> passes;

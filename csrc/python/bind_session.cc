@@ -36,7 +36,8 @@ py::dict SummaryToDict(const CompiledGraphSummary& s) {
       py::arg("updates_in_input") = s.updates_in_input, py::arg("workspace_bytes") = s.workspace_bytes,
       py::arg("stream_num") = s.stream_num, py::arg("task_num") = s.task_num,
       py::arg("inputs") = DescsToList(s.input_descs), py::arg("outputs") = DescsToList(s.output_descs),
-      py::arg("engines") = s.engine_counts, py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages);
+      py::arg("engines") = s.engine_counts, py::arg("fused_groups") = s.fused_groups, py::arg("stages") = stages,
+      py::arg("schedule") = s.schedule, py::arg("orders_planned") = s.orders_planned);
 }
 
 // What errors call the graph: "graph 3", or "model" (graph_id < 0). Formatted only for errors:

@@ -413,6 +413,29 @@ def test_instances_from_the_optimized_template_skip_the_optimizer_and_keep_sized
     assert not any(s.startswith("optimize") for s in stages) and "autofuse" in stages, stages
 
 
+@pytest.mark.parametrize("strategy", ["MemoryAware", "BFS"])
+def test_later_instances_schedule_in_the_order_the_first_one_chose(strategy):
+    """MemoryAware plans the arena of each of the four plain orders and keeps the smallest; a size
+    template's instances differ only in sizes, so the later ones schedule in the order the first
+    one chose and plan that one only. A strategy the user names is used by every instance."""
+    torch.manual_seed(0)
+    model, _ = bert.build(batch=2, seq=8)
+    config = _policy("compile")
+    config.experimental_config.topology_sorting_strategy = strategy
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    compiled = torch.compile(model, backend=backend, dynamic=True)
+    with torch.no_grad():
+        for seq in (9, 14, 11):
+            args = bert.build(batch=2, seq=seq)[1]
+            torch.testing.assert_close(compiled(*args), model(*args), rtol=1e-4, atol=1e-4)
+    first, *later = [g.summary for g in backend.compiler.graphs[-1]._instances.values()]
+    assert later and all(s["schedule"] == first["schedule"] and s["orders_planned"] == 1 for s in later), later
+    if strategy == "MemoryAware":
+        assert first["orders_planned"] == 4 and first["schedule"] != "MemoryAware", first["schedule"]
+    else:
+        assert first["orders_planned"] == 1 and first["schedule"] == strategy
+
+
 def test_instances_carry_symbolic_shapes_and_kernels_keep_static_dims_literal():
     """The optimized template names every value's shape with size expressions (TensorDesc::symbolic
     of each instance, checked when it is instantiated, shown in dumps); generated kernels read only

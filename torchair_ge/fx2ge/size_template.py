@@ -54,6 +54,9 @@ class SizeTemplate:
     builds: tuple = ()  # keys of the extra builds B and C, a fourth key D, the engine's symbol tuples and guards
     optimized: object = None  # _C.SizeTemplate of the optimized graph (optimize_template), or None
     optimized_report: dict = None
+    # The execution order the memory stage chose for the first instance (of the candidates
+    # MemoryAware plans); later instances schedule with it instead of planning every order again.
+    schedule: str = None
 
     def covers(self, bindings):
         """Whether the template holds for these sizes (its symbols that must be equal are)."""

@@ -161,9 +161,11 @@ Status RunMemoryStage(CompileState& s) {
       s.schedule = std::move(order);
       s.memory = std::move(plan);
       s.streams = std::move(streams);
+      s.result.schedule = strategy;
       have_plan = true;
     }
   }
+  s.result.orders_planned = static_cast<int>(candidates.size());
   AnnotateMemory(s.graph, s.schedule, s.memory);
   AnnotateStreams(s.graph, s.streams);
   return {};

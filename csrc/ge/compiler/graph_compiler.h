@@ -35,6 +35,10 @@ struct CompiledGraph {
   std::vector<PassStat> passes;              // every optimizer pass that ran, in order
   autofuse::AutofuseStats autofuse;
   std::vector<CollectiveCopy> collective_copies;  // TensorMoves the copy-insertion rules added
+  // The order the memory stage kept (a plain strategy: MemoryAware resolved) and how many
+  // candidate orders it planned to choose it.
+  TopoStrategy schedule = TopoStrategy::kDFS;
+  int orders_planned = 0;
 };
 
 // Which stages a graph dump covers (option ge.graphDumpLevel).

@@ -103,6 +103,17 @@ Expected<TopoStrategy> ParseTopoStrategy(std::string_view text) {
                          text);
 }
 
+std::string_view TopoStrategyName(TopoStrategy strategy) {
+  switch (strategy) {
+    case TopoStrategy::kBFS: return "BFS";
+    case TopoStrategy::kDFS: return "DFS";
+    case TopoStrategy::kRDFS: return "RDFS";
+    case TopoStrategy::kStableRDFS: return "StableRDFS";
+    case TopoStrategy::kMemoryAware: return "MemoryAware";
+  }
+  return "?";
+}
+
 Expected<std::vector<Node*>> ScheduleNodes(const Graph& graph, TopoStrategy strategy) {
   std::vector<Node*> order;
   switch (strategy) {

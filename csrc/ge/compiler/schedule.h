@@ -23,6 +23,7 @@ inline constexpr TopoStrategy kPlainStrategies[] = {TopoStrategy::kDFS, TopoStra
                                                     TopoStrategy::kStableRDFS};
 
 Expected<TopoStrategy> ParseTopoStrategy(std::string_view text);  // "" gives the default
+std::string_view TopoStrategyName(TopoStrategy strategy);         // what ParseTopoStrategy reads
 inline constexpr TopoStrategy kDefaultTopoStrategy = TopoStrategy::kMemoryAware;
 
 // kMemoryAware is resolved by the memory stage (it needs the planner); here it means DFS.
