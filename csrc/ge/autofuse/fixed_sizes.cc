@@ -1,72 +1,84 @@
 #include "ge/autofuse/fixed_sizes.h"
 
 #include <algorithm>
-#include <map>
+#include <set>
 
 #include "ge/ops/symbolic_infer.h"
 
 namespace ge::autofuse {
 
-// An iteration axis is fixed when a buffer spanning it says so: an input's dims other than 1
+namespace {
+
+// The same at every size of the graph's symbols: the expression is a constant equal to the dim.
+bool IsFixed(const std::optional<SymExpr>& expr, int64_t dim) { return expr && expr->ConstantValue() == dim; }
+
+}  // namespace
+
+// An iteration axis takes its expression from a buffer spanning it: an input's dims other than 1
 // are the iteration's, right-aligned (broadcasting); a concat part's too, except along the concat
-// axis, whose extent is fixed when every part's is; an output's when it is shaped like the
-// iteration space. An extent of 1 is 1 in every instance (Dynamo specializes sizes 0 and 1).
-FixedSizes::FixedSizes(const KernelIR& k) {
+// axis, whose extent is the sum of the parts'; an output's when it is shaped like the iteration
+// space. Where buffers spell an axis apart, a constant wins (it is the same extent, so the other
+// spelling evaluates to it at every size). An extent of 1 is 1 in every instance (Dynamo
+// specializes sizes 0 and 1).
+FixedSizes::FixedSizes(const KernelIR& k) : shape_(k.shape) {
   for (const KBuffer& in : k.inputs) {
-    inputs_.push_back(in.desc.FixedDims());
+    input_shapes_.push_back(in.desc.shape);
     const bool known = in.desc.symbolic.size() == in.desc.shape.size();
     input_dims_.push_back(known ? in.desc.symbolic : std::vector<SymExpr>{});
   }
   const int rank = static_cast<int>(k.shape.size());
-  axes_.assign(static_cast<size_t>(rank), false);
   axis_exprs_.assign(static_cast<size_t>(rank), std::nullopt);
-  std::map<int, bool> concat_axes;  // concat axis -> every part's extent fixed
+  std::set<int> concat_axes;
   for (const KOp& op : k.ops)
-    if (op.kind == OpKind::kConcat) concat_axes[op.axis] = Parts(op, op.buffers.size() - 1, true);
-  auto learn = [&](const TensorDesc& desc, const std::vector<bool>& dims, bool concat_part) {
-    const int offset = rank - static_cast<int>(dims.size());
-    const bool named = desc.symbolic.size() == dims.size();
-    for (int j = 0; j < static_cast<int>(dims.size()); ++j) {
+    if (op.kind == OpKind::kConcat) concat_axes.insert(op.axis);
+  auto learn = [&](const TensorDesc& desc, bool concat_part) {
+    if (desc.symbolic.size() != desc.shape.size()) return;
+    const int offset = rank - static_cast<int>(desc.shape.size());
+    for (int j = 0; j < static_cast<int>(desc.shape.size()); ++j) {
       const int d = j + offset;
       if (d < 0 || (concat_part && concat_axes.count(d))) continue;
       const int64_t dim = desc.shape[static_cast<size_t>(j)];
       if (dim == 1 || dim != k.shape[static_cast<size_t>(d)]) continue;
-      if (dims[static_cast<size_t>(j)]) axes_[static_cast<size_t>(d)] = true;
-      if (named && !axis_exprs_[static_cast<size_t>(d)])
-        axis_exprs_[static_cast<size_t>(d)] = desc.symbolic[static_cast<size_t>(j)];
+      std::optional<SymExpr>& axis = axis_exprs_[static_cast<size_t>(d)];
+      const SymExpr& expr = desc.symbolic[static_cast<size_t>(j)];
+      if (!axis || (!IsFixed(axis, dim) && IsFixed(expr, dim))) axis = expr;
     }
   };
-  for (size_t i = 0; i < k.inputs.size(); ++i)
-    if (k.inputs[i].strides.empty()) learn(k.inputs[i].desc, inputs_[i], k.inputs[i].concat_part);
+  for (const KBuffer& in : k.inputs)
+    if (in.strides.empty()) learn(in.desc, in.concat_part);
   for (const KBuffer& out : k.outputs)
-    if (out.desc.shape == k.shape) learn(out.desc, out.desc.FixedDims(), false);
-  for (const auto& [axis, parts_fixed] : concat_axes)
-    if (parts_fixed) axes_[static_cast<size_t>(axis)] = true;
-  for (const KOp& op : k.ops)
-    if (op.kind == OpKind::kConcat && !axis_exprs_[static_cast<size_t>(op.axis)])
-      axis_exprs_[static_cast<size_t>(op.axis)] = PartOffset(op, op.buffers.size() - 1, true);
-  for (size_t d = 0; d < axes_.size(); ++d) {
-    axes_[d] = axes_[d] || k.shape[d] == 1;
-    if (k.shape[d] == 1) axis_exprs_[d] = SymExpr::Constant(1);
+    if (out.desc.shape == k.shape) learn(out.desc, false);
+  for (const KOp& op : k.ops) {
+    if (op.kind != OpKind::kConcat) continue;
+    std::optional<SymExpr>& axis = axis_exprs_[static_cast<size_t>(op.axis)];
+    const int64_t extent = k.shape[static_cast<size_t>(op.axis)];
+    if (!axis) axis = PartOffset(op, op.buffers.size() - 1, true);
+    if (!IsFixed(axis, extent) && Parts(op, op.buffers.size() - 1, true)) axis = SymExpr::Constant(extent);
   }
+  for (size_t d = 0; d < axis_exprs_.size(); ++d)
+    if (k.shape[d] == 1) axis_exprs_[d] = SymExpr::Constant(1);
 }
 
 bool FixedSizes::Axes(int from, int to) const {
   for (int d = from; d < to; ++d)
-    if (!axes_[static_cast<size_t>(d)]) return false;
+    if (!IsFixed(axis_exprs_[static_cast<size_t>(d)], shape_[static_cast<size_t>(d)])) return false;
   return true;
 }
 
+bool FixedSizes::InputDimFixed(size_t input, size_t d) const {
+  const std::vector<SymExpr>& dims = input_dims_[input];
+  return !dims.empty() && IsFixed(dims[d], input_shapes_[input][d]);
+}
+
 bool FixedSizes::InputDims(size_t input, int from) const {
-  const std::vector<bool>& dims = inputs_[input];
-  for (size_t d = static_cast<size_t>(from); d < dims.size(); ++d)
-    if (!dims[d]) return false;
+  for (size_t d = static_cast<size_t>(from); d < input_shapes_[input].size(); ++d)
+    if (!InputDimFixed(input, d)) return false;
   return true;
 }
 
 bool FixedSizes::Parts(const KOp& concat, size_t k, bool through) const {
   for (size_t j = 0; j < k + (through ? 1 : 0); ++j)
-    if (!inputs_[static_cast<size_t>(concat.buffers[j])][static_cast<size_t>(concat.axis)]) return false;
+    if (!InputDimFixed(static_cast<size_t>(concat.buffers[j]), static_cast<size_t>(concat.axis))) return false;
   return true;
 }
 
@@ -81,7 +93,7 @@ std::optional<SymExpr> FixedSizes::AxesProduct(int from, int to) const {
 
 std::optional<SymExpr> FixedSizes::InputDimsProduct(size_t input, int from) const {
   const std::vector<SymExpr>& dims = input_dims_[input];
-  if (dims.empty() && !inputs_[input].empty()) return std::nullopt;
+  if (dims.empty() && !input_shapes_[input].empty()) return std::nullopt;
   return ProductOfDims(dims, static_cast<size_t>(std::max(from, 0)), dims.size());
 }
 

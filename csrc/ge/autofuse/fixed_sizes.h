@@ -1,5 +1,6 @@
-// Which sizes of a kernel are the same in every instance of a graph with symbolic sizes: read
-// from the buffers' TensorDesc::FixedDims (the optimized size template's symbolic shapes). With
+// Which sizes of a kernel are the same in every instance of a graph with symbolic sizes: those
+// whose expression over the graph's size symbols (the buffers' TensorDesc::symbolic, from the
+// optimized size template) is a constant equal to the size -- TensorDesc::FixedDims' rule. With
 // run-time sizes the C++ generator writes a size made only of such dims as a literal, so the
 // compiler sees those loop bounds and strides; the text then holds their values, which every
 // instance shares. A dim taken as fixed wrongly only costs another library, never numbers: the
@@ -39,11 +40,12 @@ class FixedSizes {
 
  private:
   std::optional<SymExpr> PermutedStride(const KernelIR& k, size_t input, int d) const;
+  bool InputDimFixed(size_t input, size_t d) const;
 
-  std::vector<std::vector<bool>> inputs_;           // per input: FixedDims of its desc
-  std::vector<bool> axes_;                          // per iteration axis
+  Shape shape_;                                     // the iteration space
+  std::vector<Shape> input_shapes_;                 // per input
   std::vector<std::vector<SymExpr>> input_dims_;    // per input: its symbolic dims (empty: not known)
-  std::vector<std::optional<SymExpr>> axis_exprs_;  // per iteration axis
+  std::vector<std::optional<SymExpr>> axis_exprs_;  // per iteration axis (a constant where one is known)
 };
 
 }  // namespace ge::autofuse
