@@ -5,6 +5,7 @@
 #include "ge/base/logging.h"
 #include "ge/base/version.h"
 #include "ge/compiler/graph_compiler.h"
+#include "ge/compiler/schedule.h"
 #include "ge/runtime/sink_executor.h"
 #include "ge/serialize/model_file.h"
 #include "ge/session.h"
@@ -308,8 +309,10 @@ Expected<std::shared_ptr<SinkExecutor>> OfflineModel::InstanceFor(const std::vec
   auto it = instances_.find(sizes);
   if (it == instances_.end()) {
     GE_ASSIGN_OR_RETURN(std::unique_ptr<Graph> graph, Instantiate(*sizes_->graph, *sizes_->sizes, sizes));
-    GE_ASSIGN_OR_RETURN(DeviceCompile compiled, CompileForDevice(*graph, options_, CompileScope::kWhole));
+    GE_ASSIGN_OR_RETURN(DeviceCompile compiled, CompileForDevice(*graph, InstanceOptions(), CompileScope::kWhole));
     GE_ASSIGN_OR_RETURN(auto executor, MakeExecutor(compiled.graph.model, compiled.device, compiled.options, 0));
+    if (!instance_order_) instance_order_ = compiled.graph.schedule;
+    orders_planned_.push_back(compiled.graph.orders_planned);
     if (instances_.size() >= kMaxModelInstances) {
       auto oldest = instances_.begin();
       for (auto i = instances_.begin(); i != instances_.end(); ++i)
@@ -320,6 +323,19 @@ Expected<std::shared_ptr<SinkExecutor>> OfflineModel::InstanceFor(const std::vec
   }
   it->second.last_use = ++use_clock_;
   return it->second.executor;
+}
+
+// MemoryAware plans the arena for every candidate order and keeps the smallest; the instances of
+// one template differ only in sizes, so the first instance's choice stands for the rest (the
+// frontend's instances do the same, backend._instance_options). A strategy the user named is
+// used as it is.
+Options OfflineModel::InstanceOptions() const {
+  Options options = options_;
+  auto named = options.find(option::kTopoSortingMode);
+  const Expected<TopoStrategy> strategy = ParseTopoStrategy(named == options.end() ? "" : named->second);
+  if (instance_order_ && strategy.ok() && *strategy == TopoStrategy::kMemoryAware)
+    options[option::kTopoSortingMode] = std::string(TopoStrategyName(*instance_order_));
+  return options;
 }
 
 std::shared_ptr<const Model> OfflineModel::model() const {
@@ -346,6 +362,11 @@ size_t OfflineModel::num_instances() const {
   if (!sizes_) return 1;
   std::lock_guard<std::mutex> lock(mutex_);
   return instances_.size();
+}
+
+std::vector<int> OfflineModel::orders_planned() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return orders_planned_;
 }
 
 }  // namespace ge

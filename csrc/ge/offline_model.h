@@ -105,6 +105,9 @@ class OfflineModel {
   // "s0 = input 0 dim 1 in [2, 512]" per symbol (empty for a static model).
   std::vector<std::string> DescribeSymbols() const;
   size_t num_instances() const;
+  // Per instance compiled so far, in order: how many candidate execution orders its memory
+  // stage planned (MemoryAware: every one for the first instance, then the order it kept).
+  std::vector<int> orders_planned() const;
   // Whether the file's recorded plan was checked against the derived one (false when the file
   // comes from another engine version, generated kernels were unavailable here, or the model
   // has symbolic sizes: its plan depends on them and is always derived).
@@ -119,6 +122,7 @@ class OfflineModel {
     uint64_t last_use = 0;
   };
   Expected<std::shared_ptr<SinkExecutor>> InstanceFor(const std::vector<int64_t>& sizes) const;
+  Options InstanceOptions() const;  // mutex_ held
 
   std::shared_ptr<const Model> model_;  // static
   std::shared_ptr<SinkExecutor> executor_;
@@ -128,6 +132,10 @@ class OfflineModel {
   mutable std::mutex mutex_;                        // guards instances_ and use_clock_
   mutable std::map<std::vector<int64_t>, Instance> instances_;
   mutable uint64_t use_clock_ = 0;
+  // The order the first instance's memory stage kept: later instances differ only in sizes and
+  // schedule in it instead of planning every candidate order again (InstanceOptions).
+  mutable std::optional<TopoStrategy> instance_order_;
+  mutable std::vector<int> orders_planned_;
   std::vector<TensorDesc> input_descs_, output_descs_;
   std::vector<std::string> input_names_, output_names_;
   bool plan_checked_ = false;

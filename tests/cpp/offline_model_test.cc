@@ -134,6 +134,13 @@ TEST_F(OfflineModelTest, ModelWithSymbolicSizesRunsEverySizeLikeAStaticExport) {
     EXPECT_EQ(std::memcmp(got[0].data(), want[0].data(), static_cast<size_t>(got[0].nbytes())), 0) << rows;
   }
   EXPECT_EQ((*model)->num_instances(), 3u);
+  // MemoryAware (the default) planned every candidate order for the first instance only; the
+  // later ones scheduled in the order it kept.
+  const std::vector<int> planned = (*model)->orders_planned();
+  ASSERT_EQ(planned.size(), 3u);
+  EXPECT_GT(planned[0], 1);
+  EXPECT_EQ(planned[1], 1);
+  EXPECT_EQ(planned[2], 1);
   std::vector<float> wide(70 * kCols);
   std::vector<Tensor> out;
   const Status outside = (*model)->Run({Tensor(TensorDesc(DataType::kFloat, {70, kCols}), wide.data(), nullptr)}, &out);
