@@ -229,6 +229,69 @@ TEST_F(PassTest, BatchNormFoldFoldsIntoMatMulAndNeedsConstantWeights) {
   EXPECT_EQ(Count(*h, "BatchNorm"), 1);
 }
 
+// A small residual conv net: stem conv + BN + ReLU, max pool (with its argmax as an output when
+// asked), a conv and the residual add, ReLU, then an average pool; the ReLU's value is an output
+// too. Weights are graph inputs (not frozen).
+void ConvNet(es::GraphBuilder& b, bool argmax) {
+  auto x = b.CreateInput(0, DataType::kFloat, {2, 3, 12, 12});
+  auto w1 = b.CreateInput(1, DataType::kFloat, {8, 3, 3, 3});
+  auto w2 = b.CreateInput(2, DataType::kFloat, {8, 8, 3, 3});
+  auto stem = es::Conv2D(x, w1, {1, 1, 2, 2}, {1, 1, 1, 1}, b.CreateConst(Ramp({8}, -0.2f, 0.05f)));
+  auto bn = es::BatchNorm(stem, b.CreateConst(Ramp({8}, 0.5f, 0.1f)), b.CreateConst(Ramp({8}, -0.2f, 0.1f)),
+                          b.CreateConst(Ramp({8}, 0.05f, 0.1f)), b.CreateConst(Ramp({8}, 0.5f, 0.25f)), 1e-5);
+  auto act = es::Relu(bn);
+  std::vector<es::EsTensor> outputs;
+  es::EsTensor pooled;
+  if (argmax) {
+    auto both = es::MaxPoolWithArgmaxV2(act, {1, 1, 3, 3}, {1, 1, 2, 2}, "CALCULATED", {1, 1, 1, 1});
+    pooled = both[0];
+    outputs.push_back(both[1]);
+  } else {
+    pooled = es::MaxPoolV3(act, {1, 1, 3, 3}, {1, 1, 2, 2}, "CALCULATED", {1, 1, 1, 1});
+  }
+  auto block = es::Relu(es::Add(es::Conv2D(pooled, w2, {1, 1, 1, 1}, {1, 1, 1, 1}), pooled));
+  outputs.push_back(block);
+  outputs.push_back(es::AvgPoolV2(block, {1, 1, 3, 3}, {1, 1, 1, 1}));
+  b.SetOutputs(outputs);
+}
+
+TEST_F(PassTest, ChannelsLastKeepsAConvNetNhwcWithTransposesOnlyAtItsEdges) {
+  for (bool argmax : {false, true}) {
+    auto g = RunPass([&](es::GraphBuilder& b) { ConvNet(b, argmax); }, CreateChannelsLastPass(), true);
+    // In: x. Out: the block's ReLU (read by NetOutput), the average pool and the argmax.
+    EXPECT_EQ(Count(*g, "Transpose"), argmax ? 4 : 3);
+    for (Node* n : g->nodes()) {
+      if (n->type() == "Conv2D" || n->type() == "BatchNorm" || n->type().find("Pool") != std::string::npos) {
+        EXPECT_EQ(n->GetAttrOr<std::string>("data_format", ""), "NHWC") << n->ToString();
+      }
+      if (n->type() == "Conv2D") {
+        EXPECT_EQ(n->output_desc(0).format, Format::kNHWC);
+        EXPECT_EQ(n->GetAttrOr<std::vector<int64_t>>("strides", {}).at(3), 1) << n->ToString();
+      }
+    }
+  }
+}
+
+TEST_F(PassTest, ChannelsLastLeavesLoneConvolutionsAndTrainingGraphsAlone) {
+  RunPass(
+      [](es::GraphBuilder& b) {  // one convolution: two layout copies would buy one faster kernel
+        auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 8, 8});
+        b.SetOutputs(
+            {es::Relu(es::Conv2D(x, b.CreateInput(1, DataType::kFloat, {4, 3, 3, 3}), {1, 1, 1, 1}, {1, 1, 1, 1}))});
+      },
+      CreateChannelsLastPass(), false);
+  RunPass(
+      [](es::GraphBuilder& b) {  // a weight gradient reads the NCHW activations
+        auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 8, 8});
+        auto w = b.CreateInput(1, DataType::kFloat, {4, 3, 3, 3});
+        auto y = es::Conv2D(
+            es::Relu(es::Conv2D(x, b.CreateInput(2, DataType::kFloat, {3, 3, 1, 1}), {1, 1, 1, 1}, {0, 0, 0, 0})), w,
+            {1, 1, 1, 1}, {1, 1, 1, 1});
+        b.SetOutputs({y, es::Conv2DBackpropFilterD(x, y, {4, 3, 3, 3}, {1, 1, 1, 1}, {1, 1, 1, 1})});
+      },
+      CreateChannelsLastPass(), false);
+}
+
 void Attention(es::GraphBuilder& b, bool with_mask, bool divide) {
   auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 6, 8});
   auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 8});

@@ -44,7 +44,8 @@ class BatchNormFold final : public GraphPass {
       return false;
     const Value y = bn->input(0);
     Node* producer = y.node;
-    const bool conv = producer->type() == kOpConv2D;
+    const bool conv =
+        producer->type() == kOpConv2D && producer->GetAttrOr<std::string>("data_format", "NCHW") == "NCHW";
     const bool matmul = producer->type() == kOpMatMulV2 && !producer->GetAttrOr<bool>("transpose_x1", false);
     if ((!conv && !matmul) || !HasSingleUser(y) || HasControlEdges(producer) || FeedsNetOutput(y)) return false;
     if (producer->num_inputs() > 3 && producer->input(3).valid()) return false;  // quantized

@@ -18,6 +18,7 @@ std::unique_ptr<GraphPass> CreateReduceOverPackPass();
 std::unique_ptr<GraphPass> CreateMatMulBiasFoldPass();
 std::unique_ptr<GraphPass> CreateBatchNormFoldPass();
 std::unique_ptr<GraphPass> CreatePatternRewritePass();
+std::unique_ptr<GraphPass> CreateChannelsLastPass();
 std::unique_ptr<GraphPass> CreateInferShapePass();
 
 }  // namespace ge

@@ -35,6 +35,8 @@ const std::vector<PassStage>& OptimizerStages() {
            {"NoOpElimination", CreateNoOpEliminationPass, OptLevel::kO1, nullptr, true},
            {"DeadCodeElimination", CreateDeadCodeEliminationPass, OptLevel::kO1,
             &OptimizerOptions::dead_code_elimination},
+           // After the folds (a BatchNorm folds into an NCHW convolution only).
+           {"ChannelsLast", CreateChannelsLastPass, OptLevel::kO3},
            {"InferShape", CreateInferShapePass, OptLevel::kO1},
        }},
   };

@@ -13,6 +13,7 @@
 #include <ATen/ops/pow.h>
 
 #include "devices/cpu/kernel_registry.h"
+#include "devices/cpu/kernels/channels_last_conv.h"
 #include "devices/cpu/kernels/filter_gradient.h"
 
 namespace ge::cpu {
@@ -29,6 +30,19 @@ Expected<IntList> SymmetricPadding(const KernelArgs& a) {
   return IntList{pads[0], pads[2]};
 }
 
+// data_format NHWC (channels last): x and y hold [N, H, W, C] and the window attributes are in
+// that order; ATen sees the same bytes as NCHW tensors with channels-last strides, which its
+// convolutions and pools keep (oneDNN runs them without reordering the activations).
+bool ChannelsLast(const KernelArgs& a) { return GetAttrOr<std::string>(a.task.attrs, "data_format", "NCHW") == "NHWC"; }
+
+// An activation as ATen's NCHW view: NHWC bytes become a channels-last-strided NCHW tensor.
+at::Tensor NchwView(const at::Tensor& t, bool channels_last) { return channels_last ? t.permute({0, 3, 1, 2}) : t; }
+
+// The H and W entries of a per-dim window attribute.
+IntList Spatial(const IntList& per_dim, bool channels_last) {
+  return channels_last ? IntList{per_dim[1], per_dim[2]} : IntList{per_dim[2], per_dim[3]};
+}
+
 // The convolution ops' window attributes as ATen takes them (ConvWindow, filter_gradient.h).
 Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
@@ -36,9 +50,48 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
   ConvWindow w;
   GE_ASSIGN_OR_RETURN(w.groups, a.Attr<int64_t>("groups"));
   GE_ASSIGN_OR_RETURN(w.padding, SymmetricPadding(a));
-  w.stride = {strides[2], strides[3]};
-  w.dilation = {dilations[2], dilations[3]};
+  w.stride = Spatial(strides, ChannelsLast(a));
+  w.dilation = Spatial(dilations, ChannelsLast(a));
   return w;
+}
+
+// The NHWC form (channels_last_conv.h): ATen's channels-last kernel or a detour through NCHW
+// copies, whichever measured faster for these shapes. A producer inside a FusedKernel has no
+// workspaces and runs channels-last.
+Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWindow c,
+                                                           std::optional<at::Tensor> bias) {
+  const bool constant_weight = a.InputIsConstant(1);
+  ChannelsLastConv conv{
+      NchwView(a.inputs[0], true), a.inputs[1], NchwView(a.outputs[0], true), std::move(bias), c, {}, {}};
+  if (constant_weight) conv.weight = conv.weight.contiguous(at::MemoryFormat::ChannelsLast);  // copied once
+  if (a.workspaces.size() == 2) {
+    conv.x_nchw = a.workspaces[0];
+    conv.y_nchw = a.workspaces[1];
+  }
+  auto timed = [&]() {
+    ChannelsLastConv scratch = conv;
+    scratch.x = at::full_like(conv.x, 0.5);
+    if (!constant_weight) scratch.weight = at::full_like(conv.weight, 0.5);
+    scratch.y = at::empty_like(conv.y);
+    if (conv.x_nchw.defined()) {
+      scratch.x_nchw = at::empty_like(conv.x_nchw);
+      scratch.y_nchw = at::empty_like(conv.y_nchw);
+    }
+    return ChannelsLastConvCandidates(scratch);
+  };
+  return MakeKernel(a.task, FastestByMeasurement(ChannelsLastConvKey(conv, constant_weight),
+                                                 ChannelsLastConvCandidates(conv), timed));
+}
+
+// The workspaces of an NHWC Conv2D: NCHW scratch for x and y (its "nchw" kernel).
+std::vector<TensorDesc> ConvWorkspaces(const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs,
+                                       const AttrMap& attrs) {
+  if (GetAttrOr<std::string>(attrs, "data_format", "NCHW") != "NHWC") return {};
+  auto nchw = [](const TensorDesc& nhwc) {
+    const Shape& s = nhwc.shape;
+    return TensorDesc(nhwc.dtype, {s.at(0), s.at(3), s.at(1), s.at(2)});
+  };
+  return {nchw(inputs.at(0)), nchw(outputs.at(0))};
 }
 
 Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
@@ -47,6 +100,7 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
     return Unimplemented("Conv2D '{}': offset_w (int8) is not supported on CPU", a.task.name);
   std::optional<at::Tensor> bias;
   if (a.inputs[2].defined()) bias = a.inputs[2];
+  if (ChannelsLast(a)) return CreateChannelsLastConv2D(a, c, bias);
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
     at::convolution_out(y, x, w, bias, c.stride, c.padding, c.dilation, /*transposed=*/false,
                         /*output_padding=*/{0, 0}, c.groups);
@@ -85,8 +139,9 @@ Expected<PoolWindow> ReadPoolWindow(const KernelArgs& a) {
   PoolWindow w;
   GE_ASSIGN_OR_RETURN(bool global, a.Attr<bool>("global_pooling"));
   GE_ASSIGN_OR_RETURN(w.ceil_mode, a.Attr<bool>("ceil_mode"));
+  const bool cl = ChannelsLast(a);
   if (global) {
-    w.kernel = {a.inputs[0].size(2), a.inputs[0].size(3)};
+    w.kernel = Spatial(a.inputs[0].sizes().vec(), cl);
     w.stride = w.kernel;
     w.padding = {0, 0};
     return w;
@@ -94,8 +149,8 @@ Expected<PoolWindow> ReadPoolWindow(const KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(IntList ksize, a.Attr<IntList>("ksize"));
   GE_ASSIGN_OR_RETURN(IntList strides, a.Attr<IntList>("strides"));
   GE_ASSIGN_OR_RETURN(w.padding, SymmetricPadding(a));
-  w.kernel = {ksize[2], ksize[3]};
-  w.stride = {strides[2], strides[3]};
+  w.kernel = Spatial(ksize, cl);
+  w.stride = Spatial(strides, cl);
   return w;
 }
 
@@ -105,39 +160,59 @@ at::Tensor AsChannelsLast(const at::Tensor& workspace) {
   return workspace.view({n, h, w, c}).permute({0, 3, 1, 2});
 }
 
-// Max pooling runs on a channels-last copy: ATen's NCHW max-pool kernel walks each plane with the
-// window's stride and does not vectorize, while the channels-last one vectorizes over channels --
-// 4x faster with both layout copies included (8x64x112x112, 3x3/2: 18.2 -> 4.5 ms), bit-identical.
-// The copies and ATen's argmax indices (nobody reads them) are workspaces.
-Expected<std::unique_ptr<Kernel>> CreateMaxPoolV3(KernelArgs& a) {
+// Max pooling runs channels-last: ATen's NCHW max-pool kernel walks each plane with the window's
+// stride and does not vectorize, while the channels-last one vectorizes over channels -- 4x
+// faster even with a layout copy each way (8x64x112x112, 3x3/2: 18.2 -> 4.5 ms), bit-identical.
+// NCHW x and y go through channels-last copies (workspaces, MaxPoolWorkspaces); NHWC ones are
+// read and written in place. ATen's argmax indices are plane indices (h * W + w) in either
+// layout, so only their layout differs.
+struct MaxPoolTensors {
+  at::Tensor x, y, indices;        // what ATen reads and writes (channels-last strided)
+  at::Tensor x_in, y_out, argmax;  // the task's own, when they are not the same bytes
+};
+
+MaxPoolTensors MaxPoolOperands(const KernelArgs& a, bool with_argmax) {
+  MaxPoolTensors t;
+  if (ChannelsLast(a)) {
+    t.x = NchwView(a.inputs[0], true);
+    t.y = NchwView(a.outputs[0], true);
+    t.indices = NchwView(with_argmax ? a.outputs[1] : a.workspaces[0], true);  // NHWC-shaped
+    return t;
+  }
+  t.x = AsChannelsLast(a.workspaces[0]);
+  t.y = AsChannelsLast(a.workspaces[1]);
+  t.indices = AsChannelsLast(a.workspaces[2]);
+  t.x_in = a.inputs[0];
+  t.y_out = a.outputs[0];
+  if (with_argmax) t.argmax = a.outputs[1];
+  return t;
+}
+
+// The workspaces of a max pool: channels-last copies of an NCHW x and y and the indices (an
+// NHWC pool needs only the indices, and with an argmax output not even those).
+std::vector<TensorDesc> MaxPoolWorkspaces(const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs,
+                                          const AttrMap& attrs) {
+  const bool nhwc = GetAttrOr<std::string>(attrs, "data_format", "NCHW") == "NHWC";
+  const TensorDesc indices(DataType::kInt64, outputs.at(0).shape);
+  if (nhwc) return outputs.size() > 1 ? std::vector<TensorDesc>{} : std::vector<TensorDesc>{indices};
+  return {inputs.at(0), outputs.at(0), indices};
+}
+
+Expected<std::unique_ptr<Kernel>> CreateMaxPool(KernelArgs& a, bool with_argmax) {
   GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
-  GE_CHECK(a.workspaces.size() == 3, "MaxPoolV3 '{}': expected 3 workspaces", a.task.name);
-  at::Tensor x_cl = AsChannelsLast(a.workspaces[0]), y_cl = AsChannelsLast(a.workspaces[1]);
-  at::Tensor indices = AsChannelsLast(a.workspaces[2]);
-  return MakeKernel(a.task, [w, x_cl, y_cl, indices, x = a.inputs[0], y = a.outputs[0]]() mutable {
-    x_cl.copy_(x);
-    at::max_pool2d_with_indices_out(y_cl, indices, x_cl, w.kernel, w.stride, w.padding, /*dilation=*/{1, 1},
+  const size_t workspaces = ChannelsLast(a) ? (with_argmax ? 0 : 1) : 3;
+  GE_CHECK(a.workspaces.size() == workspaces, "{} '{}': expected {} workspaces", a.task.type, a.task.name, workspaces);
+  return MakeKernel(a.task, [w, t = MaxPoolOperands(a, with_argmax)]() mutable {
+    if (t.x_in.defined()) t.x.copy_(t.x_in);
+    at::max_pool2d_with_indices_out(t.y, t.indices, t.x, w.kernel, w.stride, w.padding, /*dilation=*/{1, 1},
                                     w.ceil_mode);
-    y.copy_(y_cl);
+    if (t.y_out.defined()) t.y_out.copy_(t.y);
+    if (t.argmax.defined()) t.argmax.copy_(t.indices);
   });
 }
 
-// MaxPoolV3's channels-last path with the argmax as an output: the indices ATen computes in
-// channels-last are plane indices too (h * W + w), so only their layout is copied back.
-Expected<std::unique_ptr<Kernel>> CreateMaxPoolWithArgmax(KernelArgs& a) {
-  GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
-  GE_CHECK(a.workspaces.size() == 3, "MaxPoolWithArgmaxV2 '{}': expected 3 workspaces", a.task.name);
-  at::Tensor x_cl = AsChannelsLast(a.workspaces[0]), y_cl = AsChannelsLast(a.workspaces[1]);
-  at::Tensor indices_cl = AsChannelsLast(a.workspaces[2]);
-  return MakeKernel(a.task,
-                    [w, x_cl, y_cl, indices_cl, x = a.inputs[0], y = a.outputs[0], argmax = a.outputs[1]]() mutable {
-                      x_cl.copy_(x);
-                      at::max_pool2d_with_indices_out(y_cl, indices_cl, x_cl, w.kernel, w.stride, w.padding,
-                                                      /*dilation=*/{1, 1}, w.ceil_mode);
-                      y.copy_(y_cl);
-                      argmax.copy_(indices_cl);
-                    });
-}
+Expected<std::unique_ptr<Kernel>> CreateMaxPoolV3(KernelArgs& a) { return CreateMaxPool(a, false); }
+Expected<std::unique_ptr<Kernel>> CreateMaxPoolWithArgmax(KernelArgs& a) { return CreateMaxPool(a, true); }
 
 Expected<std::unique_ptr<Kernel>> CreateAvgPoolV2(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
@@ -145,7 +220,8 @@ Expected<std::unique_ptr<Kernel>> CreateAvgPoolV2(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(int64_t divisor, a.Attr<int64_t>("divisor_override"));
   std::optional<int64_t> divisor_override;
   if (divisor != 0) divisor_override = divisor;
-  return MakeKernel(a.task, [=, x = a.inputs[0], y = a.outputs[0]]() mutable {
+  const bool cl = ChannelsLast(a);
+  return MakeKernel(a.task, [=, x = NchwView(a.inputs[0], cl), y = NchwView(a.outputs[0], cl)]() mutable {
     at::avg_pool2d_out(y, x, w.kernel, w.stride, w.padding, w.ceil_mode, /*count_include_pad=*/!exclusive,
                        divisor_override);
   });
@@ -162,8 +238,9 @@ Expected<std::unique_ptr<Kernel>> CreateBatchNorm(KernelArgs& a) {
   // Inference mode leaves these empty; ATen still wants tensors to write them to.
   at::Tensor save_mean = at::empty({0}, a.inputs[3].options());
   at::Tensor save_invstd = at::empty({0}, a.inputs[3].options());
-  return MakeKernel(a.task, [=, x = a.inputs[0], scale = a.inputs[1], offset = a.inputs[2], mean = a.inputs[3],
-                             var = a.inputs[4], y = a.outputs[0]]() mutable {
+  const bool cl = ChannelsLast(a);
+  return MakeKernel(a.task, [=, x = NchwView(a.inputs[0], cl), scale = a.inputs[1], offset = a.inputs[2],
+                             mean = a.inputs[3], var = a.inputs[4], y = NchwView(a.outputs[0], cl)]() mutable {
     at::native_batch_norm_out(y, save_mean, save_invstd, x, scale, offset, mean, var, /*training=*/false,
                               /*momentum=*/0.0, eps);
   });
@@ -219,20 +296,11 @@ Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
 }  // namespace
 
 void RegisterNnKernels(CpuKernelRegistry& r) {
-  r.Register("Conv2D", CreateConv2D);
+  r.Register("Conv2D", CreateConv2D, ConvWorkspaces);
   r.Register("Conv2DTranspose", CreateConv2DTranspose);
   r.Register("Conv2DBackpropFilterD", CreateConv2DBackpropFilter);
-  r.Register(
-      "MaxPoolV3", CreateMaxPoolV3,
-      [](const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs, const AttrMap&) {
-        // channels-last copies of x and y, and the argmax indices
-        return std::vector<TensorDesc>{inputs.at(0), outputs.at(0), TensorDesc(DataType::kInt64, outputs.at(0).shape)};
-      });
-  r.Register("MaxPoolWithArgmaxV2", CreateMaxPoolWithArgmax,
-             [](const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs, const AttrMap&) {
-               // channels-last copies of x, y and the argmax
-               return std::vector<TensorDesc>{inputs.at(0), outputs.at(0), outputs.at(1)};
-             });
+  r.Register("MaxPoolV3", CreateMaxPoolV3, MaxPoolWorkspaces);
+  r.Register("MaxPoolWithArgmaxV2", CreateMaxPoolWithArgmax, MaxPoolWorkspaces);
   r.Register("AvgPoolV2", CreateAvgPoolV2);
   r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);
   r.Register("BatchNorm", CreateBatchNorm);

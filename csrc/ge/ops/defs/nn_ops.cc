@@ -1,4 +1,6 @@
-// Neural-network ops: convolution, pooling, normalization, softmax. NCHW layout.
+// Neural-network ops: convolution, pooling, normalization, softmax. NCHW layout; Conv2D, the
+// max/avg pools and BatchNorm also take data_format "NHWC" (channels last: the ChannelsLast pass
+// keeps a convolution net's activations so), with window attributes in x's dim order.
 #include "ge/ops/infer_util.h"
 #include "ge/ops/op_registry.h"
 
@@ -31,6 +33,34 @@ Status CheckList(InferContext& ctx, const char* name, size_t size, IntList* out)
   return {};
 }
 
+// Where a 4-D activation keeps its channel and spatial dims (batch is dim 0 in both).
+struct ActivationLayout {
+  size_t c, h, w;
+  Format format;
+  // A shape of this layout from its four sizes.
+  Shape Arrange(int64_t n, int64_t channels, int64_t height, int64_t width) const {
+    Shape out(4);
+    out[0] = n;
+    out[c] = channels;
+    out[h] = height;
+    out[w] = width;
+    return out;
+  }
+};
+
+Status CheckLayout(InferContext& ctx, ActivationLayout* layout) {
+  const std::string format = ctx.Attr<std::string>("data_format");
+  if (format == "NCHW") {
+    *layout = {1, 2, 3, Format::kNCHW};
+  } else if (format == "NHWC") {
+    *layout = {3, 1, 2, Format::kNHWC};
+  } else {
+    return ctx.Error("data_format '{}' is not supported; only NCHW and NHWC", format);
+  }
+  if (ctx.Input(0).rank() != 4) return ctx.Error("x must be 4-D {}, got {}", format, ShapeToString(ctx.Input(0).shape));
+  return {};
+}
+
 Status CheckNchw(InferContext& ctx) {
   if (ctx.Attr<std::string>("data_format") != "NCHW")
     return ctx.Error("data_format '{}' is not supported; only NCHW", ctx.Attr<std::string>("data_format"));
@@ -47,23 +77,27 @@ Status CheckConvAttrs(InferContext& ctx, IntList* strides, IntList* pads, IntLis
 }
 
 Status InferConv2D(InferContext& ctx) {
+  ActivationLayout l;
+  GE_RETURN_IF_ERROR(CheckLayout(ctx, &l));
   IntList strides, pads, dilations;
-  GE_RETURN_IF_ERROR(CheckConvAttrs(ctx, &strides, &pads, &dilations));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
+  GE_RETURN_IF_ERROR(CheckList(ctx, "dilations", 4, &dilations));
   const Shape& x = ctx.Input(0).shape;
   const Shape& w = ctx.Input(1).shape;
   const int64_t groups = ctx.Attr<int64_t>("groups");
   if (w.size() != 4) return ctx.Error("filter must be 4-D [Cout, Cin/groups, kh, kw], got {}", ShapeToString(w));
-  if (groups < 1 || (x[1] >= 0 && x[1] != w[1] * groups))
-    return ctx.Error("x channels {} != filter channels {} x groups {}", x[1], w[1], groups);
+  if (groups < 1 || (x[l.c] >= 0 && x[l.c] != w[1] * groups))
+    return ctx.Error("x channels {} != filter channels {} x groups {}", x[l.c], w[1], groups);
   if (w[0] % groups != 0) return ctx.Error("output channels {} are not divisible by groups {}", w[0], groups);
   if (ctx.HasInput(2) && ctx.Input(2).shape != Shape{w[0]})
     return ctx.Error("bias must be [{}], got {}", w[0], ShapeToString(ctx.Input(2).shape));
-  const int64_t h = WindowOutputSize(x[2], w[2], strides[2], pads[0], pads[1], dilations[2], false);
-  const int64_t wd = WindowOutputSize(x[3], w[3], strides[3], pads[2], pads[3], dilations[3], false);
-  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && wd <= 0))
+  const int64_t h = WindowOutputSize(x[l.h], w[2], strides[l.h], pads[0], pads[1], dilations[l.h], false);
+  const int64_t wd = WindowOutputSize(x[l.w], w[3], strides[l.w], pads[2], pads[3], dilations[l.w], false);
+  if ((x[l.h] >= 0 && h <= 0) || (x[l.w] >= 0 && wd <= 0))
     return ctx.Error("input {} is smaller than the kernel", ShapeToString(x));
-  ctx.Output(0).SetShape({x[0], w[0], h, wd});
-  ctx.Output(0).format = ctx.Output(0).origin_format = Format::kNCHW;
+  ctx.Output(0).SetShape(l.Arrange(x[0], w[0], h, wd));
+  ctx.Output(0).format = ctx.Output(0).origin_format = l.format;
   return {};
 }
 
@@ -108,10 +142,11 @@ Status InferConv2DBackpropFilter(InferContext& ctx) {
 }
 
 Status InferPool(InferContext& ctx) {
-  GE_RETURN_IF_ERROR(CheckNchw(ctx));
+  ActivationLayout l;
+  GE_RETURN_IF_ERROR(CheckLayout(ctx, &l));
   const Shape& x = ctx.Input(0).shape;
   if (ctx.Attr<bool>("global_pooling")) {
-    ctx.Output(0).SetShape({x[0], x[1], 1, 1});
+    ctx.Output(0).SetShape(l.Arrange(x[0], x[l.c], 1, 1));
     return {};
   }
   if (ctx.Attr<std::string>("padding_mode") != "CALCULATED")
@@ -120,14 +155,14 @@ Status InferPool(InferContext& ctx) {
   GE_RETURN_IF_ERROR(CheckList(ctx, "ksize", 4, &ksize));
   GE_RETURN_IF_ERROR(CheckList(ctx, "strides", 4, &strides));
   GE_RETURN_IF_ERROR(CheckList(ctx, "pads", 4, &pads));
-  for (int i : {2, 3})
+  for (size_t i : {l.h, l.w})
     if (ksize[i] <= 0 || strides[i] <= 0) return ctx.Error("ksize and strides must be positive");
   const bool ceil_mode = ctx.Attr<bool>("ceil_mode");
-  const int64_t h = WindowOutputSize(x[2], ksize[2], strides[2], pads[0], pads[1], 1, ceil_mode);
-  const int64_t w = WindowOutputSize(x[3], ksize[3], strides[3], pads[2], pads[3], 1, ceil_mode);
-  if ((x[2] >= 0 && h <= 0) || (x[3] >= 0 && w <= 0))
+  const int64_t h = WindowOutputSize(x[l.h], ksize[l.h], strides[l.h], pads[0], pads[1], 1, ceil_mode);
+  const int64_t w = WindowOutputSize(x[l.w], ksize[l.w], strides[l.w], pads[2], pads[3], 1, ceil_mode);
+  if ((x[l.h] >= 0 && h <= 0) || (x[l.w] >= 0 && w <= 0))
     return ctx.Error("input {} is smaller than the window", ShapeToString(x));
-  ctx.Output(0).SetShape({x[0], x[1], h, w});
+  ctx.Output(0).SetShape(l.Arrange(x[0], x[l.c], h, w));
   return {};
 }
 
@@ -149,13 +184,17 @@ OpDef PoolDef(const char* type) {
                        .InferSymbolic(InferSymbolicBatchPasses));
 }
 
+// Channels are dim 1, or the last dim of a 4-D NHWC x.
 Status InferBatchNorm(InferContext& ctx) {
   const Shape& x = ctx.Input(0).shape;
   if (x.size() < 2) return ctx.Error("x must have rank >= 2, got {}", ShapeToString(x));
   if (ctx.Attr<bool>("is_training")) return ctx.Error("is_training=true is not supported; only inference");
+  const bool nhwc = ctx.Attr<std::string>("data_format") == "NHWC";
+  if (nhwc && x.size() != 4) return ctx.Error("x must be 4-D NHWC, got {}", ShapeToString(x));
+  const int64_t channels = x[nhwc ? 3 : 1];
   for (int i = 1; i <= 4; ++i)
-    if (ctx.Input(i).shape != Shape{x[1]})
-      return ctx.Error("input {} must be [{}] (channels), got {}", i, x[1], ShapeToString(ctx.Input(i).shape));
+    if (ctx.Input(i).shape != Shape{channels})
+      return ctx.Error("input {} must be [{}] (channels), got {}", i, channels, ShapeToString(ctx.Input(i).shape));
   return InferSameAsFirstInput(ctx);
 }
 
@@ -249,7 +288,8 @@ void RegisterNnOps(OpRegistry& r) {
                        .Attr("offset_x", AttrType::kInt, int64_t{0})
                        .Infer(InferConv2D)
                        .InferSymbolic(InferSymbolicBatchPasses)
-                       .Doc("2-D convolution; strides/dilations per NCHW dim, pads = [top, bottom, left, right]")
+                       .Doc("2-D convolution; x NCHW or NHWC (data_format), filter [Cout, Cin/groups, kh, kw]; "
+                            "strides/dilations per dim of x, pads = [top, bottom, left, right]")
                        .Build());
   (void)r.Register(OpDef("Conv2DTranspose")
                        .TypeVar("T", kFloat)
@@ -327,23 +367,23 @@ void RegisterNnOps(OpRegistry& r) {
                        })
                        .Doc("average pooling to a fixed output size (torch's adaptive bins)")
                        .Build());
-  (void)r.Register(
-      OpDef("BatchNorm")
-          .TypeVar("T", kFloat)
-          .TypeVar("U", {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble})
-          .Input("x", "T")
-          .Input("scale", "U")
-          .Input("offset", "U")
-          .Input("mean", "U")
-          .Input("variance", "U")
-          .Output("y", "T")
-          .Attr("epsilon", AttrType::kFloat, 1e-4)
-          .Attr("data_format", AttrType::kString, std::string("NCHW"))
-          .Attr("is_training", AttrType::kBool, false)
-          .Infer(InferBatchNorm)
-          .InferSymbolic(InferSymbolicSameAsFirstInput)
-          .Doc("inference batch norm over channel dim 1: (x - mean) / sqrt(variance + eps) * scale + offset")
-          .Build());
+  (void)r.Register(OpDef("BatchNorm")
+                       .TypeVar("T", kFloat)
+                       .TypeVar("U", {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble})
+                       .Input("x", "T")
+                       .Input("scale", "U")
+                       .Input("offset", "U")
+                       .Input("mean", "U")
+                       .Input("variance", "U")
+                       .Output("y", "T")
+                       .Attr("epsilon", AttrType::kFloat, 1e-4)
+                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+                       .Attr("is_training", AttrType::kBool, false)
+                       .Infer(InferBatchNorm)
+                       .InferSymbolic(InferSymbolicSameAsFirstInput)
+                       .Doc("inference batch norm over channel dim 1 (the last with data_format NHWC): (x - mean) / "
+                            "sqrt(variance + eps) * scale + offset")
+                       .Build());
   (void)r.Register(OpDef("FusedAttention")
                        .TypeVar("T", kFloat)
                        .Input("query", "T")

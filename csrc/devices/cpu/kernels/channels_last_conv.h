@@ -1,0 +1,37 @@
+// A Conv2D with data_format NHWC (the ChannelsLast pass) runs one of two kernels, whichever
+// measured faster for its shapes on this CPU (kernel_choice.h):
+//   "nhwc": ATen's convolution on the channels-last bytes as they are -- oneDNN without
+//     reordering the activations; a weight that is not a constant is copied to channels-last by
+//     ATen on every call (a constant one is copied once, at load);
+//   "nchw": an NCHW copy of x, the plain convolution, and y copied back to NHWC (the copies are
+//     the task's workspaces).
+// The first wins where activations are large against the weight (ResNet's early layers, ~30%
+// per convolution on an AMD EPYC Zen 3), the second where the weight is (512 channels at 4x4:
+// the per-call weight copy costs more than the layout saves) and for a 3-channel stem.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "devices/cpu/kernels/filter_gradient.h"
+#include "devices/cpu/kernels/kernel_choice.h"
+
+namespace ge::cpu {
+
+// The operands as ATen sees them: x and y NCHW tensors with channels-last strides; x_nchw and
+// y_nchw plain NCHW scratch of their shapes (undefined: the "nchw" kernel is not offered).
+struct ChannelsLastConv {
+  at::Tensor x, weight, y;
+  std::optional<at::Tensor> bias;
+  ConvWindow window;
+  at::Tensor x_nchw, y_nchw;
+};
+
+std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv);
+// The shapes, window and threads that decide which candidate is faster.
+std::string ChannelsLastConvKey(const ChannelsLastConv& conv, bool constant_weight);
+
+}  // namespace ge::cpu
