@@ -103,11 +103,12 @@ class GeCompiler:
         library, and those from a size template schedule in the order the template's first
         instance chose when the strategy is MemoryAware (the instances differ only in sizes, so
         the order that planned the smallest arena there is kept instead of planning all four
-        again: ~60% of the memory stage of each instance)."""
+        again: ~60% of the memory stage of each instance). The rule is the engine's
+        (OptionsForLaterInstance, compiler/schedule.h), which model files' instances follow too."""
         options = self.config.ge_options()
         options["ge.kernelRunTimeSizes"] = "1"
-        if template is not None and template.schedule and options["ge.topoSortingMode"] == "MemoryAware":
-            options["ge.topoSortingMode"] = template.schedule
+        if template is not None and template.schedule:
+            options = _C.options_for_later_instance(options, template.schedule)
         return options
 
     def _compile_instance(self, gm, frozen, bindings, start=None, template=None):

@@ -325,17 +325,8 @@ Expected<std::shared_ptr<SinkExecutor>> OfflineModel::InstanceFor(const std::vec
   return it->second.executor;
 }
 
-// MemoryAware plans the arena for every candidate order and keeps the smallest; the instances of
-// one template differ only in sizes, so the first instance's choice stands for the rest (the
-// frontend's instances do the same, backend._instance_options). A strategy the user named is
-// used as it is.
 Options OfflineModel::InstanceOptions() const {
-  Options options = options_;
-  auto named = options.find(option::kTopoSortingMode);
-  const Expected<TopoStrategy> strategy = ParseTopoStrategy(named == options.end() ? "" : named->second);
-  if (instance_order_ && strategy.ok() && *strategy == TopoStrategy::kMemoryAware)
-    options[option::kTopoSortingMode] = std::string(TopoStrategyName(*instance_order_));
-  return options;
+  return instance_order_ ? OptionsForLaterInstance(options_, *instance_order_) : options_;
 }
 
 std::shared_ptr<const Model> OfflineModel::model() const {

@@ -122,7 +122,7 @@ class OfflineModel {
     uint64_t last_use = 0;
   };
   Expected<std::shared_ptr<SinkExecutor>> InstanceFor(const std::vector<int64_t>& sizes) const;
-  Options InstanceOptions() const;  // mutex_ held
+  Options InstanceOptions() const;  // mutex_ held; OptionsForLaterInstance (schedule.h)
 
   std::shared_ptr<const Model> model_;  // static
   std::shared_ptr<SinkExecutor> executor_;

@@ -5,6 +5,7 @@
 
 #include "devices/cpu/aten_bridge.h"
 #include "ge/serialize/graph_dump.h"
+#include "ge/compiler/schedule.h"
 #include "ge/offline_model.h"
 #include "ge/session.h"
 #include "python/py_utils.h"
@@ -171,6 +172,14 @@ void BindSession(py::module_& m) {
       py::arg("options") = Options{});
   m.def("ge_finalize", [] { ThrowIfError(GEFinalize()); });
   m.def("ge_is_initialized", &GEIsInitialized);
+  m.def(
+      "options_for_later_instance",
+      [](const Options& options, const std::string& first_order) {
+        return OptionsForLaterInstance(options, Unwrap(ParseTopoStrategy(first_order)));
+      },
+      py::arg("options"), py::arg("first_order"),
+      "The options a size template's later instance compiles with: MemoryAware becomes the order the first "
+      "instance kept (a strategy the options name is kept).");
   BindOfflineModels(m);
 
   py::class_<Session>(m, "Session")

@@ -62,5 +62,17 @@ TEST(ScheduleTest, DepthFirstFinishesABranchBreadthFirstInterleaves) {
   EXPECT_EQ(rdfs["Neg"] + 1, rdfs["Abs"]);
 }
 
+TEST(ScheduleTest, LaterInstancesTakeTheFirstInstancesOrderOnlyUnderMemoryAware) {
+  const std::string key = option::kTopoSortingMode;
+  // Unset or MemoryAware: the order the first instance kept; other options pass through.
+  const Options unset{{"ge.other", "x"}};
+  EXPECT_EQ(OptionsForLaterInstance(unset, TopoStrategy::kBFS).at(key), "BFS");
+  EXPECT_EQ(OptionsForLaterInstance(unset, TopoStrategy::kBFS).at("ge.other"), "x");
+  EXPECT_EQ(OptionsForLaterInstance({{key, "MemoryAware"}}, TopoStrategy::kRDFS).at(key), "RDFS");
+  // A strategy the user named is used as it is.
+  EXPECT_EQ(OptionsForLaterInstance({{key, "DFS"}}, TopoStrategy::kBFS).at(key), "DFS");
+  EXPECT_EQ(OptionsForLaterInstance({{key, "2"}}, TopoStrategy::kBFS).at(key), "2");
+}
+
 }  // namespace
 }  // namespace ge

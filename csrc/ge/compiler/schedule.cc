@@ -92,6 +92,15 @@ std::vector<Node*> ReverseDfs(const Graph& graph, bool stable) {
 
 }  // namespace
 
+Options OptionsForLaterInstance(const Options& options, TopoStrategy first_order) {
+  Options out = options;
+  auto named = out.find(option::kTopoSortingMode);
+  const Expected<TopoStrategy> strategy = ParseTopoStrategy(named == out.end() ? "" : named->second);
+  if (strategy.ok() && *strategy == TopoStrategy::kMemoryAware)
+    out[option::kTopoSortingMode] = std::string(TopoStrategyName(first_order));
+  return out;
+}
+
 Expected<TopoStrategy> ParseTopoStrategy(std::string_view text) {
   if (text.empty()) return kDefaultTopoStrategy;
   if (text == "BFS" || text == "0") return TopoStrategy::kBFS;

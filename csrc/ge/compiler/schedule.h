@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ge/base/options.h"
 #include "ge/ir/graph.h"
 
 namespace ge {
@@ -25,6 +26,13 @@ inline constexpr TopoStrategy kPlainStrategies[] = {TopoStrategy::kDFS, TopoStra
 Expected<TopoStrategy> ParseTopoStrategy(std::string_view text);  // "" gives the default
 std::string_view TopoStrategyName(TopoStrategy strategy);         // what ParseTopoStrategy reads
 inline constexpr TopoStrategy kDefaultTopoStrategy = TopoStrategy::kMemoryAware;
+
+// The options a later instance of a size template compiles with. Instances differ only in sizes,
+// so under MemoryAware (every plain order planned, the smallest arena kept) they take
+// `first_order`, the order the template's first instance kept, instead of planning all of them
+// again; a strategy the options name is kept. Used by OfflineModel and, through the bindings, by
+// the frontend's instances.
+Options OptionsForLaterInstance(const Options& options, TopoStrategy first_order);
 
 // kMemoryAware is resolved by the memory stage (it needs the planner); here it means DFS.
 Expected<std::vector<Node*>> ScheduleNodes(const Graph& graph, TopoStrategy strategy);
