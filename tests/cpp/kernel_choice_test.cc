@@ -91,6 +91,17 @@ TEST_F(KernelChoiceTest, ASingleCandidateIsNotTimedOrRecorded) {
   EXPECT_EQ(Find(choices, "test single"), nullptr);
 }
 
+// The same shapes can offer fewer kernels (a product with a transposed x1 has only MKL; a
+// convolution inside a fused kernel only its channels-last form): the decision made among more
+// must not be applied to them -- an index into the other set would run past the end.
+TEST_F(KernelChoiceTest, AKeyOfferingAnotherSetOfCandidatesIsDecidedOnItsOwn) {
+  auto two = [] { return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}}; };
+  auto one = [] { return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}}; };
+  EXPECT_EQ(ChooseByMeasurement("test subset", {"slow", "fast"}, two), 1);
+  EXPECT_EQ(ChooseByMeasurement("test subset", {"slow"}, one), 0);
+  EXPECT_EQ(ChooseByMeasurement("test subset", {"slow", "fast"}, two), 1);
+}
+
 TEST_F(KernelChoiceTest, ALaterProcessStartsWithTheStoredWinner) {
   auto candidates = [] { return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}}; };
   EXPECT_EQ(ChooseByMeasurement("test stored", {"slow", "fast"}, candidates), 1);

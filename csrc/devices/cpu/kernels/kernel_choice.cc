@@ -33,7 +33,7 @@ constexpr double kBudgetUs = 20000;
 
 struct Registry {
   std::mutex mutex;
-  std::map<std::string, int> winners;
+  std::map<std::string, int> winners;  // "key [names]" -> index of the winner among names
   std::vector<KernelChoice> choices;
   std::string store_path;                     // the file `stored` was read from
   std::map<std::string, std::string> stored;  // key -> winner's name, from earlier processes
@@ -149,22 +149,23 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
                         const std::function<std::vector<KernelCandidate>()>& make_candidates) {
   Registry& registry = TheRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  auto it = registry.winners.find(key);
+  // Decided under the key and the candidates' names: the same shapes can offer another set
+  // (a kernel that does not apply there, or a new build's kernel), and an index into one set
+  // means nothing in another -- nor does a race the other set's kernels did not run in.
+  const std::string choice_key = fmt::format("{} [{}]", key, fmt::join(names, ","));
+  auto it = registry.winners.find(choice_key);
   if (it != registry.winners.end()) return it->second;
   // The cache directory in effect now (a process may point TORCHAIR_GE_CACHE_DIR elsewhere).
   if (std::string path = StorePath(); path != registry.store_path) {
     registry.stored = ReadStore(path);
     registry.store_path = std::move(path);
   }
-  // Stored under the key and the candidates' names: a build with another set of candidates
-  // (a new kernel) times the key again instead of trusting a race the new one did not run in.
-  const std::string stored_key = fmt::format("{} [{}]", key, fmt::join(names, ","));
-  if (auto stored = registry.stored.find(stored_key); stored != registry.stored.end()) {
+  if (auto stored = registry.stored.find(choice_key); stored != registry.stored.end()) {
     auto at = std::find(names.begin(), names.end(), stored->second);
     if (at != names.end()) {
       KernelChoice choice{key, names, std::vector<double>(names.size(), 0), static_cast<int>(at - names.begin()),
                           0,   true};
-      registry.winners.emplace(key, choice.winner);
+      registry.winners.emplace(choice_key, choice.winner);
       registry.choices.push_back(std::move(choice));
       return registry.choices.back().winner;
     }
@@ -172,8 +173,8 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
   const std::vector<KernelCandidate> candidates = make_candidates();
   if (candidates.size() < 2) return 0;  // nothing to choose: not recorded, asked again next time
   KernelChoice choice = Measure(key, candidates);
-  registry.winners.emplace(key, choice.winner);
-  if (Decisive(choice)) Store(registry.store_path, stored_key, choice.names[static_cast<size_t>(choice.winner)]);
+  registry.winners.emplace(choice_key, choice.winner);
+  if (Decisive(choice)) Store(registry.store_path, choice_key, choice.names[static_cast<size_t>(choice.winner)]);
   registry.choices.push_back(std::move(choice));
   return registry.choices.back().winner;
 }
