@@ -88,7 +88,8 @@ bool CpuKernelRegistry::AcceptsStridedInput(const std::string& op_type, int inde
 }
 
 bool CpuKernelRegistry::CanBeFusedProducer(const std::string& op_type) const {
-  // Kernels that write one dense output and ask for no workspace of their own.
+  // Kernels that write one dense output and need no workspace of their own (an NHWC Conv2D asks
+  // for NCHW scratch for one of its two kernels; as a producer it gets none and runs the other).
   static const std::set<std::string> kProducers = {
       "MatMulV2",  "FusedMatMul",       "BatchMatMulV2",  "Conv2D",  "Conv2DTranspose",
       "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention", "GatherV2"};

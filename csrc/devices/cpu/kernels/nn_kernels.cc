@@ -33,7 +33,8 @@ Expected<IntList> SymmetricPadding(const KernelArgs& a) {
 // data_format NHWC (channels last): x and y hold [N, H, W, C] and the window attributes are in
 // that order; ATen sees the same bytes as NCHW tensors with channels-last strides, which its
 // convolutions and pools keep (oneDNN runs them without reordering the activations).
-bool ChannelsLast(const KernelArgs& a) { return GetAttrOr<std::string>(a.task.attrs, "data_format", "NCHW") == "NHWC"; }
+bool ChannelsLast(const AttrMap& attrs) { return GetAttrOr<std::string>(attrs, "data_format", "NCHW") == "NHWC"; }
+bool ChannelsLast(const KernelArgs& a) { return ChannelsLast(a.task.attrs); }
 
 // An activation as ATen's NCHW view: NHWC bytes become a channels-last-strided NCHW tensor.
 at::Tensor NchwView(const at::Tensor& t, bool channels_last) { return channels_last ? t.permute({0, 3, 1, 2}) : t; }
@@ -86,7 +87,7 @@ Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWi
 // The workspaces of an NHWC Conv2D: NCHW scratch for x and y (its "nchw" kernel).
 std::vector<TensorDesc> ConvWorkspaces(const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs,
                                        const AttrMap& attrs) {
-  if (GetAttrOr<std::string>(attrs, "data_format", "NCHW") != "NHWC") return {};
+  if (!ChannelsLast(attrs)) return {};
   auto nchw = [](const TensorDesc& nhwc) {
     const Shape& s = nhwc.shape;
     return TensorDesc(nhwc.dtype, {s.at(0), s.at(3), s.at(1), s.at(2)});
@@ -192,9 +193,8 @@ MaxPoolTensors MaxPoolOperands(const KernelArgs& a, bool with_argmax) {
 // NHWC pool needs only the indices, and with an argmax output not even those).
 std::vector<TensorDesc> MaxPoolWorkspaces(const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs,
                                           const AttrMap& attrs) {
-  const bool nhwc = GetAttrOr<std::string>(attrs, "data_format", "NCHW") == "NHWC";
   const TensorDesc indices(DataType::kInt64, outputs.at(0).shape);
-  if (nhwc) return outputs.size() > 1 ? std::vector<TensorDesc>{} : std::vector<TensorDesc>{indices};
+  if (ChannelsLast(attrs)) return outputs.size() > 1 ? std::vector<TensorDesc>{} : std::vector<TensorDesc>{indices};
   return {inputs.at(0), outputs.at(0), indices};
 }
 
