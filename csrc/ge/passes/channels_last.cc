@@ -15,7 +15,9 @@
 // activations), as are connected parts of the region with a single convolution (two layout
 // copies for one faster kernel; a training forward graph's convolutions are such parts, cut
 // apart by batch norms in training mode).
+#include <map>
 #include <unordered_map>
+#include <utility>
 #include <unordered_set>
 
 #include "ge/ops/op_names.h"
@@ -104,8 +106,6 @@ class Region {
     std::vector<Node*> kept;
     for (Node* node : joined)
       if (convolutions_[Root(node)] >= 2) kept.push_back(node);
-    part_of_.clear();
-    for (Node* node : kept) part_of_[node] = node;
     return kept;
   }
 
@@ -134,7 +134,6 @@ class ChannelsLast final : public GraphPass {
   std::string_view name() const override { return "ChannelsLast"; }
 
   Status Run(Graph& graph, const PassContext&, bool* changed) override {
-    entries_.clear();
     if (IsTrainingGraph(graph)) return {};
     GE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
     Region region;
@@ -146,7 +145,9 @@ class ChannelsLast final : public GraphPass {
     }
     const std::vector<Node*> members = region.Kept(joined);
     if (members.empty()) return {};
-    for (Node* node : members) GE_RETURN_IF_ERROR(Convert(graph, region, node));
+    const std::unordered_set<const Node*> nhwc(members.begin(), members.end());
+    std::map<std::pair<const Node*, int>, Value> entries;  // a value from outside -> its NHWC transpose
+    for (Node* node : members) GE_RETURN_IF_ERROR(Convert(graph, nhwc, node, entries));
     *changed = true;
     return {};
   }
@@ -163,19 +164,18 @@ class ChannelsLast final : public GraphPass {
   // `node` in NHWC: its activation inputs from outside through a Transpose each (one per value),
   // its attributes reordered, its outputs re-inferred, and its readers outside the region
   // through a Transpose back.
-  Status Convert(Graph& graph, const Region& region, Node* node) {
+  Status Convert(Graph& graph, const std::unordered_set<const Node*>& nhwc, Node* node,
+                 std::map<std::pair<const Node*, int>, Value>& entries) {
     for (int i : ActivationInputs(node)) {
       const Value v = node->input(i);
-      if (region.Contains(v.node)) continue;
-      auto known = entries_.find(v.node->name() + ":" + std::to_string(v.index));
-      Value nhwc;
-      if (known != entries_.end()) {
-        nhwc = known->second;
-      } else {
-        GE_ASSIGN_OR_RETURN(nhwc, Transposed(graph, v, {0, 2, 3, 1}, UniqueName(graph, v.node->name() + "_nhwc")));
-        entries_.emplace(v.node->name() + ":" + std::to_string(v.index), nhwc);
+      if (nhwc.count(v.node)) continue;
+      auto entry = entries.find({v.node, v.index});
+      if (entry == entries.end()) {
+        GE_ASSIGN_OR_RETURN(Value moved,
+                            Transposed(graph, v, {0, 2, 3, 1}, UniqueName(graph, v.node->name() + "_nhwc")));
+        entry = entries.emplace(std::make_pair(v.node, v.index), moved).first;
       }
-      graph.SetInput(node, i, nhwc);
+      graph.SetInput(node, i, entry->second);
     }
     for (const char* attr : {"strides", "dilations", "ksize"})
       if (node->HasAttr(attr)) {
@@ -189,7 +189,7 @@ class ChannelsLast final : public GraphPass {
     std::vector<std::vector<Use>> outside(static_cast<size_t>(node->num_outputs()));
     for (int o = 0; o < node->num_outputs(); ++o)
       for (const Use& use : node->users(o))
-        if (!region.Contains(use.user)) outside[static_cast<size_t>(o)].push_back(use);
+        if (!nhwc.count(use.user)) outside[static_cast<size_t>(o)].push_back(use);
     GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*node));
     for (int o = 0; o < node->num_outputs(); ++o) {
       if (outside[static_cast<size_t>(o)].empty()) continue;
@@ -205,8 +205,6 @@ class ChannelsLast final : public GraphPass {
     for (int k = 1; graph.FindNode(name) != nullptr; ++k) name = base + "_" + std::to_string(k);
     return name;
   }
-
-  std::unordered_map<std::string, Value> entries_;  // "node:output" -> its NHWC transpose
 };
 
 }  // namespace
