@@ -131,7 +131,11 @@ def test_frozen_parameters_fold_batchnorm_away(tmp_path):
     assert report["frozen_inputs"] > 100 and report["ir_ops"]["BatchNorm"] == 20
     assert report["passes_fired"]["BatchNormFold"] > 0
     (dump,) = tmp_path.iterdir()
-    assert 'type: "BatchNorm"' not in dump.read_text()
+    text = dump.read_text()
+    assert 'type: "BatchNorm"' not in text
+    # Every folded convolution runs channels-last as the producer of a fused kernel (its weight
+    # copied to channels-last once), and the numbers still match eager (compile_zoo).
+    assert 'type: "Conv2D"' not in text and text.count('s: "NHWC"') >= 20
     unfrozen, _ = compile_zoo("resnet_b1", torchair_ge.CompilerConfig())
     assert report["tasks"] < unfrozen["tasks"] and unfrozen["frozen_inputs"] == 0
 
