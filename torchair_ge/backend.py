@@ -15,6 +15,7 @@ from torch._dynamo.backends.common import aot_autograd
 
 from torchair_ge import _C
 from torchair_ge.concrete_graph import ConcreteGraph
+from torchair_ge.direct_call import DirectCall, aot_wrapper_reasons
 from torchair_ge.dynamic_graph import DynamicGraph
 from torchair_ge.configs.compiler_config import CompilerConfig
 from torchair_ge.decompositions import default_decompositions
@@ -41,6 +42,9 @@ class GeCompiler:
         self.real_inputs = None  # Dynamo's real example inputs of the graph being compiled (set by the backend)
         self.gears = {}  # symbol -> gears (inference.set_dim_gears) of the graph being compiled (set by the backend)
         self.keep_model = False  # also keep each graph as a model file (ConcreteGraph.model_bytes): cache_compile
+        # (compiled graph, its AOT metadata, its number of inputs) of the last inference graph: what
+        # the backend needs to call it without AOT autograd's runtime wrapper (direct_call.py)
+        self.last_inference = None
 
     def _frozen_inputs(self, gm, inference):
         """FX input number -> real tensor for the parameters and buffers that become constants
@@ -85,6 +89,10 @@ class GeCompiler:
                                     functools.partial(self._size_template, gm, frozen, signature), run_eagerly)
             report = compiled.first_instance(signature.hints, start)
         report["fx_patterns"] = fx_patterns
+        if inference:
+            context = torch._guards.TracingContext.try_get()
+            placeholders = sum(1 for n in gm.graph.nodes if n.op == "placeholder")
+            self.last_inference = (compiled, getattr(context, "fw_metadata", None), placeholders)
         self.reports.append(report)
         self.graphs.append(compiled)
         if "deferred" not in report:
@@ -289,17 +297,37 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
     def backend(gm, example_inputs):
         compiler.real_inputs = example_inputs  # Dynamo's real tensors: what frozen_parameter freezes
         compiler.gears = gear_symbols(gm, example_inputs)
+        compiler.last_inference = None
+        autocast = torch._C._is_any_autocast_enabled()
         try:
-            return refuse_partial_overlaps(aot_backend(gm, example_inputs), gm)
+            compiled = aot_backend(gm, example_inputs)
+            if compiler.last_inference is not None and not compiler.config.debug.run_eagerly:
+                compiled = _direct_if_exact(compiler, compiled, example_inputs, autocast)
+            return refuse_partial_overlaps(compiled, gm)
         finally:
             compiler.real_inputs = None
             compiler.gears = {}
+            compiler.last_inference = None
 
     if compiler.config.experimental_config.graph_cache:
         from torchair_ge.graph_cache import cached_backend
         backend = cached_backend(compiler, decompositions, backend)
     backend.compiler = compiler  # backend.compiler.reports: what each compiled graph became
     return backend
+
+
+def _direct_if_exact(compiler, aot_compiled, example_inputs, autocast):
+    """The inference graph just compiled, called without AOT autograd's runtime wrapper when that
+    wrapper would do nothing for it (direct_call.py); AOT's callable otherwise."""
+    graph, meta, graph_inputs = compiler.last_inference
+    reasons = aot_wrapper_reasons(meta, graph_inputs, example_inputs, autocast)
+    if compiler.reports:
+        compiler.reports[-1]["aot_wrapper"] = reasons
+    if reasons:
+        logger.debug("graph %s keeps AOT autograd's runtime wrapper: %s", compiler.reports[-1].get("graph_id"),
+                     "; ".join(reasons))
+        return aot_compiled
+    return DirectCall.from_aot(graph, meta, aot_compiled)
 
 
 def default_backend(gm, example_inputs):

@@ -32,6 +32,7 @@ from torchair_ge.backend import GeCompiler
 from torchair_ge.concrete_graph import ConcreteGraph
 from torchair_ge.configs.compiler_config import CompilerConfig
 from torchair_ge.decompositions import default_decompositions
+from torchair_ge.direct_call import DirectCall, aot_wrapper_reasons
 from torchair_ge.engine import default_session, next_graph_id
 from torchair_ge.fx2ge.interpreter import OutputSpec
 
@@ -46,6 +47,7 @@ class CachedGraph(SerializableCallable):
     def __init__(self, model_bytes, meta, graph=None, options=None):
         self._model_bytes, self._meta = model_bytes, meta
         self._graph = graph or _load_graph(model_bytes, meta, options or {})
+        self._call = DirectCall(self._graph, meta["mutated_inputs"])
 
     @classmethod
     def serialize_compile_artifacts(cls, fn):
@@ -59,7 +61,7 @@ class CachedGraph(SerializableCallable):
         return cls(data[8 + length:], meta)
 
     def __call__(self, *args):
-        return self._graph(list(args))
+        return self._call(*args)
 
 
 def _load_graph(model_bytes, meta, options):
@@ -97,6 +99,8 @@ def lower_to_cached_graph(compiler, gm, example_inputs, decompositions):
 
     compiler.real_inputs = example_inputs
     compiler.keep_model = True
+    compiler.last_inference = None
+    autocast = torch._C._is_any_autocast_enabled()
     try:
         # aot_compile asks AOT autograd to bundle Inductor's cache entries; this backend keeps its
         # own artifact (the model file), so AOT runs uncached here.
@@ -104,15 +108,20 @@ def lower_to_cached_graph(compiler, gm, example_inputs, decompositions):
                                            force_autograd_cache=False, strict_autograd_cache=False):
             aot_module_simplified(gm, example_inputs, fw_compiler=inference, inference_compiler=inference,
                                   decompositions=decompositions, keep_inference_input_mutations=True)
+        last = compiler.last_inference
     finally:
         compiler.keep_model = False
+        compiler.last_inference = None
     if len(captured) != 1 or not isinstance(captured[0][1], ConcreteGraph):
         raise NotImplementedError("models with symbolic sizes cannot be cached yet; use dynamic=False")
     graph, compiled = captured[0]
-    placeholders = sum(1 for n in graph.graph.nodes if n.op == "placeholder")
-    if placeholders != len(example_inputs):  # AOT lifted inputs of its own: its wrapper is needed
-        raise NotImplementedError(f"the lowered graph takes {placeholders} inputs, Dynamo passes "
-                                  f"{len(example_inputs)}; it cannot be cached")
+    # The cached graph is called with Dynamo's inputs as they are: only where AOT autograd's
+    # runtime wrapper would do nothing (direct_call.py's rule, which the backend follows too).
+    reasons = aot_wrapper_reasons(last[1], last[2], example_inputs, autocast) if last else ["no inference graph"]
+    if reasons:
+        raise NotImplementedError(f"the graph needs AOT autograd's runtime wrapper ({'; '.join(reasons)}); "
+                                  "it cannot be cached")
+    placeholders = last[2]
     return CachedGraph(compiled.model_bytes, _meta_of(compiled, placeholders), graph=compiled)
 
 
