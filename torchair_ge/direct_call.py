@@ -52,8 +52,8 @@ def aot_wrapper_reasons(meta, graph_inputs, example_inputs, autocast_at_compile)
 
 
 class DirectCall:
-    """What the backend hands Dynamo for a graph without reasons: Dynamo's arguments go to the
-    engine graph (ConcreteGraph or DynamicGraph, boxed) as they are. `bumped_inputs`: the inputs
+    """What the backend hands Dynamo for a graph without reasons: Dynamo's arguments (the tuple)
+    go to the engine graph (ConcreteGraph or DynamicGraph, boxed) as they are. `bumped_inputs`: the inputs
     the graph writes (their version counters move as eager's in-place ops would move them);
     `dynamic_outputs`: (output, dims) marked for Dynamo; `first_call`: a callable that serves
     the first call instead (AOT autograd's, with its one-time checks)."""
@@ -75,16 +75,19 @@ class DirectCall:
             return first(*args)
         if self._bumped:  # as eager's in-place ops would: autograd sees the inputs changed
             torch.autograd.graph.increment_version(tuple(args[i] for i in self._bumped))
-        # An inference graph may be called with grad enabled (no input requires grad); ops the
-        # engine hands back to ATen must not record autograd history.
-        grad = torch.is_grad_enabled()
-        if grad:
-            torch._C._set_grad_enabled(False)
-        try:
-            outputs = self.graph(list(args))
-        finally:
-            if grad:
-                torch._C._set_grad_enabled(True)
+        if torch.is_grad_enabled():
+            outputs = self._run_without_grad(args)
+        else:
+            outputs = self.graph(args)
         for i, dims in self._dynamic:  # Dynamo's hint for graphs these outputs flow into
             mark_dynamo_propagated_dynamic_indices(outputs[i], dims)
         return outputs
+
+    def _run_without_grad(self, args):
+        # An inference graph may be called with grad enabled (no input requires grad); ops the
+        # engine hands back to ATen must not record autograd history.
+        torch._C._set_grad_enabled(False)
+        try:
+            return self.graph(args)
+        finally:
+            torch._C._set_grad_enabled(True)

@@ -64,7 +64,7 @@ class _ExportCompiler(GeCompiler):
         frozen = self._frozen_inputs(gm, inference)
         signature = SymbolicSignature(gm) if graph_is_symbolic(gm) else None
         bindings = signature.hints if signature is not None else None
-        converted = convert_fx_graph(gm, name=self.export_name, frozen=frozen, bindings=bindings)
+        converted = convert_fx_graph(gm, name=self.export_name, frozen=frozen, bindings=bindings, output_views=False)
         _check_exportable(converted)
         positions = converted.input_positions or list(range(converted.num_inputs))
         names = [self.dynamo_names[p] if p < len(self.dynamo_names) else f"input{p}" for p in positions]
@@ -94,7 +94,7 @@ def _size_template(gm, signature, frozen, name):
     """The graph's size template with Dynamo's guards, or a clear error: a model file with
     symbolic sizes is a size template (fx2ge/size_template.py)."""
     def convert(bindings):
-        converted = convert_fx_graph(gm, name=name, frozen=frozen, bindings=bindings)
+        converted = convert_fx_graph(gm, name=name, frozen=frozen, bindings=bindings, output_views=False)
         _check_exportable(converted)
         return converted
     try:

@@ -155,3 +155,20 @@ def test_a_training_graph_is_not_an_inference_graph():
     assert all("aot_wrapper" not in report for report in backend.compiler.reports)
     assert all(p.grad is not None for p in model.parameters())
 
+
+def test_outputs_viewing_another_output_share_its_memory_as_in_eager():
+    def f(x):
+        y = x * 2
+        return y.t(), y, y[1:].view(-1)
+
+    x = torch.randn(3, 4)
+    compiled, backend = _compile(f, dynamic=False)
+    with torch.no_grad():
+        for _ in range(2):
+            got = compiled(x)
+    torch.testing.assert_close(got, f(x))
+    assert got[0].data_ptr() == got[1].data_ptr() and got[2].data_ptr() == got[1][1].data_ptr()
+    got[1].add_(1)  # a write through one output is seen through the others, as in eager
+    torch.testing.assert_close(got[0], got[1].t())
+    torch.testing.assert_close(got[2], got[1][1:].reshape(-1))
+    assert backend.compiler.reports[-1]["aot_wrapper"] == []

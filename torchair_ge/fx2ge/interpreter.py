@@ -29,7 +29,8 @@ from torchair_ge.scope import _ops as scope_ops
 class OutputSpec:
     """How one FX output is produced at run time."""
     # "graph" (engine output number `index`), "input" (FX input `index`), "value" (a Python constant),
-    # "view" (FX input `index` seen through `value` = (size, stride, storage offset), as eager's view ops return)
+    # "view" (FX input `index` seen through `value` = (size, stride, storage offset), as eager's view ops return),
+    # "output_view" (FX output `index`, an engine output, seen through `value`: outputs sharing memory as in eager)
     kind: str
     index: int = 0
     value: object = None
@@ -141,7 +142,7 @@ _SIZE_ASSERTIONS = {torch.ops.aten._assert_scalar.default, torch.ops.aten.sym_co
 
 
 class FxToGe:
-    def __init__(self, gm, name, frozen=None, bindings=None):
+    def __init__(self, gm, name, frozen=None, bindings=None, output_views=True):
         self.gm = gm
         # When `gm` has symbolic sizes, the graph is built for the sizes of `bindings` (symbol -> value).
         self.sizes = SizeEvaluator(bindings) if bindings is not None else None
@@ -149,6 +150,7 @@ class FxToGe:
         self.user_streams = []  # npu_stream_switch labels, innermost last
         self.env = {}
         self.frozen = frozen or {}  # FX input number -> real tensor that becomes a Const
+        self.output_views = output_views  # outputs viewing another output are views of it (False: copies)
         self.fx_inputs = {n: i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
         self.placeholders = []  # the ones that stay engine inputs
         self.fallback_ops = {}
@@ -413,10 +415,14 @@ class FxToGe:
     def _outputs(self, node):
         engine_outputs, specs = [], []
         (results,) = node.args
-        for item in results if isinstance(results, (tuple, list)) else (results,):
+        items = results if isinstance(results, (tuple, list)) else (results,)
+        bases = self._output_bases(items) if self.output_views else {}
+        for position, item in enumerate(items):
             if isinstance(item, torch.fx.Node) and item.op == "placeholder":
                 specs.append(OutputSpec("input", self.fx_inputs[item]))
             elif isinstance(item, torch.fx.Node) and (view := self._view_of_input(item)) is not None:
+                specs.append(view)
+            elif isinstance(item, torch.fx.Node) and (view := _view_of_output(item, position, bases)) is not None:
                 specs.append(view)
             elif isinstance(item, torch.fx.Node) and isinstance(self.env[item], (int, float, bool)):
                 specs.append(OutputSpec("value", value=self.env[item]))  # a size of this instance
@@ -430,14 +436,43 @@ class FxToGe:
                 specs.append(OutputSpec("value", value=item))
         return engine_outputs, specs
 
+    def _output_bases(self, items):
+        """Storage -> FX output position of the first output that is the whole of its storage
+        (contiguous, from offset 0, static sizes) and computed by the graph: outputs viewing the
+        same storage are returned as views of it, as eager returns them (not copies)."""
+        bases = {}
+        for position, item in enumerate(items):
+            meta = item.meta.get("val") if isinstance(item, torch.fx.Node) and item.op != "placeholder" else None
+            if (_static_strided(meta) and meta.is_contiguous() and meta.storage_offset() == 0
+                    and meta.numel() * meta.element_size() == meta.untyped_storage().nbytes()
+                    and self._view_of_input(item) is None):
+                bases.setdefault(StorageWeakRef(meta.untyped_storage()), position)
+        return bases
+
+
+def _static_strided(meta):
+    return isinstance(meta, torch.Tensor) and meta.layout == torch.strided and not is_symbolic(meta)
+
+
+def _view_of_output(item, position, bases):
+    """An OutputSpec("output_view") when `item` views the storage of another FX output in `bases`."""
+    meta = item.meta.get("val")
+    if not _static_strided(meta):
+        return None
+    base = bases.get(StorageWeakRef(meta.untyped_storage()))
+    if base is None or base == position:
+        return None
+    return OutputSpec("output_view", base, (list(meta.shape), list(meta.stride()), meta.storage_offset()))
+
 
 def _ir_values(value):
     items = value if isinstance(value, tuple) else (value,)
     return [(v.node_name, v.index) if isinstance(v, _C.EsTensor) else None for v in items]
 
 
-def convert_fx_graph(gm, name="graph", frozen=None, bindings=None):
+def convert_fx_graph(gm, name="graph", frozen=None, bindings=None, output_views=True):
     """Builds the IR graph of `gm`; returns a ConvertedGraph. `frozen` maps FX input numbers to
     real tensors that become constants of the graph instead of inputs. `bindings` (symbol ->
-    value) builds a graph with symbolic sizes for those sizes."""
-    return FxToGe(gm, name, frozen, bindings).run()
+    value) builds a graph with symbolic sizes for those sizes. `output_views=False`: every
+    computed output is an engine output of its own (a model file returns computed outputs only)."""
+    return FxToGe(gm, name, frozen, bindings, output_views).run()
