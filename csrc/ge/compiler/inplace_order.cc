@@ -29,8 +29,7 @@ std::unordered_set<const Node*> Descendants(Node* root) {
 void OrderCollectives(Graph& graph) {
   Node* previous = nullptr;
   for (Node* node : graph.nodes()) {  // creation order
-    const OpProto* proto = OpRegistry::Global().Find(node->type());
-    if (proto == nullptr || !proto->communicates) continue;
+    if (!IsCollective(node->type())) continue;
     if (previous != nullptr) graph.AddControlEdge(previous, node);
     previous = node;
   }

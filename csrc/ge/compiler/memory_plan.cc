@@ -267,8 +267,7 @@ void MemoryPlanner::TryWriteOverInput(const Node* node) {
   const KernelFactory* kernels = options_.kernels;
   if (kernels == nullptr || !kernels->WritesOverInput(node->type()) || node->num_outputs() != 1) return;
   // A collective's control edges only keep the collectives in program order (OrderCollectives).
-  const OpProto* proto = OpRegistry::Global().Find(node->type());
-  if (HasControlEdges(node) && (proto == nullptr || !proto->communicates)) return;
+  if (HasControlEdges(node) && !IsCollective(node->type())) return;
   const int32_t out = plan_.value_ids.at(node)[0];
   if (plan_.values[static_cast<size_t>(out)].placement != Placement::kArena) return;
   for (int i = 0; i < node->num_inputs(); ++i) {

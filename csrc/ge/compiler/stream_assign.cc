@@ -11,10 +11,7 @@
 namespace ge {
 namespace {
 
-bool Communicates(const Node* node) {
-  const OpProto* proto = OpRegistry::Global().Find(node->type());
-  return proto != nullptr && proto->communicates;
-}
+bool Communicates(const Node* node) { return IsCollective(node->type()); }
 
 // A rough cost to balance branches between streams: elements written, times the reduction
 // length for the ops that multiply matrices.

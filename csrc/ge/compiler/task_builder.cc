@@ -23,11 +23,11 @@ StreamProgram BuildStreamProgram(const StreamAssignment& streams,
       if (auto t = task_of.find(node); t != task_of.end()) steps.push_back({StreamStep::Kind::kRun, t->second});
       if (auto e = event_of.find(node); e != event_of.end()) steps.push_back({StreamStep::Kind::kRecord, e->second});
     }
-    const OpProto* first = nodes.empty() ? nullptr : OpRegistry::Global().Find(nodes[0]->type());
+    const bool communication = !nodes.empty() && IsCollective(nodes[0]->type());
     const std::string label = nodes.empty() ? "" : nodes[0]->GetAttrOr<std::string>(kAttrUserStream, "");
-    program.names.push_back(first != nullptr && first->communicates ? std::string("communication")
-                            : !label.empty()                        ? "user " + label
-                                                                    : fmt::format("compute {}", compute++));
+    program.names.push_back(communication    ? std::string("communication")
+                            : !label.empty() ? "user " + label
+                                             : fmt::format("compute {}", compute++));
   }
   return program;
 }

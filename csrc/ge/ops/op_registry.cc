@@ -51,6 +51,11 @@ const OpProto* OpRegistry::Find(const std::string& type) const {
   return it == protos_.end() ? nullptr : &it->second;
 }
 
+bool IsCollective(const std::string& type) {
+  const OpProto* proto = OpRegistry::Global().Find(type);
+  return proto != nullptr && proto->communicates;
+}
+
 std::vector<std::string> OpRegistry::OpTypes() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> types;

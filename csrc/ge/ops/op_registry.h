@@ -39,6 +39,10 @@ class OpRegistry {
   std::unordered_map<std::string, OpProto> protos_;
 };
 
+// Whether ops of `type` are collectives (OpProto::communicates): run in program order, on the
+// communication stream, their control edges only ordering them.
+bool IsCollective(const std::string& type);
+
 // Graph::Verify plus every node re-verified and re-inferred in topological order: the descs on
 // the graph must be the ones inference gives (a desc not set yet is filled in). The prepare
 // stage, the InferShape pass and verify-after-pass use it.
