@@ -29,9 +29,8 @@ _UNTRUSTED = set()  # cache roots already warned about
 
 
 def _root():
-    """The cache root the kernel cache uses too (its key and rules)."""
-    return os.environ.get("TORCHAIR_GE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "torchair_ge")
+    """The cache root the kernel cache uses too (the engine's rule)."""
+    return _C.kernel_cache_dir()
 
 
 def cache_root():

@@ -68,6 +68,10 @@ PYBIND11_MODULE(_C, m) {
       "path; raises GeError naming the path and the rule it breaks when someone other than this user could "
       "plant files there (the kernel cache's rule, docs/reliability.md).");
   m.def(
+      "kernel_cache_dir", [] { return ge::KernelCacheDir(ge::python::Unwrap(ge::WithEnvironment({}))); },
+      "The cache directory in effect (ge.kernelCacheDir / $TORCHAIR_GE_CACHE_DIR, else "
+      "$XDG_CACHE_HOME/torchair_ge or ~/.cache/torchair_ge): generated kernels, kernel choices, the graph cache.");
+  m.def(
       "_raise_cpp_exception_for_testing", [] { return std::vector<int>().at(1); },
       "Lets a test see how a C++ exception that escapes the engine reaches Python.");
   m.def(

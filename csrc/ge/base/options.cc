@@ -268,6 +268,11 @@ Expected<Options> WithEnvironment(Options options) {
   return options;
 }
 
+std::string KernelCacheDir(const Options& options) {
+  auto value = OptionValue(options, option::kKernelCacheDir);
+  return value.ok() && !value->empty() ? *value : DefaultKernelCacheDir();
+}
+
 std::string DefaultKernelCacheDir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   if (xdg != nullptr && *xdg) return std::string(xdg) + "/torchair_ge";

@@ -86,4 +86,9 @@ Expected<Options> WithEnvironment(Options options);
 // when ge.kernelCacheDir and $TORCHAIR_GE_CACHE_DIR say nothing.
 std::string DefaultKernelCacheDir();
 
+// The kernel cache directory in effect for `options` (completed with WithEnvironment by the
+// caller): ge.kernelCacheDir, else DefaultKernelCacheDir(). Generated kernels, kernel choices
+// and the frontend's graph cache live under it.
+std::string KernelCacheDir(const Options& options);
+
 }  // namespace ge

@@ -44,13 +44,11 @@ struct Registry {
 // Empty when that directory is not trusted (trusted_dir.h): decisions then live only in this
 // process (the kernel compiler warns about the directory).
 std::string StorePath() {
-  std::string dir;
+  auto options = WithEnvironment({});
+  if (!options.ok()) return "";
   TrustOptions trust;
-  if (auto options = WithEnvironment({}); options.ok()) {
-    if (auto value = OptionValue(*options, option::kKernelCacheDir); value.ok()) dir = *value;
-    if (auto links = BoolOption(*options, option::kKernelCacheAllowSymlinks); links.ok()) trust.allow_symlinks = *links;
-  }
-  if (dir.empty()) dir = DefaultKernelCacheDir();
+  if (auto links = BoolOption(*options, option::kKernelCacheAllowSymlinks); links.ok()) trust.allow_symlinks = *links;
+  const std::string dir = KernelCacheDir(*options);
   auto root = MakeTrustedDir(dir, {"kernel_choices"}, trust);
   if (!root.ok()) return "";
   return fmt::format("{}/kernel_choices/{}.tsv", *root, Fingerprint(HostCpuIdentity()));
