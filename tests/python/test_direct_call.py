@@ -2,7 +2,6 @@
 taken only where that wrapper would do nothing, and every case it handles keeps it."""
 import sys
 
-import pytest
 import torch
 
 import torchair_ge
