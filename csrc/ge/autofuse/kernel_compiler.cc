@@ -373,9 +373,7 @@ std::vector<std::string> CompileFlags(const KernelCompilerOptions& options) {
   return flags;
 }
 
-std::string KernelCacheDir(const KernelCompilerOptions& options) {
-  return options.cache_dir.empty() ? DefaultKernelCacheDir() : options.cache_dir;
-}
+std::string KernelCacheDir(const KernelCompilerOptions& options) { return ge::KernelCacheDir(options.cache_dir); }
 
 namespace {
 

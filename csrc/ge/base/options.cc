@@ -268,9 +268,13 @@ Expected<Options> WithEnvironment(Options options) {
   return options;
 }
 
+std::string KernelCacheDir(const std::string& configured) {
+  return configured.empty() ? DefaultKernelCacheDir() : configured;
+}
+
 std::string KernelCacheDir(const Options& options) {
   auto value = OptionValue(options, option::kKernelCacheDir);
-  return value.ok() && !value->empty() ? *value : DefaultKernelCacheDir();
+  return KernelCacheDir(value.ok() ? *value : std::string());
 }
 
 std::string DefaultKernelCacheDir() {

@@ -86,9 +86,11 @@ Expected<Options> WithEnvironment(Options options);
 // when ge.kernelCacheDir and $TORCHAIR_GE_CACHE_DIR say nothing.
 std::string DefaultKernelCacheDir();
 
-// The kernel cache directory in effect for `options` (completed with WithEnvironment by the
-// caller): ge.kernelCacheDir, else DefaultKernelCacheDir(). Generated kernels, kernel choices
-// and the frontend's graph cache live under it.
+// The kernel cache directory: `configured` (ge.kernelCacheDir / $TORCHAIR_GE_CACHE_DIR) when it
+// is set, else DefaultKernelCacheDir(). Generated kernels, kernel choices and the frontend's
+// graph cache live under it.
+std::string KernelCacheDir(const std::string& configured);
+// The same for `options` (completed with WithEnvironment by the caller).
 std::string KernelCacheDir(const Options& options);
 
 }  // namespace ge
