@@ -345,9 +345,7 @@ class FxToGe:
         placeholder = node.meta["_torchair_ge_view_of"]
         if placeholder is None or placeholder not in self.placeholders:
             return None
-        meta, sizes = node.meta["val"], self.sizes or (lambda d: d)
-        view = ([sizes(d) for d in meta.shape], [sizes(d) for d in meta.stride()], sizes(meta.storage_offset()))
-        return OutputSpec("view", self.fx_inputs[placeholder], view)
+        return OutputSpec("view", self.fx_inputs[placeholder], strided_view(node.meta["val"], self.sizes))
 
     def _input_viewed_by(self, node):
         """The placeholder whose memory `node`'s output views, or None."""
@@ -438,14 +436,14 @@ class FxToGe:
 
     def _output_bases(self, items):
         """Storage -> FX output position of the first output that is the whole of its storage
-        (contiguous, from offset 0, static sizes) and computed by the graph: outputs viewing the
-        same storage are returned as views of it, as eager returns them (not copies)."""
+        (contiguous, from offset 0, static sizes): outputs viewing the same storage are returned as
+        views of it, as eager returns them (not copies). A base viewing an input never serves: its
+        viewers are views of that input (_view_of_input comes first)."""
         bases = {}
         for position, item in enumerate(items):
             meta = item.meta.get("val") if isinstance(item, torch.fx.Node) and item.op != "placeholder" else None
             if (_static_strided(meta) and meta.is_contiguous() and meta.storage_offset() == 0
-                    and meta.numel() * meta.element_size() == meta.untyped_storage().nbytes()
-                    and self._view_of_input(item) is None):
+                    and meta.numel() * meta.element_size() == meta.untyped_storage().nbytes()):
                 bases.setdefault(StorageWeakRef(meta.untyped_storage()), position)
         return bases
 
@@ -462,7 +460,14 @@ def _view_of_output(item, position, bases):
     base = bases.get(StorageWeakRef(meta.untyped_storage()))
     if base is None or base == position:
         return None
-    return OutputSpec("output_view", base, (list(meta.shape), list(meta.stride()), meta.storage_offset()))
+    return OutputSpec("output_view", base, strided_view(meta))
+
+
+def strided_view(meta, sizes=None):
+    """(size, stride, storage offset) of the tensor meta `meta`, symbolic sizes evaluated by
+    `sizes` (a SizeEvaluator): what as_strided takes to rebuild the view at run time."""
+    sizes = sizes or (lambda d: d)
+    return [sizes(d) for d in meta.shape], [sizes(d) for d in meta.stride()], sizes(meta.storage_offset())
 
 
 def _ir_values(value):

@@ -27,7 +27,7 @@ from torch.utils._sympy.numbers import int_oo
 
 from torchair_ge import _C
 from torchair_ge.fx2ge.errors import ConversionError, DynamicShapeError
-from torchair_ge.fx2ge.interpreter import OutputSpec
+from torchair_ge.fx2ge.interpreter import OutputSpec, strided_view
 from torchair_ge.fx2ge.symbolic import SYM_TYPES, SizeEvaluator, spell_bindings
 
 logger = logging.getLogger("torchair_ge")
@@ -380,9 +380,7 @@ def _outputs_for(gm, specs, bindings):
         if spec.kind == "value" and isinstance(item, torch.fx.Node):
             spec = OutputSpec("value", value=sizes(item.meta["val"]))
         elif spec.kind == "view":
-            meta = item.meta["val"]
-            view = ([sizes(d) for d in meta.shape], [sizes(d) for d in meta.stride()], sizes(meta.storage_offset()))
-            spec = OutputSpec("view", spec.index, view)
+            spec = OutputSpec("view", spec.index, strided_view(item.meta["val"], sizes))
         out.append(spec)
     return out
 
