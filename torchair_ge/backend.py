@@ -301,7 +301,7 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
         autocast = torch._C._is_any_autocast_enabled()
         try:
             compiled = aot_backend(gm, example_inputs)
-            if compiler.last_inference is not None and not compiler.config.debug.run_eagerly:
+            if compiler.last_inference is not None:  # an inference graph the engine runs (not run_eagerly)
                 compiled = _direct_if_exact(compiler, compiled, example_inputs, autocast)
             return refuse_partial_overlaps(compiled, gm)
         finally:
@@ -321,10 +321,9 @@ def _direct_if_exact(compiler, aot_compiled, example_inputs, autocast):
     wrapper would do nothing for it (direct_call.py); AOT's callable otherwise."""
     graph, meta, graph_inputs = compiler.last_inference
     reasons = aot_wrapper_reasons(meta, graph_inputs, example_inputs, autocast)
-    if compiler.reports:
-        compiler.reports[-1]["aot_wrapper"] = reasons
+    compiler.reports[-1]["aot_wrapper"] = reasons  # the inference graph's report, appended last
     if reasons:
-        logger.debug("graph %s keeps AOT autograd's runtime wrapper: %s", compiler.reports[-1].get("graph_id"),
+        logger.debug("graph %s keeps AOT autograd's runtime wrapper: %s", compiler.reports[-1]["graph_id"],
                      "; ".join(reasons))
         return aot_compiled
     return DirectCall.from_aot(graph, meta, aot_compiled)

@@ -90,12 +90,11 @@ def lower_to_cached_graph(compiler, gm, example_inputs, decompositions):
     wrapper at run time (symbolic sizes, inputs AOT lifts itself) or a training graph."""
     if torch.is_grad_enabled():
         raise RuntimeError("cache_compile caches inference graphs: call the function under torch.no_grad()")
-    captured = []
+    captured = []  # every graph AOT autograd compiled: a cacheable function has one, static
 
     def inference(graph, inputs):
-        compiled = compiler(graph, inputs, inference=True)
-        captured.append((graph, compiled))
-        return compiled
+        captured.append(compiler(graph, inputs, inference=True))
+        return captured[-1]
 
     compiler.real_inputs = example_inputs
     compiler.keep_model = True
@@ -112,17 +111,16 @@ def lower_to_cached_graph(compiler, gm, example_inputs, decompositions):
     finally:
         compiler.keep_model = False
         compiler.last_inference = None
-    if len(captured) != 1 or not isinstance(captured[0][1], ConcreteGraph):
+    if len(captured) != 1 or not isinstance(captured[0], ConcreteGraph):
         raise NotImplementedError("models with symbolic sizes cannot be cached yet; use dynamic=False")
-    graph, compiled = captured[0]
+    compiled, meta, graph_inputs = last
     # The cached graph is called with Dynamo's inputs as they are: only where AOT autograd's
     # runtime wrapper would do nothing (direct_call.py's rule, which the backend follows too).
-    reasons = aot_wrapper_reasons(last[1], last[2], example_inputs, autocast) if last else ["no inference graph"]
+    reasons = aot_wrapper_reasons(meta, graph_inputs, example_inputs, autocast)
     if reasons:
         raise NotImplementedError(f"the graph needs AOT autograd's runtime wrapper ({'; '.join(reasons)}); "
                                   "it cannot be cached")
-    placeholders = last[2]
-    return CachedGraph(compiled.model_bytes, _meta_of(compiled, placeholders), graph=compiled)
+    return CachedGraph(compiled.model_bytes, _meta_of(compiled, graph_inputs), graph=compiled)
 
 
 def _serializable_backend(config, decompositions):

@@ -58,10 +58,7 @@ class ConcreteGraph:
 
     def _run(self, args):
         if self._inputs_as_given:
-            try:
-                results = self._session.run_graph(self._graph_id, args)
-            except TypeError:
-                raise TypeError(self._describe_bad_inputs(args)) from None
+            results = self._run_graph(args, args)
             return results if self._results_are_outputs else self._assemble(results, args)
         for i, tensor in self._frozen:
             if args[i] is not tensor:
@@ -85,13 +82,16 @@ class ConcreteGraph:
             for i, perm in self._layouts:  # contiguous when laid out as at compile time
                 if isinstance(run_args[i], torch.Tensor):
                     run_args[i] = run_args[i].permute(perm)
-        try:
-            results = self._session.run_graph(self._graph_id, run_args)
-        except TypeError:
-            raise TypeError(self._describe_bad_inputs(args)) from None
+        results = self._run_graph(run_args, args)
         for i in strided:
             args[i].copy_(dense[i])
         return self._assemble(results, args)
+
+    def _run_graph(self, run_args, args):
+        try:
+            return self._session.run_graph(self._graph_id, run_args)
+        except TypeError:
+            raise TypeError(self._describe_bad_inputs(args)) from None
 
     def _assemble(self, results, args):
         """The FX outputs from the engine's results, the inputs and the constants (OutputSpec)."""

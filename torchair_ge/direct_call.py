@@ -9,9 +9,9 @@ more than a small model's whole engine run saves (docs/performance.md, "The call
 
 `aot_wrapper_reasons` reads what AOT autograd decided about the graph (its ViewAndMutationMeta)
 and names each step that is not the identity; when there is none, `DirectCall` calls the engine
-graph with Dynamo's own inputs and does the two steps that remain: grad mode off during the run,
-and the version-counter bumps of the inputs the graph writes. Its first call goes through AOT's
-wrapper, which runs its one-time checks then."""
+graph with Dynamo's own inputs and does the steps that remain: grad mode off during the run, the
+version-counter bumps of the inputs the graph writes, and Dynamo's dynamic-dim marks on the
+outputs. Its first call goes through AOT's wrapper, which runs its one-time checks then."""
 import torch
 from torch._functorch._aot_autograd.runtime_wrappers import mark_dynamo_propagated_dynamic_indices
 
