@@ -126,12 +126,15 @@ class OpenVino:
 class TorchairGe:
     """The backend with its default configuration; with optimizer=False every graph optimizer
     pass is switched off, with autofuse=False no generated kernels are made: the pairs show what
-    the optimizer and auto-fusion buy per model. Each model compiles cold into a fresh kernel
+    the optimizer and auto-fusion buy per model. With frozen=True parameters become constants
+    (`frozen_parameter`, the inference setting to compare with Inductor's freezing and ONNX
+    Runtime, which both see constant weights). Each model compiles cold into a fresh kernel
     cache, then warm from it."""
 
-    def __init__(self, optimizer=True, autofuse=True):
-        self.optimizer, self.autofuse = optimizer, autofuse
-        self.name = "torchair_ge" + ("" if optimizer else "_noopt") + ("" if autofuse else "_nofuse")
+    def __init__(self, optimizer=True, autofuse=True, frozen=False):
+        self.optimizer, self.autofuse, self.frozen = optimizer, autofuse, frozen
+        self.name = ("torchair_ge" + ("" if optimizer else "_noopt") + ("" if autofuse else "_nofuse")
+                     + ("_frozen" if frozen else ""))
 
     def unavailable(self):
         return None
@@ -141,6 +144,7 @@ class TorchairGe:
         if not self.optimizer:
             config.ge_config.optimization_switch = ";".join(f"{name}:off" for name in torchair_ge._C.optimizer_passes())
         config.experimental_config.enable_autofuse = self.autofuse
+        config.experimental_config.frozen_parameter = self.frozen
         return config
 
     def _compile(self, entry, model, inputs):
@@ -156,6 +160,8 @@ class TorchairGe:
         return run, seconds, backend.compiler.reports
 
     def prepare(self, entry):
+        if self.frozen and not entry.no_grad:
+            raise Unsupported("frozen parameters are for inference (no_grad) graphs")
         model, inputs = entry.build()
         saved = os.environ.get("TORCHAIR_GE_CACHE_DIR")
         with tempfile.TemporaryDirectory(prefix="torchair_ge_bench_cache_") as cache:
@@ -275,6 +281,6 @@ class _quiet:
 
 
 def all_systems(threads, names=None):
-    systems = [Eager(), Inductor(), InductorFreezing(), TorchairGe(), TorchairGe(optimizer=False),
-               TorchairGe(autofuse=False), OnnxRuntime(threads), OpenVino()]
+    systems = [Eager(), Inductor(), InductorFreezing(), TorchairGe(), TorchairGe(frozen=True),
+               TorchairGe(optimizer=False), TorchairGe(autofuse=False), OnnxRuntime(threads), OpenVino()]
     return [s for s in systems if names is None or s.name in names]

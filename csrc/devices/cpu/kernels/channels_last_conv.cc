@@ -5,8 +5,26 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "devices/cpu/kernels/onednn_ops.h"
+
 namespace ge::cpu {
 namespace {
+
+using ConvFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, at::IntArrayRef,
+                          at::IntArrayRef, at::IntArrayRef, int64_t, std::string_view,
+                          c10::List<std::optional<at::Scalar>>, std::optional<std::string_view>);
+using ReorderFn = at::Tensor(const at::Tensor&, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, int64_t,
+                             at::OptionalIntArrayRef);
+
+const std::optional<c10::TypedOperatorHandle<ConvFn>>& ConvOp() {
+  static const auto op = FindOneDnnOp<ConvFn>("mkldnn::_convolution_pointwise");
+  return op;
+}
+
+const std::optional<c10::TypedOperatorHandle<ReorderFn>>& ReorderOp() {
+  static const auto op = FindOneDnnOp<ReorderFn>("mkldnn::_reorder_convolution_weight");
+  return op;
+}
 
 void Convolve(at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
               const ConvWindow& c) {
@@ -14,7 +32,20 @@ void Convolve(at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, cons
                       /*output_padding=*/{0, 0}, c.groups);
 }
 
+// oneDNN's convolution on a prepacked weight; it allocates its output (no out= form), which is
+// copied into y (same channels-last strides: a plain copy).
+void ConvolvePacked(at::Tensor& y, const at::Tensor& x, const at::Tensor& packed, const std::optional<at::Tensor>& bias,
+                    const ConvWindow& c) {
+  static const c10::List<std::optional<at::Scalar>> no_scalars;
+  y.copy_(ConvOp()->call(x, packed, bias, c.padding, c.stride, c.dilation, c.groups, "none", no_scalars, std::nullopt));
+}
+
 }  // namespace
+
+at::Tensor PackConvWeightForOneDnn(const at::Tensor& weight, const ConvWindow& window, at::IntArrayRef x_sizes) {
+  if (!ConvOp() || !ReorderOp() || weight.scalar_type() != at::kFloat || weight.dim() != 4) return {};
+  return ReorderOp()->call(weight.contiguous(), window.padding, window.stride, window.dilation, window.groups, x_sizes);
+}
 
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv) {
   std::vector<KernelCandidate> out{{"nhwc", [c = conv]() mutable { Convolve(c.y, c.x, c.weight, c.bias, c.window); }}};
@@ -24,6 +55,9 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                      Convolve(c.y_nchw, c.x_nchw, c.weight, c.bias, c.window);
                      c.y.copy_(c.y_nchw);
                    }});
+  if (conv.packed_weight.defined())
+    out.push_back({"onednn_packed", [y = conv.y, x = conv.x, w = conv.packed_weight, b = conv.bias,
+                                     c = conv.window]() mutable { ConvolvePacked(y, x, w, b, c); }});
   return out;
 }
 

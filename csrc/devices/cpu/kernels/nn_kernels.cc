@@ -56,15 +56,18 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
   return w;
 }
 
-// The NHWC form (channels_last_conv.h): ATen's channels-last kernel or a detour through NCHW
-// copies, whichever measured faster for these shapes. A producer inside a FusedKernel has no
-// workspaces and runs channels-last.
+// The NHWC form (channels_last_conv.h): ATen's channels-last kernel, a detour through NCHW
+// copies or (constant weight) oneDNN on a prepacked weight, whichever measured faster for these
+// shapes. A producer inside a FusedKernel has no workspaces: no NCHW detour.
 Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWindow c,
                                                            std::optional<at::Tensor> bias) {
   const bool constant_weight = a.InputIsConstant(1);
   ChannelsLastConv conv{
-      NchwView(a.inputs[0], true), a.inputs[1], NchwView(a.outputs[0], true), std::move(bias), c, {}, {}};
-  if (constant_weight) conv.weight = conv.weight.contiguous(at::MemoryFormat::ChannelsLast);  // copied once
+      NchwView(a.inputs[0], true), a.inputs[1], NchwView(a.outputs[0], true), std::move(bias), c, {}, {}, {}};
+  if (constant_weight) {  // copied once: channels-last for ATen, blocked for oneDNN
+    conv.packed_weight = PackConvWeightForOneDnn(conv.weight, c, conv.x.sizes());
+    conv.weight = conv.weight.contiguous(at::MemoryFormat::ChannelsLast);
+  }
   if (a.workspaces.size() == 2) {
     conv.x_nchw = a.workspaces[0];
     conv.y_nchw = a.workspaces[1];

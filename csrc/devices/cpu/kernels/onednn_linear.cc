@@ -11,10 +11,9 @@
 //
 // A constant weight (frozen parameters, folded constants) is reordered once, at load, into
 // oneDNN's blocked layout for the task's row count: a further ~10% per call.
-#include <ATen/Context.h>
-#include <ATen/core/dispatch/Dispatcher.h>
-
 #include "devices/cpu/kernels/onednn_linear.h"
+
+#include "devices/cpu/kernels/onednn_ops.h"
 
 namespace ge::cpu {
 namespace {
@@ -23,27 +22,14 @@ using LinearFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::opt
                             c10::List<std::optional<at::Scalar>>, std::optional<std::string_view>);
 using ReorderFn = at::Tensor(const at::Tensor&, std::optional<int64_t>);
 
-// The ops are registered by libtorch_cpu when it was built with oneDNN; a build without it (or
-// with a different signature) keeps every MatMulV2 on at::mm.
-template <typename Fn>
-std::optional<c10::TypedOperatorHandle<Fn>> FindOp(const char* name) {
-  if (!at::hasMKLDNN()) return std::nullopt;
-  auto handle = c10::Dispatcher::singleton().findSchema({name, ""});
-  if (!handle) return std::nullopt;
-  try {
-    return handle->template typed<Fn>();
-  } catch (const c10::Error&) {
-    return std::nullopt;
-  }
-}
-
+// Without them (FindOneDnnOp) every MatMulV2 stays on at::mm.
 const std::optional<c10::TypedOperatorHandle<LinearFn>>& LinearOp() {
-  static const auto op = FindOp<LinearFn>("mkldnn::_linear_pointwise");
+  static const auto op = FindOneDnnOp<LinearFn>("mkldnn::_linear_pointwise");
   return op;
 }
 
 const std::optional<c10::TypedOperatorHandle<ReorderFn>>& ReorderOp() {
-  static const auto op = FindOp<ReorderFn>("mkldnn::_reorder_linear_weight");
+  static const auto op = FindOneDnnOp<ReorderFn>("mkldnn::_reorder_linear_weight");
   return op;
 }
 
