@@ -1,5 +1,7 @@
 #include "devices/cpu/kernels/channels_last_conv.h"
 
+#include <cstdlib>
+
 #include <ATen/Parallel.h>
 #include <ATen/ops/convolution.h>
 #include <fmt/format.h>
@@ -59,6 +61,20 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
     out.push_back({"onednn_packed", [y = conv.y, x = conv.x, w = conv.packed_weight, b = conv.bias,
                                      c = conv.window]() mutable { ConvolvePacked(y, x, w, b, c); }});
   return out;
+}
+
+Expected<std::string> ConvKernelSetting() {
+  const char* value = std::getenv("TORCHAIR_GE_CPU_CONV");
+  const std::string setting = value != nullptr && *value != '\0' ? value : "measure";
+  if (setting != "measure" && setting != "nhwc" && setting != "nchw" && setting != "onednn_packed")
+    return InvalidArgument("TORCHAIR_GE_CPU_CONV='{}': expected measure, nhwc, nchw or onednn_packed", setting);
+  return setting;
+}
+
+std::function<void()> CandidateNamed(std::vector<KernelCandidate> candidates, const std::string& name) {
+  for (auto& candidate : candidates)
+    if (candidate.name == name) return std::move(candidate.run);
+  return std::move(candidates.front().run);
 }
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv, bool constant_weight) {

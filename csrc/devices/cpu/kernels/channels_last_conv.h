@@ -16,12 +16,14 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "devices/cpu/kernels/filter_gradient.h"
 #include "devices/cpu/kernels/kernel_choice.h"
+#include "ge/base/status.h"
 
 namespace ge::cpu {
 
@@ -41,6 +43,14 @@ struct ChannelsLastConv {
 at::Tensor PackConvWeightForOneDnn(const at::Tensor& weight, const ConvWindow& window, at::IntArrayRef x_sizes);
 
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv);
+// TORCHAIR_GE_CPU_CONV: "measure" (the default) or a forced candidate name (to reproduce a
+// result, compare the kernels, or debug one; a candidate a convolution does not offer leaves
+// it to "nhwc"). Any other value is an error naming the variable.
+Expected<std::string> ConvKernelSetting();
+
+// The candidate named `name`, else the first ("nhwc").
+std::function<void()> CandidateNamed(std::vector<KernelCandidate> candidates, const std::string& name);
+
 // The shapes, window and threads that decide which candidate is faster.
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv, bool constant_weight);
 

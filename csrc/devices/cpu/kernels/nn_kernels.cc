@@ -58,7 +58,8 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
 
 // The NHWC form (channels_last_conv.h): ATen's channels-last kernel, a detour through NCHW
 // copies or (constant weight) oneDNN on a prepacked weight, whichever measured faster for these
-// shapes. A producer inside a FusedKernel has no workspaces: no NCHW detour.
+// shapes (or the one TORCHAIR_GE_CPU_CONV names). A producer inside a FusedKernel has no
+// workspaces: no NCHW detour.
 Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWindow c,
                                                            std::optional<at::Tensor> bias) {
   const bool constant_weight = a.InputIsConstant(1);
@@ -83,6 +84,8 @@ Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWi
     }
     return ChannelsLastConvCandidates(scratch);
   };
+  GE_ASSIGN_OR_RETURN(std::string setting, ConvKernelSetting());
+  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(ChannelsLastConvCandidates(conv), setting));
   return MakeKernel(a.task, FastestByMeasurement(ChannelsLastConvKey(conv, constant_weight),
                                                  ChannelsLastConvCandidates(conv), timed));
 }

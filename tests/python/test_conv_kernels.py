@@ -1,0 +1,107 @@
+"""Channels-last Conv2D on the CPU device: ATen's channels-last convolution ("nhwc"), a detour
+through NCHW copies ("nchw"), or -- for a constant weight (frozen parameters) -- oneDNN's
+convolution on the weight reordered into its blocked layout once at load ("onednn_packed"),
+whichever measured fastest for the shape on this CPU (csrc/devices/cpu/kernels/channels_last_conv.h).
+Each kernel, forced with TORCHAIR_GE_CPU_CONV, must give eager's numbers; the measured choice is
+reported; a forced packed kernel really runs oneDNN's operator."""
+import pytest
+import torch
+from torch import nn
+
+import torchair_ge
+from conftest import check_against_eager
+
+
+class Block(nn.Module):
+    """Stride, padding, a 1x1 projection, groups, dilation, batch norm and a residual: the window
+    attributes the kernels must agree on, in a net the ChannelsLast pass keeps NHWC."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 5, 2, 2), nn.BatchNorm2d(16), nn.ReLU())
+        self.conv1 = nn.Conv2d(16, 32, 3, 2, 1, bias=False)
+        self.conv2 = nn.Conv2d(32, 32, 3, 1, 2, dilation=2, groups=4)
+        self.down = nn.Conv2d(16, 32, 1, 2)
+        self.bn = nn.BatchNorm2d(32)
+
+    def forward(self, x):
+        y = self.stem(x)
+        return torch.relu(self.bn(self.conv2(torch.relu(self.conv1(y)))) + self.down(y))
+
+
+def block():
+    torch.manual_seed(0)
+    model = Block()
+    for bn in (model.stem[1], model.bn):
+        nn.init.uniform_(bn.running_mean, -0.5, 0.5)
+        nn.init.uniform_(bn.running_var, 0.5, 1.5)
+    return model.eval()
+
+
+def config(frozen):
+    config = torchair_ge.CompilerConfig()
+    config.experimental_config.frozen_parameter = frozen
+    return config
+
+
+@pytest.mark.parametrize("kernel", ["nhwc", "nchw", "onednn_packed", "measure"])
+@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("batch", [1, 3])
+def test_each_kernel_matches_eager(kernel, frozen, batch, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+    check_against_eager(block(), torch.randn(batch, 3, 33, 29), config=config(frozen), rtol=1e-4, atol=1e-4)
+
+
+def _conv_ops_run(model, x, frozen):
+    """The ATen/oneDNN operators the compiled model's run calls (the engine calls them through
+    the dispatcher, which the profiler records)."""
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config(frozen)),
+                             dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled(x)
+    return {e.key for e in prof.key_averages()}
+
+
+def test_the_packed_kernel_runs_onednn_on_the_prepacked_weight(monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "onednn_packed")
+    ops = _conv_ops_run(block(), torch.randn(2, 3, 33, 29), frozen=True)
+    assert "mkldnn::_convolution_pointwise" in ops and "aten::convolution" not in ops, ops
+
+
+def test_a_weight_that_is_an_input_is_never_packed(monkeypatch):
+    """Without frozen parameters a weight may change between calls (even through `.data`, which
+    no version counter sees): the packed kernel is not offered, ATen's convolution runs and reads
+    the weight as it is at each call."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "onednn_packed")
+    model, x = block(), torch.randn(2, 3, 33, 29)
+    ops = _conv_ops_run(model, x, frozen=False)
+    assert "mkldnn::_convolution_pointwise" not in ops and "aten::convolution" in ops, ops
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with torch.no_grad():
+        compiled(x)
+        model.conv1.weight.data.mul_(-2.0)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))  # no decision stored by an earlier run
+    monkeypatch.delenv("TORCHAIR_GE_CPU_CONV", raising=False)
+    backend = torchair_ge.get_npu_backend(compiler_config=config(True))
+    model, x = block(), torch.randn(1, 3, 45, 41)  # shapes no other test decides in this process
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    convs = [c for c in backend.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
+    assert len(convs) == 4, convs
+    for choice in convs:
+        assert "const-weight" in choice["key"] and "onednn_packed" in choice["best_us"], choice
+        assert choice["best_us"][choice["winner"]] == min(choice["best_us"].values())
+
+
+def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "winograd")
+    compiled = torch.compile(block(), backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with pytest.raises(Exception, match="TORCHAIR_GE_CPU_CONV='winograd'"), torch.no_grad():
+        compiled(torch.randn(1, 3, 33, 29))
