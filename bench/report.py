@@ -62,8 +62,10 @@ def markdown(results):
             ]) + " |")
     lines += ["", "## Summary", ""]
     peers = ("eager", "inductor", "inductor_freezing", "onnxruntime", "openvino")
-    for system in ("torchair_ge",) + peers[1:]:
-        for base in peers if system == "torchair_ge" else ("eager", "inductor"):
+    # torchair_ge_frozen (frozen_parameter) is the setting to compare with the peers that see
+    # constant weights: inductor_freezing and onnxruntime.
+    for system in ("torchair_ge", "torchair_ge_frozen") + peers[1:]:
+        for base in peers if system.startswith("torchair_ge") else ("eager", "inductor"):
             if system == base:
                 continue
             rs = ratios(results, system, base)
@@ -198,7 +200,7 @@ def chart(results, path):
     except ImportError:
         return False
     models = [m["name"] for m in results["models"]]
-    systems = [s for s in ("inductor", "inductor_freezing", "torchair_ge", "onnxruntime", "openvino")
+    systems = [s for s in ("inductor", "inductor_freezing", "torchair_ge", "torchair_ge_frozen", "onnxruntime", "openvino")
                if any(r["system"] == s for m in results["models"] for r in m["systems"])]
     fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(models)), 4))
     width = 0.8 / max(1, len(systems))

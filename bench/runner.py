@@ -79,7 +79,7 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
     chosen = all_systems(threads, systems)
     if quick and systems is None:  # ONNX export is slow, the off/off runs triple ours: full runs only
         chosen = [s for s in chosen if s.name not in ("onnxruntime", "openvino", "inductor_freezing", "torchair_ge_noopt",
-                                                     "torchair_ge_nofuse")]
+                                                     "torchair_ge_nofuse", "torchair_ge_frozen")]
     results = {
         "quick": quick,
         "environment": {

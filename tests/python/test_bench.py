@@ -112,7 +112,7 @@ def test_attention_benchmark_agrees_with_atens_flash_kernel():
     assert any(line.startswith("| decode_2048 |") for line in attention.markdown(rows))
 
 
-@pytest.mark.parametrize("system", [InductorFreezing(), OpenVino()], ids=lambda s: s.name)
+@pytest.mark.parametrize("system", [InductorFreezing(), OpenVino(), TorchairGe(frozen=True)], ids=lambda s: s.name)
 def test_peer_systems_match_eager(system):
     if system.unavailable():
         pytest.skip(system.unavailable())  # OpenVINO comes with `make bench`'s set-up
