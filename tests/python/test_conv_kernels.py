@@ -1,9 +1,10 @@
 """Channels-last Conv2D on the CPU device: ATen's channels-last convolution ("nhwc"), a detour
-through NCHW copies ("nchw"), or -- for a constant weight (frozen parameters) -- oneDNN's
-convolution on the weight reordered into its blocked layout once at load ("onednn_packed"),
-whichever measured fastest for the shape on this CPU (csrc/devices/cpu/kernels/channels_last_conv.h).
-Each kernel, forced with TORCHAIR_GE_CPU_CONV, must give eager's numbers; the measured choice is
-reported; a forced packed kernel really runs oneDNN's operator."""
+through NCHW copies ("nchw"), or oneDNN's convolution on a weight reordered into its blocked
+layout -- once at load for a constant weight ("onednn_packed", frozen parameters), again whenever
+its bytes change for a weight that is a graph input ("onednn_repack") -- whichever measured
+fastest for the shape on this CPU (csrc/devices/cpu/kernels/channels_last_conv.h). Each kernel,
+forced with TORCHAIR_GE_CPU_CONV, must give eager's numbers, also after the weights change; the
+measured choice is reported; a forced oneDNN kernel really runs oneDNN's operator."""
 import pytest
 import torch
 from torch import nn
@@ -44,11 +45,14 @@ def config(frozen):
     return config
 
 
-@pytest.mark.parametrize("kernel", ["nhwc", "nchw", "onednn_packed", "measure"])
+@pytest.mark.parametrize("kernel", ["nhwc", "nchw", "onednn_packed", "onednn_repack", "measure"])
 @pytest.mark.parametrize("frozen", [False, True])
 @pytest.mark.parametrize("batch", [1, 3])
-def test_each_kernel_matches_eager(kernel, frozen, batch, monkeypatch):
+def test_each_kernel_matches_eager(kernel, frozen, batch, monkeypatch, tmp_path):
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+    # "measure" times every candidate on scratch tensors (no decision stored by an earlier run
+    # here): weights and biases that are inputs are not bound yet at load.
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))
     check_against_eager(block(), torch.randn(batch, 3, 33, 29), config=config(frozen), rtol=1e-4, atol=1e-4)
 
 
@@ -64,24 +68,35 @@ def _conv_ops_run(model, x, frozen):
     return {e.key for e in prof.key_averages()}
 
 
-def test_the_packed_kernel_runs_onednn_on_the_prepacked_weight(monkeypatch):
-    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "onednn_packed")
-    ops = _conv_ops_run(block(), torch.randn(2, 3, 33, 29), frozen=True)
+@pytest.mark.parametrize("kernel,frozen", [("onednn_packed", True), ("onednn_repack", False)])
+def test_a_forced_onednn_kernel_runs_onednns_operator(kernel, frozen, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+    ops = _conv_ops_run(block(), torch.randn(2, 3, 33, 29), frozen)
     assert "mkldnn::_convolution_pointwise" in ops and "aten::convolution" not in ops, ops
 
 
-def test_a_weight_that_is_an_input_is_never_packed(monkeypatch):
-    """Without frozen parameters a weight may change between calls (even through `.data`, which
-    no version counter sees): the packed kernel is not offered, ATen's convolution runs and reads
-    the weight as it is at each call."""
-    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "onednn_packed")
-    model, x = block(), torch.randn(2, 3, 33, 29)
-    ops = _conv_ops_run(model, x, frozen=False)
+@pytest.mark.parametrize("kernel,frozen", [("onednn_packed", False), ("onednn_repack", True)])
+def test_a_kernel_that_does_not_apply_leaves_the_convolution_to_aten(kernel, frozen, monkeypatch):
+    """A weight that is an input is never packed once for good; a constant one is never compared."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+    ops = _conv_ops_run(block(), torch.randn(2, 3, 33, 29), frozen)
     assert "mkldnn::_convolution_pointwise" not in ops and "aten::convolution" in ops, ops
+
+
+@pytest.mark.parametrize("kernel", ["onednn_repack", "measure"])
+def test_a_weight_that_is_an_input_is_read_again_when_it_changes(kernel, monkeypatch):
+    """Without frozen parameters a weight may change between calls, also through `.data`, which
+    moves no version counter: the packed weight must follow the bytes."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+    model, x = block(), torch.randn(2, 3, 33, 29)
     compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
     with torch.no_grad():
-        compiled(x)
-        model.conv1.weight.data.mul_(-2.0)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        model.conv1.weight.data.mul_(-2.0)  # no version bump
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        model.conv2.weight[0, 0, 0, 0] = 3.0  # one element
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        model.down.weight.copy_(torch.randn_like(model.down.weight))
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
 
 
@@ -98,6 +113,11 @@ def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
     for choice in convs:
         assert "const-weight" in choice["key"] and "onednn_packed" in choice["best_us"], choice
         assert choice["best_us"][choice["winner"]] == min(choice["best_us"].values())
+    unfrozen = torchair_ge.get_npu_backend()
+    with torch.no_grad():
+        torch.compile(model, backend=unfrozen, dynamic=False)(x)
+    convs = [c for c in unfrozen.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
+    assert len(convs) == 4 and all("onednn_repack" in c["best_us"] for c in convs), convs
 
 
 def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):

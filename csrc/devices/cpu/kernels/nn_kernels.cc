@@ -57,14 +57,22 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
 }
 
 // The NHWC form (channels_last_conv.h): ATen's channels-last kernel, a detour through NCHW
-// copies or (constant weight) oneDNN on a prepacked weight, whichever measured faster for these
+// copies or oneDNN on a prepacked weight (packed at load, or again when the weight changed),
+// whichever measured faster for these
 // shapes (or the one TORCHAIR_GE_CPU_CONV names). A producer inside a FusedKernel has no
 // workspaces: no NCHW detour.
 Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWindow c,
                                                            std::optional<at::Tensor> bias) {
   const bool constant_weight = a.InputIsConstant(1);
-  ChannelsLastConv conv{
-      NchwView(a.inputs[0], true), a.inputs[1], NchwView(a.outputs[0], true), std::move(bias), c, {}, {}, {}};
+  ChannelsLastConv conv{NchwView(a.inputs[0], true),
+                        a.inputs[1],
+                        NchwView(a.outputs[0], true),
+                        std::move(bias),
+                        c,
+                        {},
+                        {},
+                        {},
+                        !constant_weight};
   if (constant_weight) {  // copied once: channels-last for ATen, blocked for oneDNN
     conv.packed_weight = PackConvWeightForOneDnn(conv.weight, c, conv.x.sizes());
     conv.weight = conv.weight.contiguous(at::MemoryFormat::ChannelsLast);
@@ -77,6 +85,7 @@ Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWi
     ChannelsLastConv scratch = conv;
     scratch.x = at::full_like(conv.x, 0.5);
     if (!constant_weight) scratch.weight = at::full_like(conv.weight, 0.5);
+    if (conv.bias && !a.InputIsConstant(2)) scratch.bias = at::full_like(*conv.bias, 0.5);  // not bound at load
     scratch.y = at::empty_like(conv.y);
     if (conv.x_nchw.defined()) {
       scratch.x_nchw = at::empty_like(conv.x_nchw);
