@@ -89,11 +89,12 @@ Registry& TheRegistry() {
 }
 
 // A candidate that throws (an operator that rejects these operands) is never the winner.
-double TimeUs(const std::function<void()>& run) {
+double TimeUs(const KernelCandidate& candidate) {
   const auto start = std::chrono::steady_clock::now();
   try {
-    run();
-  } catch (const std::exception&) {
+    candidate.run();
+  } catch (const std::exception& e) {
+    GE_LOGD("kernel candidate '{}' failed on scratch operands: {}", candidate.name, e.what());
     return std::numeric_limits<double>::infinity();
   }
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -105,7 +106,7 @@ KernelChoice Measure(const std::string& key, const std::vector<KernelCandidate>&
   double round_us = 0;
   for (const KernelCandidate& c : candidates) {
     choice.names.push_back(c.name);
-    const double warm_up = TimeUs(c.run);  // first-touch allocations, oneDNN primitive creation
+    const double warm_up = TimeUs(c);  // first-touch allocations, oneDNN primitive creation
     if (std::isfinite(warm_up)) round_us += warm_up;
   }
   const int rounds = std::clamp(static_cast<int>(kBudgetUs / std::max(round_us, 1.0)), kMinRounds, kMaxRounds);
@@ -113,7 +114,7 @@ KernelChoice Measure(const std::string& key, const std::vector<KernelCandidate>&
   // time the code needs when nothing interferes.
   for (int r = 0; r < rounds; ++r)
     for (size_t i = 0; i < candidates.size(); ++i)
-      choice.best_us[i] = std::min(choice.best_us[i], TimeUs(candidates[i].run));
+      choice.best_us[i] = std::min(choice.best_us[i], TimeUs(candidates[i]));
   choice.winner =
       static_cast<int>(std::min_element(choice.best_us.begin(), choice.best_us.end()) - choice.best_us.begin());
   choice.measure_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
@@ -137,9 +138,12 @@ std::function<void()> FastestByMeasurement(const std::string& key, std::vector<K
                                            const std::function<std::vector<KernelCandidate>()>& timed) {
   std::vector<std::string> names;
   for (const KernelCandidate& k : kernels) names.push_back(k.name);
+  // Candidates are timed as a task runs: the compiling frontend (AOT autograd) may have Python
+  // modes and the Python dispatcher on, which would route every ATen call of a candidate through
+  // Python (and fail on the pool's threads, which have no Python dispatcher state).
   c10::InferenceMode inference;
-  c10::impl::ExcludeDispatchKeyGuard no_python(
-      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
+  c10::impl::ExcludeDispatchKeyGuard no_python(c10::DispatchKeySet(
+      {c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot, c10::DispatchKey::PythonDispatcher}));
   return std::move(kernels[static_cast<size_t>(ChooseByMeasurement(key, names, timed))].run);
 }
 
