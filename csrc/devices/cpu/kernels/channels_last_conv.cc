@@ -1,7 +1,6 @@
 #include "devices/cpu/kernels/channels_last_conv.h"
 
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -61,9 +60,9 @@ bool SameBytes(const void* a, const void* b, int64_t n) {
 // A weight that is a graph input (not frozen), packed for oneDNN again only when its bytes
 // changed. Every call compares the weight with the bytes it was last packed from; content, not
 // a version counter, decides, because writes through `p.data` move no counter. The comparison
-// reads the weight twice where ATen's per-call reorder reads and writes it in a slow kernel: on
-// the Zen 3 a 512x512x3x3 weight compares in 1.7 ms and reorders in 6.6 ms. The price is memory:
-// the snapshot and the packing, two more copies of the weight.
+// reads the weight and its snapshot where ATen's per-call reorder reads and writes the weight in
+// a slow kernel: on the Zen 3 a 512x512x3x3 weight compares in 1.7 ms and reorders in 6.6 ms.
+// The price is memory: the snapshot and the packing, two more copies of the weight.
 class RepackOnChange {
  public:
   RepackOnChange(at::Tensor weight, ConvWindow window, at::IntArrayRef x_sizes)
@@ -116,21 +115,7 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
   return out;
 }
 
-Expected<std::string> ConvKernelSetting() {
-  const char* value = std::getenv("TORCHAIR_GE_CPU_CONV");
-  const std::string setting = value != nullptr && *value != '\0' ? value : "measure";
-  if (setting != "measure" && setting != "nhwc" && setting != "nchw" && setting != "onednn_packed" &&
-      setting != "onednn_repack")
-    return InvalidArgument("TORCHAIR_GE_CPU_CONV='{}': expected measure, nhwc, nchw, onednn_packed or onednn_repack",
-                           setting);
-  return setting;
-}
-
-std::function<void()> CandidateNamed(std::vector<KernelCandidate> candidates, const std::string& name) {
-  for (auto& candidate : candidates)
-    if (candidate.name == name) return std::move(candidate.run);
-  return std::move(candidates.front().run);
-}
+std::vector<std::string> ForcibleConvKernels() { return {"nhwc", "nchw", "onednn_packed", "onednn_repack"}; }
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv, bool constant_weight) {
   return fmt::format("Conv2D NHWC {} x{} w{} stride{} pad{} dilation{} groups={}{}{} threads={}",

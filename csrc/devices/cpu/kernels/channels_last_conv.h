@@ -12,20 +12,19 @@
 // Of ATen's two, the first wins where activations are large against the weight (ResNet's early
 // layers, ~30% per convolution on an AMD EPYC Zen 3), the second where the weight is (512
 // channels at 4x4: the per-call weight copy costs more than the layout saves) and for a
-// 3-channel stem. The oneDNN ones do no per-call weight reorder: ATen reorders every weight into oneDNN's layout on
-// every call, which was half of a batch-1 ResNet-18's time on the Zen 3 (13 of 27 ms).
+// 3-channel stem. The oneDNN ones do no per-call weight reorder: ATen reorders every weight
+// into oneDNN's layout on every call, which was half of a batch-1 ResNet-18's time on the Zen 3
+// (13 of 27 ms).
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "devices/cpu/kernels/filter_gradient.h"
 #include "devices/cpu/kernels/kernel_choice.h"
-#include "ge/base/status.h"
 
 namespace ge::cpu {
 
@@ -47,13 +46,8 @@ struct ChannelsLastConv {
 at::Tensor PackConvWeightForOneDnn(const at::Tensor& weight, const ConvWindow& window, at::IntArrayRef x_sizes);
 
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv);
-// TORCHAIR_GE_CPU_CONV: "measure" (the default) or a forced candidate name (to reproduce a
-// result, compare the kernels, or debug one; a candidate a convolution does not offer leaves
-// it to "nhwc"). Any other value is an error naming the variable.
-Expected<std::string> ConvKernelSetting();
-
-// The candidate named `name`, else the first ("nhwc").
-std::function<void()> CandidateNamed(std::vector<KernelCandidate> candidates, const std::string& name);
+// The kernels TORCHAIR_GE_CPU_CONV may force (ForcedKernelSetting).
+std::vector<std::string> ForcibleConvKernels();
 
 // The shapes, window and threads that decide which candidate is faster.
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv, bool constant_weight);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -179,6 +180,20 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
   if (Decisive(choice)) Store(registry.store_path, choice_key, choice.names[static_cast<size_t>(choice.winner)]);
   registry.choices.push_back(std::move(choice));
   return registry.choices.back().winner;
+}
+
+Expected<std::string> ForcedKernelSetting(const char* variable, const std::vector<std::string>& forced) {
+  const char* value = std::getenv(variable);
+  const std::string setting = value != nullptr && *value != '\0' ? value : "measure";
+  if (setting != "measure" && std::find(forced.begin(), forced.end(), setting) == forced.end())
+    return InvalidArgument("{}='{}': expected one of measure, {}", variable, setting, fmt::join(forced, ", "));
+  return setting;
+}
+
+std::function<void()> CandidateNamed(std::vector<KernelCandidate> candidates, const std::string& name) {
+  for (auto& candidate : candidates)
+    if (candidate.name == name) return std::move(candidate.run);
+  return std::move(candidates.front().run);
 }
 
 void ForgetKernelChoicesForTesting() {

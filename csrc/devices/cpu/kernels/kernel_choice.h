@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "ge/base/status.h"
+
 namespace ge::cpu {
 
 struct KernelCandidate {
@@ -46,6 +48,15 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
 // not bound yet, and garbage with denormals would distort the times).
 std::function<void()> FastestByMeasurement(const std::string& key, std::vector<KernelCandidate> kernels,
                                            const std::function<std::vector<KernelCandidate>()>& timed);
+
+// A variable forcing one kernel of a family (TORCHAIR_GE_CPU_MATMUL, TORCHAIR_GE_CPU_CONV: to
+// reproduce a result, compare the kernels, or debug one): "measure" when unset or empty, else
+// one of `forced` -- any other value is an error naming the variable and what it takes.
+Expected<std::string> ForcedKernelSetting(const char* variable, const std::vector<std::string>& forced);
+
+// The run body of the candidate named `name`, else of the first (a forced kernel that does not
+// apply to this task leaves it to the family's default).
+std::function<void()> CandidateNamed(std::vector<KernelCandidate> candidates, const std::string& name);
 
 // Tests: forget this process's decisions (the stored ones are read again on the next call).
 // (The store is also read again whenever the cache directory in effect changes.)

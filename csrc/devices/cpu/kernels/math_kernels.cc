@@ -13,7 +13,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
 #include "devices/cpu/kernel_registry.h"
@@ -62,7 +61,8 @@ std::optional<std::function<void()>> ColumnSplitProduct(at::Tensor x1, at::Tenso
     const bool inference = c10::InferenceMode::is_enabled();
     const c10::impl::LocalDispatchKeySet keys = c10::impl::tls_local_dispatch_key_set();
     at::parallel_for(0, blocks, 1, [&](int64_t begin, int64_t end) {
-      const c10::InferenceMode mode(inference);
+      std::optional<c10::InferenceMode> mode;
+      if (inference) mode.emplace();
       const c10::impl::ForceDispatchKeyGuard dispatch(keys);
       for (int64_t b = begin; b < end; ++b) {
         const int64_t c0 = b * per_block, width = std::min(per_block, n - c0);
@@ -118,17 +118,6 @@ struct ProductScratch {
         y(at::empty_like(y_)) {}
 };
 
-// TORCHAIR_GE_CPU_MATMUL: "measure" (the default) or a forced "mkl" / "mkl_columns" / "onednn" / "gemv" (to
-// reproduce a result, compare them, or debug one; a forced kernel that does not apply to a
-// product leaves it to MKL).
-Expected<std::string> ProductKernelSetting() {
-  const char* value = std::getenv("TORCHAIR_GE_CPU_MATMUL");
-  const std::string setting = value != nullptr && *value != '\0' ? value : "measure";
-  if (setting != "measure" && setting != "mkl" && setting != "mkl_columns" && setting != "onednn" && setting != "gemv")
-    return InvalidArgument("TORCHAIR_GE_CPU_MATMUL='{}': expected measure, mkl, mkl_columns, onednn or gemv", setting);
-  return setting;
-}
-
 // y = act(x1 · x2 + bias) by weight-row streaming (gemv.h), when x1 has a few contiguous float
 // rows and x2 is the transpose of a contiguous [N, K] weight (nn.Linear's).
 std::optional<std::function<void()>> GemvProduct(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
@@ -160,9 +149,9 @@ std::vector<KernelCandidate> ProductCandidates(const at::Tensor& x1, const at::T
 }
 
 // MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm, whole or split in column
-// blocks over the threads), oneDNN's inner product
-// with the activation as a post-op, or weight-row streaming for a few rows, whichever measured
-// fastest for this shape on this CPU.
+// blocks over the threads), oneDNN's inner product with the activation as a post-op, or
+// weight-row streaming for a few rows, whichever measured fastest for this shape on this CPU (or
+// the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
 Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
   GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
   GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
@@ -172,13 +161,10 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
   at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
   at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
   const bool constant_weight = a.InputIsConstant(1);
-  GE_ASSIGN_OR_RETURN(const std::string setting, ProductKernelSetting());
+  GE_ASSIGN_OR_RETURN(const std::string setting,
+                      ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn", "gemv"}));
   std::vector<KernelCandidate> kernels = ProductCandidates(x1, x2, bias, constant_weight, activation, a.outputs[0], t1);
-  if (setting != "measure") {
-    auto forced =
-        std::find_if(kernels.begin(), kernels.end(), [&](const KernelCandidate& k) { return k.name == setting; });
-    return MakeKernel(a.task, std::move((forced == kernels.end() ? kernels.front() : *forced).run));
-  }
+  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(std::move(kernels), setting));
   auto timed = [&]() {
     ProductScratch s(x1, x2, constant_weight, bias, a.outputs[0]);
     return ProductCandidates(s.x1, s.x2, s.bias, constant_weight, activation, s.y, t1);

@@ -58,9 +58,8 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
 
 // The NHWC form (channels_last_conv.h): ATen's channels-last kernel, a detour through NCHW
 // copies or oneDNN on a prepacked weight (packed at load, or again when the weight changed),
-// whichever measured faster for these
-// shapes (or the one TORCHAIR_GE_CPU_CONV names). A producer inside a FusedKernel has no
-// workspaces: no NCHW detour.
+// whichever measured faster for these shapes (or the one TORCHAIR_GE_CPU_CONV names). A
+// producer inside a FusedKernel has no workspaces: no NCHW detour.
 Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWindow c,
                                                            std::optional<at::Tensor> bias) {
   const bool constant_weight = a.InputIsConstant(1);
@@ -93,7 +92,7 @@ Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWi
     }
     return ChannelsLastConvCandidates(scratch);
   };
-  GE_ASSIGN_OR_RETURN(std::string setting, ConvKernelSetting());
+  GE_ASSIGN_OR_RETURN(std::string setting, ForcedKernelSetting("TORCHAIR_GE_CPU_CONV", ForcibleConvKernels()));
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(ChannelsLastConvCandidates(conv), setting));
   return MakeKernel(a.task, FastestByMeasurement(ChannelsLastConvKey(conv, constant_weight),
                                                  ChannelsLastConvCandidates(conv), timed));
