@@ -5,28 +5,10 @@
 #include <cstdlib>
 
 #include "ge/base/options.h"
+#include "scoped_env.h"
 
 namespace ge {
 namespace {
-
-// Sets an environment variable for the scope of one test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty())
-      ::unsetenv(name_);
-    else
-      ::setenv(name_, old_.c_str(), 1);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-};
 
 TEST(OptionsTest, EveryDeclaredOptionHasADefaultOfItsType) {
   for (const OptionDef& def : EngineOptionTable()) {
