@@ -1,5 +1,8 @@
 #include "devices/cpu/kernel_registry.h"
 
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/full_like.h>
+
 #include "ge/ops/op_plugin.h"
 #include "ge/ops/op_registry.h"
 #include "ge/ops/op_names.h"
@@ -25,6 +28,17 @@ class ClosureKernel final : public Kernel {
 };
 
 }  // namespace
+
+KernelArgs KernelArgs::WithTimingOperands() const {
+  KernelArgs scratch = *this;
+  for (size_t i = 0; i < scratch.inputs.size(); ++i)
+    if (scratch.inputs[i].defined() && !InputIsConstant(i)) scratch.inputs[i] = at::full_like(inputs[i], 0.5);
+  for (at::Tensor& t : scratch.outputs)
+    if (t.defined()) t = at::empty_like(t);
+  for (at::Tensor& t : scratch.workspaces)
+    if (t.defined()) t = at::empty_like(t);
+  return scratch;
+}
 
 std::vector<int64_t> ConstIntValues(const at::Tensor& constant) {
   const at::Tensor values = constant.to(at::kLong).contiguous();
@@ -91,8 +105,8 @@ bool CpuKernelRegistry::CanBeFusedProducer(const std::string& op_type) const {
   // Kernels that write one dense output and need no workspace of their own (an NHWC Conv2D asks
   // for NCHW scratch for one of its two kernels; as a producer it gets none and runs the other).
   static const std::set<std::string> kProducers = {
-      "MatMulV2",  "FusedMatMul",       "BatchMatMulV2",  "Conv2D",  "Conv2DTranspose",
-      "AvgPoolV2", "AdaptiveAvgPool2d", "FusedAttention", "GatherV2"};
+      "MatMulV2",        "FusedMatMul", "BatchMatMulV2",     "Conv2D",         "FusedConv2D",
+      "Conv2DTranspose", "AvgPoolV2",   "AdaptiveAvgPool2d", "FusedAttention", "GatherV2"};
   return kProducers.count(op_type) != 0;
 }
 

@@ -36,6 +36,16 @@ struct KernelArgs {
 
   bool InputIsConstant(size_t i) const { return i < constant_inputs.size() && constant_inputs[i]; }
 
+  // These args with stand-ins for the operands a kernel chosen by measurement is timed on
+  // (kernel_choice.h): at load the arena's buffers are not bound yet, and garbage with denormals
+  // would distort the times. Every input that is not a constant becomes a tensor of its sizes
+  // and strides filled with 0.5 (the kernels' times do not depend on the values; random ones
+  // would draw from torch's generator and change the user's random stream); a constant stays
+  // the real one (preparing it, e.g. a reorder, is part of what is timed); outputs and
+  // workspaces become empty tensors like them. A kernel builds its timed candidates from these
+  // exactly as its real ones from the task's, so no operand is left pointing into the arena.
+  KernelArgs WithTimingOperands() const;
+
   template <typename T>
   Expected<T> Attr(const std::string& name) const {
     auto v = GetAttr<T>(task.attrs, name);

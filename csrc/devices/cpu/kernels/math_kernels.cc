@@ -4,8 +4,6 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/bmm.h>
-#include <ATen/ops/empty_like.h>
-#include <ATen/ops/full_like.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/mm.h>
@@ -14,6 +12,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 #include "devices/cpu/kernel_registry.h"
 #include "devices/cpu/kernels/epilogue_activations.h"
@@ -53,27 +52,34 @@ std::optional<std::function<void()>> ColumnSplitProduct(at::Tensor x1, at::Tenso
   if (blocks < 2 || y.dim() != 2 || (bias.defined() && bias.dim() > 2)) return std::nullopt;
   void (*apply)(at::Tensor&) = activation ? activation->apply_in_place : [](at::Tensor&) {};
   const int64_t per_block = (n / blocks + kAlign - 1) / kAlign * kAlign;
-  return [x1, x2, bias, apply, y, n, blocks, per_block]() mutable {
+  // Each block's views of y, x2 and the bias, made once: the blocks are fixed.
+  struct Block {
+    at::Tensor y, x2, bias;
+  };
+  std::vector<Block> views;
+  for (int64_t c0 = 0; c0 < n; c0 += per_block) {
+    const int64_t width = std::min(per_block, n - c0);
+    views.push_back({y.narrow(1, c0, width), x2.narrow(1, c0, width),
+                     !bias.defined() || bias.size(-1) == 1 ? bias : bias.narrow(-1, c0, width)});
+  }
+  return [x1, views = std::move(views), apply]() mutable {
     // The blocks dispatch ATen ops on the pool's threads, which run them under this thread's
     // inference mode and dispatch keys (at compile time a candidate is timed on inference
     // tensors with the Python keys excluded). Not at::ThreadLocalState: it would also carry the
     // compiling frontend's Python dispatcher into the workers.
     const bool inference = c10::InferenceMode::is_enabled();
     const c10::impl::LocalDispatchKeySet keys = c10::impl::tls_local_dispatch_key_set();
-    at::parallel_for(0, blocks, 1, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, static_cast<int64_t>(views.size()), 1, [&](int64_t begin, int64_t end) {
       std::optional<c10::InferenceMode> mode;
       if (inference) mode.emplace();
       const c10::impl::ForceDispatchKeyGuard dispatch(keys);
       for (int64_t b = begin; b < end; ++b) {
-        const int64_t c0 = b * per_block, width = std::min(per_block, n - c0);
-        if (width <= 0) continue;
-        at::Tensor yb = y.narrow(1, c0, width);
-        const at::Tensor x2b = x2.narrow(1, c0, width);
-        if (bias.defined())
-          at::addmm_out(yb, bias.size(-1) == 1 ? bias : bias.narrow(-1, c0, width), x1, x2b);
+        Block& block = views[static_cast<size_t>(b)];
+        if (block.bias.defined())
+          at::addmm_out(block.y, block.bias, x1, block.x2);
         else
-          at::mm_out(yb, x1, x2b);
-        apply(yb);
+          at::mm_out(block.y, x1, block.x2);
+        apply(block.y);
       }
     });
   };
@@ -103,21 +109,6 @@ std::string ProductKey(const KernelArgs& a, const at::Tensor& x1, const at::Tens
                      a.InputIsConstant(1) ? " const-weight" : "", at::get_num_threads());
 }
 
-// Scratch operands of the task's shapes for timing candidates: at load the arena's buffers
-// are not bound yet (and garbage with denormals would distort the times). A product's time does
-// not depend on the values, so they are a constant: random ones would draw from torch's global
-// generator and change the user's random stream. A constant weight is the real one (oneDNN's
-// reorder of it is part of what is timed).
-struct ProductScratch {
-  at::Tensor x1, x2, bias, y;
-  ProductScratch(const at::Tensor& x1_, const at::Tensor& x2_, bool x2_constant, const at::Tensor& bias_,
-                 const at::Tensor& y_)
-      : x1(at::full_like(x1_, 0.5)),
-        x2(x2_constant ? x2_ : at::full_like(x2_, 0.5)),
-        bias(bias_.defined() ? at::full_like(bias_, 0.5) : at::Tensor()),
-        y(at::empty_like(y_)) {}
-};
-
 // y = act(x1 · x2 + bias) by weight-row streaming (gemv.h), when x1 has a few contiguous float
 // rows and x2 is the transpose of a contiguous [N, K] weight (nn.Linear's).
 std::optional<std::function<void()>> GemvProduct(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
@@ -136,15 +127,27 @@ std::optional<std::function<void()>> GemvProduct(const at::Tensor& x1, const at:
   };
 }
 
-// Every kernel that can compute this product, named, on operands `x1`, `x2`, `bias`, `y`.
-std::vector<KernelCandidate> ProductCandidates(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
-                                               bool constant_weight, const CpuEpilogue* activation, const at::Tensor& y,
-                                               bool transposed_x1) {
-  std::vector<KernelCandidate> out{{"mkl", AtenProduct(x1, x2, bias, activation, y)}};
-  if (transposed_x1) return out;
-  if (auto split = ColumnSplitProduct(x1, x2, bias, activation, y)) out.push_back({"mkl_columns", std::move(*split)});
-  if (auto dnn = OneDnnLinear(x1, x2, bias, constant_weight, activation, y)) out.push_back({"onednn", std::move(*dnn)});
-  if (auto gemv = GemvProduct(x1, x2, bias, activation, y)) out.push_back({"gemv", std::move(*gemv)});
+// A product's operands as its kernels see them: x1 and x2 transposed as the attrs say.
+struct ProductOperands {
+  at::Tensor x1, x2, bias, y;
+  bool transposed_x1 = false;
+};
+
+ProductOperands OperandsOf(const KernelArgs& a, bool t1, bool t2) {
+  return ProductOperands{t1 ? a.inputs[0].t() : a.inputs[0], t2 ? a.inputs[1].t() : a.inputs[1],
+                         a.inputs.size() > 2 ? a.inputs[2] : at::Tensor(), a.outputs[0], t1};
+}
+
+// Every kernel that can compute this product, named.
+std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, bool constant_weight,
+                                               const CpuEpilogue* activation) {
+  std::vector<KernelCandidate> out{{"mkl", AtenProduct(p.x1, p.x2, p.bias, activation, p.y)}};
+  if (p.transposed_x1) return out;
+  if (auto split = ColumnSplitProduct(p.x1, p.x2, p.bias, activation, p.y))
+    out.push_back({"mkl_columns", std::move(*split)});
+  if (auto dnn = OneDnnLinear(p.x1, p.x2, p.bias, constant_weight, activation, p.y))
+    out.push_back({"onednn", std::move(*dnn)});
+  if (auto gemv = GemvProduct(p.x1, p.x2, p.bias, activation, p.y)) out.push_back({"gemv", std::move(*gemv)});
   return out;
 }
 
@@ -153,23 +156,21 @@ std::vector<KernelCandidate> ProductCandidates(const at::Tensor& x1, const at::T
 // weight-row streaming for a few rows, whichever measured fastest for this shape on this CPU (or
 // the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
 Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
-  GE_ASSIGN_OR_RETURN(bool t1, a.Attr<bool>("transpose_x1"));
-  GE_ASSIGN_OR_RETURN(bool t2, a.Attr<bool>("transpose_x2"));
   if (a.inputs.size() > 3 && a.inputs[3].defined())
     return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
-  at::Tensor x1 = t1 ? a.inputs[0].t() : a.inputs[0];
-  at::Tensor x2 = t2 ? a.inputs[1].t() : a.inputs[1];
-  at::Tensor bias = a.inputs.size() > 2 ? a.inputs[2] : at::Tensor();
+  GE_ASSIGN_OR_RETURN(const bool t1, a.Attr<bool>("transpose_x1"));
+  GE_ASSIGN_OR_RETURN(const bool t2, a.Attr<bool>("transpose_x2"));
+  const ProductOperands p = OperandsOf(a, t1, t2);
   const bool constant_weight = a.InputIsConstant(1);
   GE_ASSIGN_OR_RETURN(const std::string setting,
                       ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn", "gemv"}));
-  std::vector<KernelCandidate> kernels = ProductCandidates(x1, x2, bias, constant_weight, activation, a.outputs[0], t1);
+  std::vector<KernelCandidate> kernels = ProductCandidates(p, constant_weight, activation);
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(std::move(kernels), setting));
   auto timed = [&]() {
-    ProductScratch s(x1, x2, constant_weight, bias, a.outputs[0]);
-    return ProductCandidates(s.x1, s.x2, s.bias, constant_weight, activation, s.y, t1);
+    return ProductCandidates(OperandsOf(a.WithTimingOperands(), t1, t2), constant_weight, activation);
   };
-  return MakeKernel(a.task, FastestByMeasurement(ProductKey(a, x1, x2, bias, activation), std::move(kernels), timed));
+  return MakeKernel(a.task,
+                    FastestByMeasurement(ProductKey(a, p.x1, p.x2, p.bias, activation), std::move(kernels), timed));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateMatMulV2(KernelArgs& a) { return CreateProduct(a, nullptr); }
