@@ -3,9 +3,10 @@
 set -euo pipefail
 PY=${PY:-python3}
 
-deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev libssl-dev)
+deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev libssl-dev libdnnl-dev)
 # libxsimd-dev: the SIMD library generated vector kernels include (compiled at run time);
-# libssl-dev: OpenSSL's HMAC, which authenticates kernel-cache entries
+# libssl-dev: OpenSSL's HMAC, which authenticates kernel-cache entries;
+# libdnnl-dev: oneDNN, whose convolution primitives the CPU device runs on its own buffers
 source "$(dirname "$0")/debian.sh"
 ensure_debian_packages setup "${deb_pkgs[@]}"
 

@@ -307,6 +307,35 @@ TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {
   EXPECT_EQ(fused.summary.task_num, 1);
 }
 
+// A channels-last float Conv2D followed by its residual Add and/or activation becomes one
+// FusedConv2D (oneDNN's post-ops); the numbers are the unfused graph's. Both runs use one
+// convolution kernel (oneDNN's, the weight an input) so that only the epilogues differ.
+TEST_P(AutofuseTest, ConvolutionEpiloguesBecomeLibraryEpilogues) {
+  if (GetParam() != DataType::kFloat) GTEST_SKIP() << "the rule folds float32 convolutions (oneDNN's primitive)";
+  const ScopedEnv one_conv_kernel("TORCHAIR_GE_CPU_CONV", "onednn_repack");
+  const auto build = [](es::GraphBuilder& b, DataType, const std::vector<es::EsTensor>& in) {
+    const AttrMap nhwc = {{"strides", std::vector<int64_t>{1, 1, 1, 1}},
+                          {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                          {"data_format", std::string("NHWC")}};
+    auto conv = [&](const es::EsTensor& x, const es::EsTensor& w) { return b.Op1("Conv2D", {x, w, in[3]}, nhwc); };
+    auto first = es::Relu(conv(in[0], in[1]));                                       // conv -> relu
+    auto block = es::Relu(conv(first, in[2]) + in[0]);                               // conv -> add(residual) -> relu
+    auto sigmoid = es::Sigmoid(conv(block, in[1]));                                  // conv -> sigmoid
+    return std::vector<es::EsTensor>{block, conv(block, in[2]) + sigmoid, sigmoid};  // conv -> add
+  };
+  const Inputs shapes{{{2, 9, 7, 8}, {8, 8, 3, 3}, {8, 8, 3, 3}, {8}}};
+  const Result fused = Run(build, shapes, GetParam(), true);
+  const Result plain = Run(build, shapes, GetParam(), false);
+  EXPECT_EQ(fused.summary.autofuse.library_epilogues, 4);
+  EXPECT_EQ(fused.summary.task_num, 4);
+  const double tol = 2e-5;
+  ASSERT_EQ(fused.outputs.size(), plain.outputs.size());
+  for (size_t k = 0; k < fused.outputs.size(); ++k)
+    for (size_t i = 0; i < fused.outputs[k].size(); ++i)
+      ASSERT_NEAR(fused.outputs[k][i], plain.outputs[k][i], tol * (1.0 + std::fabs(plain.outputs[k][i])))
+          << "output " << k << " [" << i << "]";
+}
+
 // A kernel-IR function must fit its op's kind: Verify says so, naming the op, before any C++ is
 // generated (a free-form name used to surface only as a compile error in the generated file).
 TEST(KernelIrTest, VerifyChecksEveryFunctionAgainstItsKind) {

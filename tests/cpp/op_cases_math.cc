@@ -99,6 +99,31 @@ std::vector<OpCase> MathAndShapeCases() {
                                  {{"strides", IntList{1, 1, 1, 1}}, {"pads", IntList{0, 0, 0, 0}}});
                    },
                    {}});
+  cases.push_back({"FusedConv2D",
+                   [](GraphBuilder& b) {
+                     return b.Op("FusedConv2D",
+                                 {In(b, {2, 9, 9, 4}), In(b, {6, 4, 3, 3}), es::OpInput{}, In(b, {2, 5, 5, 6})},
+                                 {{"strides", IntList{1, 2, 2, 1}},
+                                  {"pads", IntList{1, 1, 1, 1}},
+                                  {"data_format", std::string("NHWC")},
+                                  {"fused_op_type", std::string("relu")}});
+                   },
+                   {TensorDesc(F32, {2, 5, 5, 6})}});  // its epilogue's value: no layout format
+  cases.push_back({"FusedConv2D",
+                   [](GraphBuilder& b) {
+                     return b.Op("FusedConv2D",
+                                 {In(b, {2, 4, 9, 9}), In(b, {6, 4, 3, 3}), In(b, {6}), In(b, {2, 6, 9, 9})},
+                                 {{"strides", IntList{1, 1, 2, 2}}, {"pads", IntList{1, 1, 1, 1}}});
+                   },
+                   {}});  // the residual is not the output's shape (5x5)
+  cases.push_back({"FusedConv2D",
+                   [](GraphBuilder& b) {
+                     return b.Op("FusedConv2D", {In(b, {2, 4, 9, 9}), In(b, {6, 4, 3, 3})},
+                                 {{"strides", IntList{1, 1, 1, 1}},
+                                  {"pads", IntList{0, 0, 0, 0}},
+                                  {"fused_op_type", std::string("softplus")}});
+                   },
+                   {}});  // not an activation FusedConv2D applies
   cases.push_back({"Conv2DTranspose",
                    [ones](GraphBuilder& b) {
                      return b.Op("Conv2DTranspose", {In(b, {1, 4, 5, 5}), In(b, {4, 3, 3, 3})},

@@ -1,12 +1,14 @@
 """Channels-last Conv2D on the CPU device: ATen's channels-last convolution ("nhwc"), a detour
-through NCHW copies ("nchw"), or oneDNN's convolution on a weight reordered into its blocked
-layout -- once at load for a constant weight ("onednn_packed", frozen parameters), again whenever
-its bytes change for a weight that is a graph input ("onednn_repack") -- whichever measured
-fastest for the shape on this CPU (csrc/devices/cpu/kernels/channels_last_conv.h). Each kernel,
-forced with TORCHAIR_GE_CPU_CONV, must give eager's numbers, also after the weights change; the
-measured choice is reported; a forced oneDNN kernel really runs oneDNN's operator."""
+through NCHW copies ("nchw"), or a oneDNN convolution primitive of the engine's own, writing
+into the task's buffer, on a weight reordered into its blocked layout -- once at load for a
+constant weight ("onednn_packed", frozen parameters), again whenever its bytes change for a
+weight that is a graph input ("onednn_repack") -- whichever measured fastest for the shape on
+this CPU (csrc/devices/cpu/kernels/channels_last_conv.h). Each kernel, forced with
+TORCHAIR_GE_CPU_CONV, must give eager's numbers, also after the weights change; the measured
+choice is reported; a forced oneDNN kernel calls no ATen convolution."""
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 import torchair_ge
@@ -69,10 +71,12 @@ def _conv_ops_run(model, x, frozen):
 
 
 @pytest.mark.parametrize("kernel,frozen", [("onednn_packed", True), ("onednn_repack", False)])
-def test_a_forced_onednn_kernel_runs_onednns_operator(kernel, frozen, monkeypatch):
+def test_a_forced_onednn_kernel_calls_no_aten_convolution(kernel, frozen, monkeypatch):
+    """The engine's primitive (devices/onednn, checked against the definition by
+    onednn_conv2d_test) is the only other way a convolution runs."""
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
     ops = _conv_ops_run(block(), torch.randn(2, 3, 33, 29), frozen)
-    assert "mkldnn::_convolution_pointwise" in ops and "aten::convolution" not in ops, ops
+    assert not any("convolution" in op for op in ops), ops
 
 
 @pytest.mark.parametrize("kernel,frozen", [("onednn_packed", False), ("onednn_repack", True)])
@@ -80,7 +84,7 @@ def test_a_kernel_that_does_not_apply_leaves_the_convolution_to_aten(kernel, fro
     """A weight that is an input is never packed once for good; a constant one is never compared."""
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
     ops = _conv_ops_run(block(), torch.randn(2, 3, 33, 29), frozen)
-    assert "mkldnn::_convolution_pointwise" not in ops and "aten::convolution" in ops, ops
+    assert "aten::convolution" in ops, ops
 
 
 @pytest.mark.parametrize("kernel", ["onednn_repack", "measure"])
@@ -118,6 +122,52 @@ def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
         torch.compile(model, backend=unfrozen, dynamic=False)(x)
     convs = [c for c in unfrozen.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
     assert len(convs) == 4 and all("onednn_repack" in c["best_us"] for c in convs), convs
+
+
+class ConvEpilogues(nn.Module):
+    """A convolution for each epilogue a FusedConv2D takes: every activation of the library-epilogue
+    table, a residual add, and a residual add then ReLU (a ResNet block's end)."""
+
+    ACTIVATIONS = [F.relu, F.gelu, lambda y: F.gelu(y, approximate="tanh"), torch.sigmoid, torch.tanh, F.silu]
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(8, 8, 3, 1, 1) for _ in range(len(self.ACTIVATIONS) + 2))
+
+    def forward(self, x):
+        outs = [act(conv(x)) for act, conv in zip(self.ACTIVATIONS, self.convs)]
+        # residuals made inside the net, so that the ChannelsLast pass keeps every op NHWC
+        outs.append(self.convs[-2](x) + outs[0])
+        outs.append(torch.relu(self.convs[-1](x) + outs[1]))
+        total = outs[0]
+        for out in outs[1:]:
+            total = total + out
+        return total
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_convolution_epilogues_fold_into_the_convolution(frozen, tmp_path, monkeypatch):
+    """Each convolution above becomes one FusedConv2D (its kernel-choice key names the epilogue)
+    whose every kernel -- oneDNN's post-ops or ATen's in-place calls -- gives eager's numbers."""
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))  # timed here, not read from disk
+    monkeypatch.delenv("TORCHAIR_GE_CPU_CONV", raising=False)
+    torch.manual_seed(0)
+    model, x = ConvEpilogues().eval(), torch.randn(2, 8, 13, 11)
+    backend = torchair_ge.get_npu_backend(compiler_config=config(frozen))
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x),
+                                   rtol=1e-4, atol=1e-4)
+    keys = [c["key"] for c in backend.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
+    epilogues = sorted(k.split("groups=1")[1].split(" threads")[0].replace(" const-weight", "") for k in keys)
+    assert epilogues == sorted([" +bias gelu", " +bias gelu_tanh", " +bias relu", " +bias sigmoid", " +bias silu",
+                                " +bias tanh", " +bias +residual", " +bias +residual relu"]), keys
+    for kernel in ["nhwc", "onednn_packed" if frozen else "onednn_repack"]:
+        monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+        torch._dynamo.reset()
+        with torch.no_grad():
+            compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config(frozen)),
+                                     dynamic=False)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg=kernel)
 
 
 def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):

@@ -1,5 +1,9 @@
 #include "ge/autofuse/library_epilogues.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "ge/ops/epilogue_activation.h"
 #include "ge/ops/rewrite_utils.h"
 #include "ge/ops/op_names.h"
@@ -17,6 +21,71 @@ bool FoldableProduct(Value product) {
   if (mm->GetAttrOr<int64_t>("offset_x", 0) != 0) return false;
   const DataType dt = mm->output_desc(0).dtype;
   return dt == DataType::kFloat || dt == DataType::kFloat16 || dt == DataType::kBFloat16;
+}
+
+// A channels-last float convolution whose only reader is its epilogue. (NCHW convolutions keep
+// ATen's kernel, which has no epilogue of its own; the generated kernels take theirs.)
+bool FoldableConv(Value conv) {
+  const Node* c = conv.node;
+  if (c->type() != kOpConv2D || HasControlEdges(c) || !HasSingleUser(conv) || FeedsNetOutput(conv) ||
+      IsMutatedValue(conv))
+    return false;
+  if (c->num_inputs() > 3 && c->input(3).valid()) return false;  // int8 offset_w
+  if (c->GetAttrOr<int64_t>("offset_x", 0) != 0 || c->GetAttrOr<std::string>("data_format", "NCHW") != "NHWC")
+    return false;
+  return c->output_desc(0).dtype == DataType::kFloat;
+}
+
+// The single reader of `v`, when it may be folded into v's producer: no control edges, and v's
+// value needed by nobody else.
+Node* OnlyReader(Value v) {
+  if (!HasSingleUser(v) || FeedsNetOutput(v) || IsMutatedValue(v)) return nullptr;
+  Node* user = v.node->users(v.index).front().user;
+  return HasControlEdges(user) ? nullptr : user;
+}
+
+// The other operand of `add` when it adds a tensor of `v`'s shape and dtype to v (no broadcast).
+std::optional<Value> Residual(const Node* add, Value v) {
+  if (add->type() != kOpAdd || add->num_inputs() != 2) return std::nullopt;
+  const Value other = add->input(0) == v ? add->input(1) : add->input(0);
+  if (!other.valid() || other == v || !(add->input(0) == v || add->input(1) == v)) return std::nullopt;
+  const TensorDesc &mine = v.node->output_desc(v.index), &theirs = other.node->output_desc(other.index);
+  if (theirs.dtype != mine.dtype || theirs.shape != mine.shape || add->output_desc(0).shape != mine.shape)
+    return std::nullopt;
+  return other;
+}
+
+// Conv2D [-> Add(residual)] [-> activation] as one FusedConv2D; false when `conv` has no epilogue.
+Expected<bool> FoldConvEpilogue(Graph& graph, Node* conv) {
+  if (!FoldableConv(Value{conv, 0})) return false;
+  std::vector<Node*> chain = {conv};
+  Value tail{conv, 0};
+  std::optional<Value> residual;
+  Node* next = OnlyReader(tail);
+  if (next != nullptr && (residual = Residual(next, tail))) {
+    chain.push_back(next);
+    tail = Value{next, 0};
+    next = OnlyReader(tail);
+  }
+  std::optional<EpilogueActivation> activation;
+  if (next != nullptr && next->num_inputs() == 1 && (activation = EpilogueActivationOf(*next))) {
+    chain.push_back(next);
+    tail = Value{next, 0};
+  }
+  if (chain.size() == 1) return false;
+  const std::string name = activation ? std::string(EpilogueActivationName(*activation)) : std::string();
+  const std::vector<Value> inputs = {conv->input(0), conv->input(1), conv->num_inputs() > 2 ? conv->input(2) : Value{},
+                                     residual.value_or(Value{})};
+  Node* fused = graph.AddNode(kOpFusedConv2D,
+                              conv->name() + (residual ? "_add" : "") + (name.empty() ? "" : "_" + name), inputs, 1);
+  for (const char* attr : {"strides", "pads", "dilations", "groups", "data_format"})
+    if (auto it = conv->attrs().find(attr); it != conv->attrs().end()) fused->SetAttr(attr, it->second);
+  fused->SetAttr("fused_op_type", name);
+  Node* last = tail.node;
+  GE_RETURN_IF_ERROR(SubstituteNode(graph, last, fused));
+  fused->output_desc(0).symbolic = last->output_desc(0).symbolic;  // the value it replaces, at any size
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) GE_RETURN_IF_ERROR(graph.RemoveNode(*it));
+  return true;
 }
 
 }  // namespace
@@ -39,6 +108,12 @@ Expected<int> FoldLibraryEpilogues(Graph& graph) {
     GE_RETURN_IF_ERROR(graph.RemoveNode(act));
     GE_RETURN_IF_ERROR(graph.RemoveNode(mm));
     ++folded;
+  }
+  GE_ASSIGN_OR_RETURN(order, graph.TopologicalOrder());
+  for (Node* node : order) {
+    if (node->type() != kOpConv2D) continue;
+    GE_ASSIGN_OR_RETURN(bool fused, FoldConvEpilogue(graph, node));
+    folded += fused ? 1 : 0;
   }
   return folded;
 }

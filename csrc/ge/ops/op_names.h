@@ -13,6 +13,7 @@ inline constexpr const char* kOpCast = "Cast";
 inline constexpr const char* kOpConv2D = "Conv2D";
 inline constexpr const char* kOpFlatten = "Flatten";
 inline constexpr const char* kOpFusedMatMul = "FusedMatMul";
+inline constexpr const char* kOpFusedConv2D = "FusedConv2D";
 inline constexpr const char* kOpGatherV2 = "GatherV2";
 inline constexpr const char* kOpIdentity = "Identity";
 inline constexpr const char* kOpMatMulV2 = "MatMulV2";

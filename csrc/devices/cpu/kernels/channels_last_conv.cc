@@ -6,30 +6,15 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/convolution.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "devices/cpu/kernels/onednn_ops.h"
+#include "ge/base/logging.h"
 
 namespace ge::cpu {
 namespace {
-
-using ConvFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, at::IntArrayRef,
-                          at::IntArrayRef, at::IntArrayRef, int64_t, std::string_view,
-                          c10::List<std::optional<at::Scalar>>, std::optional<std::string_view>);
-using ReorderFn = at::Tensor(const at::Tensor&, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, int64_t,
-                             at::OptionalIntArrayRef);
-
-const std::optional<c10::TypedOperatorHandle<ConvFn>>& ConvOp() {
-  static const auto op = FindOneDnnOp<ConvFn>("mkldnn::_convolution_pointwise");
-  return op;
-}
-
-const std::optional<c10::TypedOperatorHandle<ReorderFn>>& ReorderOp() {
-  static const auto op = FindOneDnnOp<ReorderFn>("mkldnn::_reorder_convolution_weight");
-  return op;
-}
 
 void Convolve(at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
               const ConvWindow& c) {
@@ -37,12 +22,27 @@ void Convolve(at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, cons
                       /*output_padding=*/{0, 0}, c.groups);
 }
 
-// oneDNN's convolution on a prepacked weight; it allocates its output (no out= form), which is
-// copied into y (same channels-last strides: a plain copy).
-void ConvolvePacked(at::Tensor& y, const at::Tensor& x, const at::Tensor& packed, const std::optional<at::Tensor>& bias,
-                    const ConvWindow& c) {
-  static const c10::List<std::optional<at::Scalar>> no_scalars;
-  y.copy_(ConvOp()->call(x, packed, bias, c.padding, c.stride, c.dilation, c.groups, "none", no_scalars, std::nullopt));
+// A FusedConv2D's epilogue after an ATen convolution, in place while y is warm.
+void ApplyEpilogue(at::Tensor& y, const at::Tensor& residual, const CpuEpilogue* activation) {
+  if (residual.defined()) y.add_(residual);
+  if (activation != nullptr) activation->apply_in_place(y);
+}
+
+onednn::Dims4 Dims(at::IntArrayRef v) { return {v[0], v[1], v[2], v[3]}; }
+
+// A weight in `conv`'s primitive's layout (a byte tensor, from torch's 64-byte-aligned allocator).
+Expected<at::Tensor> PackWeight(onednn::Conv2D& conv, const at::Tensor& weight) {
+  at::Tensor packed = at::empty({static_cast<int64_t>(conv.PackedWeightBytes())}, weight.options().dtype(at::kByte));
+  GE_RETURN_IF_ERROR(conv.PackWeight(weight.const_data_ptr<float>(), Dims(weight.strides()), packed.data_ptr()));
+  return packed;
+}
+
+void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& packed,
+               const std::optional<at::Tensor>& bias, const at::Tensor& residual, at::Tensor& y) {
+  const Status run =
+      conv.Run(x.const_data_ptr<float>(), packed.const_data_ptr(), bias ? bias->const_data_ptr<float>() : nullptr,
+               residual.defined() ? residual.const_data_ptr<float>() : nullptr, y.data_ptr<float>());
+  TORCH_CHECK(run.ok(), run.message());
 }
 
 // Whether two buffers of n bytes hold the same bytes, compared on the intra-op threads.
@@ -65,8 +65,8 @@ bool SameBytes(const void* a, const void* b, int64_t n) {
 // The price is memory: the snapshot and the packing, two more copies of the weight.
 class RepackOnChange {
  public:
-  RepackOnChange(at::Tensor weight, ConvWindow window, at::IntArrayRef x_sizes)
-      : weight_(std::move(weight)), window_(std::move(window)), x_sizes_(x_sizes.vec()) {}
+  RepackOnChange(at::Tensor weight, std::shared_ptr<onednn::Conv2D> conv)
+      : weight_(std::move(weight)), conv_(std::move(conv)) {}
 
   const at::Tensor& Packed() {
     const bool unchanged =
@@ -74,54 +74,97 @@ class RepackOnChange {
     if (!unchanged) {
       if (!snapshot_.defined()) snapshot_ = at::empty_strided(weight_.sizes(), weight_.strides(), weight_.options());
       snapshot_.copy_(weight_);
-      packed_ = PackConvWeightForOneDnn(snapshot_, window_, x_sizes_);
+      Expected<at::Tensor> packed = PackWeight(*conv_, snapshot_);
+      TORCH_CHECK(packed.ok(), packed.status().message());
+      packed_ = std::move(*packed);
     }
     return packed_;
   }
 
  private:
   at::Tensor weight_, snapshot_, packed_;
-  ConvWindow window_;
-  std::vector<int64_t> x_sizes_;
+  std::shared_ptr<onednn::Conv2D> conv_;
 };
 
-bool Repackable(const at::Tensor& weight) {
-  return ConvOp() && weight.scalar_type() == at::kFloat && weight.dim() == 4 && weight.is_non_overlapping_and_dense();
+bool Dense4d(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat && t.dim() == 4 && t.is_non_overlapping_and_dense();
+}
+
+// oneDNN's primitive for these operands, or null where it does not take them (then only the
+// ATen kernels are offered).
+std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
+  const bool dense_bias =
+      !conv.bias || (conv.bias->scalar_type() == at::kFloat && conv.bias->is_contiguous() && conv.bias->dim() == 1);
+  if (!Dense4d(conv.x) || !Dense4d(conv.weight) || !Dense4d(conv.y) || !dense_bias ||
+      (conv.residual.defined() && !Dense4d(conv.residual)))
+    return nullptr;
+  onednn::Conv2DSpec spec;
+  spec.x_sizes = Dims(conv.x.sizes());
+  spec.x_strides = Dims(conv.x.strides());
+  spec.w_sizes = Dims(conv.weight.sizes());
+  spec.y_sizes = Dims(conv.y.sizes());
+  spec.y_strides = Dims(conv.y.strides());
+  const ConvWindow& w = conv.window;
+  spec.stride = {w.stride[0], w.stride[1]};
+  spec.padding = {w.padding[0], w.padding[1]};
+  spec.dilation = {w.dilation[0], w.dilation[1]};
+  spec.groups = w.groups;
+  spec.bias = conv.bias.has_value();
+  spec.residual = conv.residual.defined();
+  if (spec.residual) spec.residual_strides = Dims(conv.residual.strides());
+  if (conv.activation != nullptr) spec.activation = conv.activation->conv_post_op;
+  auto made = onednn::Conv2D::Create(spec);
+  if (!made.ok()) {
+    GE_LOGD("no oneDNN kernel for a convolution: {}", made.status().message());
+    return nullptr;
+  }
+  return std::shared_ptr<onednn::Conv2D>(std::move(*made));
 }
 
 }  // namespace
 
-at::Tensor PackConvWeightForOneDnn(const at::Tensor& weight, const ConvWindow& window, at::IntArrayRef x_sizes) {
-  if (!ConvOp() || !ReorderOp() || weight.scalar_type() != at::kFloat || weight.dim() != 4) return {};
-  return ReorderOp()->call(weight.contiguous(), window.padding, window.stride, window.dilation, window.groups, x_sizes);
+Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
+  conv.onednn = OneDnnConvFor(conv);
+  if (!conv.constant_weight) return {};
+  if (conv.onednn) {
+    GE_ASSIGN_OR_RETURN(conv.packed_weight, PackWeight(*conv.onednn, conv.weight));
+  }
+  conv.weight = conv.weight.contiguous(at::MemoryFormat::ChannelsLast);
+  return {};
 }
 
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv) {
-  std::vector<KernelCandidate> out{{"nhwc", [c = conv]() mutable { Convolve(c.y, c.x, c.weight, c.bias, c.window); }}};
+  std::vector<KernelCandidate> out{{"nhwc", [c = conv]() mutable {
+                                      Convolve(c.y, c.x, c.weight, c.bias, c.window);
+                                      ApplyEpilogue(c.y, c.residual, c.activation);
+                                    }}};
   if (conv.x_nchw.defined() && conv.y_nchw.defined())
     out.push_back({"nchw", [c = conv]() mutable {
                      c.x_nchw.copy_(c.x);
                      Convolve(c.y_nchw, c.x_nchw, c.weight, c.bias, c.window);
                      c.y.copy_(c.y_nchw);
+                     ApplyEpilogue(c.y, c.residual, c.activation);
                    }});
-  if (conv.packed_weight.defined())
-    out.push_back({"onednn_packed", [y = conv.y, x = conv.x, w = conv.packed_weight, b = conv.bias,
-                                     c = conv.window]() mutable { ConvolvePacked(y, x, w, b, c); }});
-  if (conv.weight_is_input && Repackable(conv.weight))
+  if (conv.onednn && conv.packed_weight.defined())
+    out.push_back({"onednn_packed",
+                   [c = conv]() mutable { RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.residual, c.y); }});
+  if (conv.onednn && !conv.constant_weight)
     out.push_back(
-        {"onednn_repack",
-         [y = conv.y, x = conv.x, r = std::make_shared<RepackOnChange>(conv.weight, conv.window, conv.x.sizes()),
-          b = conv.bias, c = conv.window]() mutable { ConvolvePacked(y, x, r->Packed(), b, c); }});
+        {"onednn_repack", [c = conv, r = std::make_shared<RepackOnChange>(conv.weight, conv.onednn)]() mutable {
+           RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.residual, c.y);
+         }});
   return out;
 }
 
 std::vector<std::string> ForcibleConvKernels() { return {"nhwc", "nchw", "onednn_packed", "onednn_repack"}; }
 
-std::string ChannelsLastConvKey(const ChannelsLastConv& conv, bool constant_weight) {
-  return fmt::format("Conv2D NHWC {} x{} w{} stride{} pad{} dilation{} groups={}{}{} threads={}",
+std::string ChannelsLastConvKey(const ChannelsLastConv& conv) {
+  return fmt::format("Conv2D NHWC {} x{} w{} stride{} pad{} dilation{} groups={}{}{}{}{} threads={}",
                      c10::toString(conv.x.scalar_type()), conv.x.sizes(), conv.weight.sizes(), conv.window.stride,
                      conv.window.padding, conv.window.dilation, conv.window.groups, conv.bias ? " +bias" : "",
-                     constant_weight ? " const-weight" : "", at::get_num_threads());
+                     conv.residual.defined() ? " +residual" : "",
+                     conv.activation ? fmt::format(" {}", EpilogueActivationName(conv.activation->activation)) : "",
+                     conv.constant_weight ? " const-weight" : "", at::get_num_threads());
 }
 
 }  // namespace ge::cpu

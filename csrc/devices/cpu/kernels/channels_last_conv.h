@@ -1,12 +1,15 @@
-// A Conv2D with data_format NHWC (the ChannelsLast pass) runs one of four kernels, whichever
-// measured faster for its shapes on this CPU (kernel_choice.h):
+// A Conv2D or FusedConv2D with data_format NHWC (the ChannelsLast pass) runs one of four
+// kernels, whichever measured faster for its shapes on this CPU (kernel_choice.h); a
+// FusedConv2D's residual add and activation are oneDNN's post-ops in the oneDNN kernels and
+// ATen calls in place after ATen's:
 //   "nhwc": ATen's convolution on the channels-last bytes as they are -- oneDNN without
 //     reordering the activations; a weight that is not a constant is copied to channels-last by
 //     ATen on every call (a constant one is copied once, at load);
 //   "nchw": an NCHW copy of x, the plain convolution, and y copied back to NHWC (the copies are
 //     the task's workspaces);
-//   "onednn_packed", for a constant weight only (frozen parameters, folded BatchNorm): oneDNN's
-//     convolution with the weight reordered into its blocked layout once, at load;
+//   "onednn_packed", for a constant weight only (frozen parameters, folded BatchNorm): a oneDNN
+//     convolution primitive made once for these shapes (devices/onednn/conv2d.h), writing
+//     straight into y, with the weight reordered into its blocked layout once, at load;
 //   "onednn_repack", for a weight that is a graph input: the same, with the weight packed again
 //     whenever its bytes differ from those it was last packed from (compared on every call).
 // Of ATen's two, the first wins where activations are large against the weight (ResNet's early
@@ -19,37 +22,48 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "devices/cpu/kernels/epilogue_activations.h"
 #include "devices/cpu/kernels/filter_gradient.h"
 #include "devices/cpu/kernels/kernel_choice.h"
+#include "devices/onednn/conv2d.h"
 
 namespace ge::cpu {
 
 // The operands as ATen sees them: x and y NCHW tensors with channels-last strides; x_nchw and
 // y_nchw plain NCHW scratch of their shapes (undefined: the "nchw" kernel is not offered);
-// packed_weight the weight in oneDNN's layout (undefined: "onednn_packed" is not offered);
-// weight_is_input: the weight may change between calls ("onednn_repack" is offered).
+// constant_weight: the weight is fixed for the model's lifetime (else it may change between
+// calls and "onednn_repack" is offered); onednn: oneDNN's primitive for these shapes and
+// strides (null: no oneDNN kernel is offered), shared by the task and its timing stand-ins;
+// packed_weight: a constant weight in that primitive's layout.
 struct ChannelsLastConv {
   at::Tensor x, weight, y;
   std::optional<at::Tensor> bias;
   ConvWindow window;
   at::Tensor x_nchw, y_nchw;
+  bool constant_weight = false;
+  std::shared_ptr<onednn::Conv2D> onednn;
   at::Tensor packed_weight;
-  bool weight_is_input = false;
+  // A FusedConv2D's epilogue: y += residual (an NCHW view of y's shape; undefined: none), then
+  // the activation (null: none).
+  at::Tensor residual;
+  const CpuEpilogue* activation = nullptr;
 };
 
-// A constant weight reordered into oneDNN's layout for convolving inputs of x_sizes with
-// `window`, or an undefined tensor where libtorch has no oneDNN or the dtype is not float32.
-at::Tensor PackConvWeightForOneDnn(const at::Tensor& weight, const ConvWindow& window, at::IntArrayRef x_sizes);
+// Once, at load: makes conv.onednn where oneDNN takes these operands (float32, a dense bias)
+// and, for a constant weight, its two prepared copies (channels-last for ATen, blocked for
+// oneDNN). A convolution oneDNN has no primitive for keeps the ATen kernels only.
+Status PrepareChannelsLastConv(ChannelsLastConv& conv);
 
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv);
 // The kernels TORCHAIR_GE_CPU_CONV may force (ForcedKernelSetting).
 std::vector<std::string> ForcibleConvKernels();
 
 // The shapes, window and threads that decide which candidate is faster.
-std::string ChannelsLastConvKey(const ChannelsLastConv& conv, bool constant_weight);
+std::string ChannelsLastConvKey(const ChannelsLastConv& conv);
 
 }  // namespace ge::cpu

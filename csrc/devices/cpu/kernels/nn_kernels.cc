@@ -5,8 +5,6 @@
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/empty.h>
-#include <ATen/ops/empty_like.h>
-#include <ATen/ops/full_like.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <ATen/ops/native_layer_norm.h>
@@ -60,42 +58,46 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
 // copies or oneDNN on a prepacked weight (packed at load, or again when the weight changed),
 // whichever measured faster for these shapes (or the one TORCHAIR_GE_CPU_CONV names). A
 // producer inside a FusedKernel has no workspaces: no NCHW detour.
-Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, ConvWindow c,
-                                                           std::optional<at::Tensor> bias) {
-  const bool constant_weight = a.InputIsConstant(1);
-  ChannelsLastConv conv{NchwView(a.inputs[0], true),
-                        a.inputs[1],
-                        NchwView(a.outputs[0], true),
-                        std::move(bias),
-                        c,
-                        {},
-                        {},
-                        {},
-                        !constant_weight};
-  if (constant_weight) {  // copied once: channels-last for ATen, blocked for oneDNN
-    conv.packed_weight = PackConvWeightForOneDnn(conv.weight, c, conv.x.sizes());
-    conv.weight = conv.weight.contiguous(at::MemoryFormat::ChannelsLast);
-  }
+// A FusedConv2D's epilogue: its input 3 as the residual (null: none) and its activation.
+struct ConvEpilogue {
+  bool residual = false;
+  const CpuEpilogue* activation = nullptr;
+};
+
+// An NHWC Conv2D's or FusedConv2D's operands as ATen sees them (the weight as the task holds it).
+ChannelsLastConv ChannelsLastOperands(const KernelArgs& a, const ConvWindow& c, const ConvEpilogue& epilogue) {
+  ChannelsLastConv conv;
+  conv.x = NchwView(a.inputs[0], true);
+  conv.weight = a.inputs[1];
+  conv.y = NchwView(a.outputs[0], true);
+  if (a.inputs[2].defined()) conv.bias = a.inputs[2];
+  conv.window = c;
   if (a.workspaces.size() == 2) {
     conv.x_nchw = a.workspaces[0];
     conv.y_nchw = a.workspaces[1];
   }
+  conv.constant_weight = a.InputIsConstant(1);
+  if (epilogue.residual) conv.residual = NchwView(a.inputs[3], true);
+  conv.activation = epilogue.activation;
+  return conv;
+}
+
+Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, const ConvWindow& c,
+                                                           const ConvEpilogue& epilogue) {
+  ChannelsLastConv conv = ChannelsLastOperands(a, c, epilogue);
+  GE_RETURN_IF_ERROR(PrepareChannelsLastConv(conv).WithContext(fmt::format("Conv2D '{}'", a.task.name)));
+  GE_ASSIGN_OR_RETURN(std::string setting, ForcedKernelSetting("TORCHAIR_GE_CPU_CONV", ForcibleConvKernels()));
+  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(ChannelsLastConvCandidates(conv), setting));
   auto timed = [&]() {
-    ChannelsLastConv scratch = conv;
-    scratch.x = at::full_like(conv.x, 0.5);
-    if (!constant_weight) scratch.weight = at::full_like(conv.weight, 0.5);
-    if (conv.bias && !a.InputIsConstant(2)) scratch.bias = at::full_like(*conv.bias, 0.5);  // not bound at load
-    scratch.y = at::empty_like(conv.y);
-    if (conv.x_nchw.defined()) {
-      scratch.x_nchw = at::empty_like(conv.x_nchw);
-      scratch.y_nchw = at::empty_like(conv.y_nchw);
+    ChannelsLastConv scratch = ChannelsLastOperands(a.WithTimingOperands(), c, epilogue);
+    scratch.onednn = conv.onednn;
+    if (conv.constant_weight) {  // the real weight, already prepared
+      scratch.weight = conv.weight;
+      scratch.packed_weight = conv.packed_weight;
     }
     return ChannelsLastConvCandidates(scratch);
   };
-  GE_ASSIGN_OR_RETURN(std::string setting, ForcedKernelSetting("TORCHAIR_GE_CPU_CONV", ForcibleConvKernels()));
-  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(ChannelsLastConvCandidates(conv), setting));
-  return MakeKernel(a.task, FastestByMeasurement(ChannelsLastConvKey(conv, constant_weight),
-                                                 ChannelsLastConvCandidates(conv), timed));
+  return MakeKernel(a.task, FastestByMeasurement(ChannelsLastConvKey(conv), ChannelsLastConvCandidates(conv), timed));
 }
 
 // The workspaces of an NHWC Conv2D: NCHW scratch for x and y (its "nchw" kernel).
@@ -109,17 +111,43 @@ std::vector<TensorDesc> ConvWorkspaces(const std::vector<TensorDesc>& inputs, co
   return {nchw(inputs.at(0)), nchw(outputs.at(0))};
 }
 
-Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
+// Conv2D and FusedConv2D: the NHWC kernels above, or ATen's convolution on NCHW tensors (then a
+// FusedConv2D's epilogue in place).
+Expected<std::unique_ptr<Kernel>> CreateConvolution(KernelArgs& a, const ConvEpilogue& epilogue) {
   GE_ASSIGN_OR_RETURN(ConvWindow c, ReadConvWindow(a));
-  if (a.inputs.size() > 3 && a.inputs[3].defined())
-    return Unimplemented("Conv2D '{}': offset_w (int8) is not supported on CPU", a.task.name);
+  if (ChannelsLast(a)) return CreateChannelsLastConv2D(a, c, epilogue);
   std::optional<at::Tensor> bias;
   if (a.inputs[2].defined()) bias = a.inputs[2];
-  if (ChannelsLast(a)) return CreateChannelsLastConv2D(a, c, bias);
+  const at::Tensor residual = epilogue.residual ? a.inputs[3] : at::Tensor();
+  const CpuEpilogue* activation = epilogue.activation;
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
     at::convolution_out(y, x, w, bias, c.stride, c.padding, c.dilation, /*transposed=*/false,
                         /*output_padding=*/{0, 0}, c.groups);
+    if (residual.defined()) y.add_(residual);
+    if (activation != nullptr) activation->apply_in_place(y);
   });
+}
+
+Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
+  if (a.inputs.size() > 3 && a.inputs[3].defined())
+    return Unimplemented("Conv2D '{}': offset_w (int8) is not supported on CPU", a.task.name);
+  return CreateConvolution(a, {});
+}
+
+// Conv2D with its residual add and activation (the library-epilogue rule makes it from an NHWC
+// Conv2D): oneDNN's post-ops where a oneDNN kernel wins, else ATen's in place after ATen's
+// convolution.
+Expected<std::unique_ptr<Kernel>> CreateFusedConv2D(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(std::string name, a.Attr<std::string>("fused_op_type"));
+  ConvEpilogue epilogue;
+  epilogue.residual = a.inputs.size() > 3 && a.inputs[3].defined();
+  if (!name.empty()) {
+    const std::optional<EpilogueActivation> activation = EpilogueActivationNamed(name);
+    epilogue.activation = activation ? FindCpuEpilogue(*activation) : nullptr;
+    if (epilogue.activation == nullptr)
+      return InvalidArgument("{} '{}': no CPU kernel for fused_op_type '{}'", a.task.type, a.task.name, name);
+  }
+  return CreateConvolution(a, epilogue);
 }
 
 // The weight gradient by oneDNN's backward-weights kernel or an im2col GEMM, whichever measured
@@ -128,7 +156,8 @@ Expected<std::unique_ptr<Kernel>> CreateConv2DBackpropFilter(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(ConvWindow c, ReadConvWindow(a));
   const at::Tensor &x = a.inputs[0], &dy = a.inputs[1], &y = a.outputs[0];
   auto timed = [&]() {
-    return FilterGradientCandidates(at::full_like(x, 0.5), at::full_like(dy, 0.5), c, at::empty_like(y));
+    const KernelArgs s = a.WithTimingOperands();
+    return FilterGradientCandidates(s.inputs[0], s.inputs[1], c, s.outputs[0]);
   };
   return MakeKernel(a.task,
                     FastestByMeasurement(FilterGradientKey(x, dy, c, y), FilterGradientCandidates(x, dy, c, y), timed));
@@ -311,6 +340,7 @@ Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
 
 void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("Conv2D", CreateConv2D, ConvWorkspaces);
+  r.Register("FusedConv2D", CreateFusedConv2D, ConvWorkspaces);
   r.Register("Conv2DTranspose", CreateConv2DTranspose);
   r.Register("Conv2DBackpropFilterD", CreateConv2DBackpropFilter);
   r.Register("MaxPoolV3", CreateMaxPoolV3, MaxPoolWorkspaces);

@@ -1,6 +1,7 @@
 // Neural-network ops: convolution, pooling, normalization, softmax. NCHW layout; Conv2D, the
 // max/avg pools and BatchNorm also take data_format "NHWC" (channels last: the ChannelsLast pass
 // keeps a convolution net's activations so), with window attributes in x's dim order.
+#include "ge/ops/epilogue_activation.h"
 #include "ge/ops/infer_util.h"
 #include "ge/ops/op_registry.h"
 
@@ -98,6 +99,21 @@ Status InferConv2D(InferContext& ctx) {
     return ctx.Error("input {} is smaller than the kernel", ShapeToString(x));
   ctx.Output(0).SetShape(l.Arrange(x[0], w[0], h, wd));
   ctx.Output(0).format = ctx.Output(0).origin_format = l.format;
+  return {};
+}
+
+// Conv2D with its epilogue: an optional residual of the output's shape added, then an optional
+// activation of ops/epilogue_activation.h's table (fused_op_type, empty for none).
+Status InferFusedConv2D(InferContext& ctx) {
+  const std::string activation = ctx.Attr<std::string>("fused_op_type");
+  if (!activation.empty() && !EpilogueActivationNamed(activation))
+    return ctx.Error("fused_op_type '{}' is neither empty nor one of {}", activation, EpilogueActivationNames());
+  GE_RETURN_IF_ERROR(InferConv2D(ctx));
+  if (ctx.HasInput(3) && ctx.Input(3).shape != ctx.Output(0).shape)
+    return ctx.Error("residual must be the output's shape {}, got {}", ShapeToString(ctx.Output(0).shape),
+                     ShapeToString(ctx.Input(3).shape));
+  // The output is its epilogue's (an Add's or an activation's), which carries no layout format.
+  ctx.Output(0).format = ctx.Output(0).origin_format = Format::kND;
   return {};
 }
 
@@ -290,6 +306,25 @@ void RegisterNnOps(OpRegistry& r) {
                        .InferSymbolic(InferSymbolicBatchPasses)
                        .Doc("2-D convolution; x NCHW or NHWC (data_format), filter [Cout, Cin/groups, kh, kw]; "
                             "strides/dilations per dim of x, pads = [top, bottom, left, right]")
+                       .Build());
+  (void)r.Register(OpDef("FusedConv2D")
+                       .TypeVar("T", kFloat)
+                       .Input("x", "T")
+                       .Input("filter", "T")
+                       .OptionalInput("bias", "T")
+                       .OptionalInput("residual", "T")
+                       .Output("y", "T")
+                       .Attr("strides", AttrType::kListInt)
+                       .Attr("pads", AttrType::kListInt)
+                       .Attr("dilations", AttrType::kListInt, ones)
+                       .Attr("groups", AttrType::kInt, int64_t{1})
+                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+                       .Attr("fused_op_type", AttrType::kString, std::string())
+                       .Infer(InferFusedConv2D)
+                       .InferSymbolic(InferSymbolicBatchPasses)
+                       .Doc("y = act(Conv2D(x, filter, bias) + residual): Conv2D with its residual add (residual "
+                            "shaped as y) and activation (fused_op_type: empty, or one of ops/epilogue_activation.h: "
+                            "relu, gelu, gelu_tanh, sigmoid, tanh, silu) applied while the output is in cache")
                        .Build());
   (void)r.Register(OpDef("Conv2DTranspose")
                        .TypeVar("T", kFloat)

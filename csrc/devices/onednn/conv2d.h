@@ -1,0 +1,72 @@
+// A 2-D convolution as one oneDNN primitive, made once for fixed shapes and run on the caller's
+// buffers. ATen's oneDNN operators (mkldnn::_convolution_pointwise) allocate their output on
+// every call, so a kernel using them copied it into the task's buffer; and its plain
+// convolution reorders a weight into oneDNN's blocked layout on every call. Here the primitive
+// writes straight into the output in whatever strides it has (NHWC in the engine), with a
+// residual add and an activation applied by oneDNN's post-ops while the output is in cache; the
+// weight is packed into a buffer of the caller's, once or whenever the caller says it changed.
+//
+// This layer sees no torch: it is built against the system's oneDNN (Debian's libdnnl), while
+// libtorch carries its own copy with hidden symbols, so the two never meet. Both use the one
+// OpenMP runtime libtorch loads, with the calling thread's thread count.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ge/base/status.h"
+
+namespace ge::onednn {
+
+using Dims4 = std::array<int64_t, 4>;
+using Dims2 = std::array<int64_t, 2>;
+
+// The activations oneDNN applies as a post-op (silu: x * sigmoid(x)).
+enum class Activation { kNone, kRelu, kGeluErf, kGeluTanh, kSigmoid, kTanh, kSilu };
+
+// Sizes are in NCHW order (OIHW for the weight: [K, C / groups, KH, KW]); strides are in
+// elements, in the same order, so a channels-last tensor is [N, C, H, W] with strides
+// [H*W*C, 1, W*C, C]. All float32.
+struct Conv2DSpec {
+  Dims4 x_sizes{}, x_strides{};
+  Dims4 w_sizes{};
+  Dims4 y_sizes{}, y_strides{};
+  Dims2 stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+  bool bias = false;
+  bool residual = false;  // y = conv(x) + bias + r, r with y's sizes
+  Dims4 residual_strides{};
+  Activation activation = Activation::kNone;  // then y = act(y)
+};
+
+class Conv2D {
+ public:
+  // The primitive oneDNN picks for `spec` on this CPU; an error naming the shapes when it has none.
+  static Expected<std::unique_ptr<Conv2D>> Create(const Conv2DSpec& spec);
+  ~Conv2D();
+  Conv2D(const Conv2D&) = delete;
+  Conv2D& operator=(const Conv2D&) = delete;
+
+  // The bytes of a weight in the primitive's (blocked) layout. The packed weight is the
+  // caller's, so one primitive serves several weights (a task's and its timing stand-in's).
+  size_t PackedWeightBytes() const;
+  // Packs a weight of spec.w_sizes in `strides` into `packed` (PackedWeightBytes(), 64-byte aligned).
+  Status PackWeight(const float* weight, const Dims4& strides, void* packed);
+  // y = act(conv(x, packed) + bias? + residual?). `bias` (K floats) and `residual` are read
+  // only where the spec has them. One caller at a time.
+  Status Run(const float* x, const void* packed, const float* bias, const float* residual, float* y);
+  // Which oneDNN implementation runs (e.g. "brgconv:avx512_core"): for logs and tests.
+  const std::string& Implementation() const;
+
+ private:
+  struct Impl;
+  explicit Conv2D(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The oneDNN this was built with, e.g. "2.6.3".
+std::string Version();
+
+}  // namespace ge::onednn

@@ -1,0 +1,146 @@
+// devices/onednn/conv2d.h against a direct loop over the definition of a convolution: strides,
+// padding, dilation, groups, bias, residual and ReLU, channels-last and plain buffers, and a
+// weight given in either layout.
+#include "devices/onednn/conv2d.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace ge::onednn {
+namespace {
+
+struct Case {
+  int64_t n, c, h, w, k, kh, kw, stride, pad, dilation, groups;
+  bool bias, residual;
+  Activation activation;
+  bool channels_last, weight_channels_last;
+};
+
+// Element strides of an NCHW-ordered tensor stored NCHW or NHWC.
+Dims4 StridesOf(const Dims4& s, bool channels_last) {
+  if (channels_last) return {s[1] * s[2] * s[3], 1, s[3] * s[1], s[1]};
+  return {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+}
+
+int64_t At(const Dims4& strides, int64_t a, int64_t b, int64_t c, int64_t d) {
+  return a * strides[0] + b * strides[1] + c * strides[2] + d * strides[3];
+}
+
+std::vector<float> Random(size_t n, std::mt19937& gen) {
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(gen);
+  return v;
+}
+
+double Activate(Activation a, double v) {
+  switch (a) {
+    case Activation::kRelu: return std::max(v, 0.0);
+    case Activation::kGeluErf: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    case Activation::kGeluTanh: return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
+    case Activation::kTanh: return std::tanh(v);
+    case Activation::kSilu: return v / (1 + std::exp(-v));
+    case Activation::kNone: break;
+  }
+  return v;
+}
+
+class OneDnnConv2DTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OneDnnConv2DTest, MatchesTheDefinition) {
+  const Case t = GetParam();
+  const int64_t oh = (t.h + 2 * t.pad - t.dilation * (t.kh - 1) - 1) / t.stride + 1;
+  const int64_t ow = (t.w + 2 * t.pad - t.dilation * (t.kw - 1) - 1) / t.stride + 1;
+  Conv2DSpec spec;
+  spec.x_sizes = {t.n, t.c, t.h, t.w};
+  spec.x_strides = StridesOf(spec.x_sizes, t.channels_last);
+  spec.w_sizes = {t.k, t.c / t.groups, t.kh, t.kw};
+  spec.y_sizes = {t.n, t.k, oh, ow};
+  spec.y_strides = StridesOf(spec.y_sizes, t.channels_last);
+  spec.stride = {t.stride, t.stride};
+  spec.padding = {t.pad, t.pad};
+  spec.dilation = {t.dilation, t.dilation};
+  spec.groups = t.groups;
+  spec.bias = t.bias;
+  spec.residual = t.residual;
+  spec.residual_strides = spec.y_strides;
+  spec.activation = t.activation;
+  const Dims4 w_strides = StridesOf(spec.w_sizes, t.weight_channels_last);
+
+  std::mt19937 gen(7);
+  const std::vector<float> x = Random(static_cast<size_t>(t.n * t.c * t.h * t.w), gen);
+  const std::vector<float> weight = Random(static_cast<size_t>(t.k * (t.c / t.groups) * t.kh * t.kw), gen);
+  const std::vector<float> bias = Random(static_cast<size_t>(t.k), gen);
+  const std::vector<float> residual = Random(static_cast<size_t>(t.n * t.k * oh * ow), gen);
+
+  auto conv = Conv2D::Create(spec);
+  ASSERT_TRUE(conv.ok()) << conv.status().ToString();
+  EXPECT_FALSE((*conv)->Implementation().empty());
+  const size_t bytes = ((*conv)->PackedWeightBytes() + 63) / 64 * 64;
+  const std::unique_ptr<void, decltype(&std::free)> packed(std::aligned_alloc(64, bytes), &std::free);
+  ASSERT_TRUE((*conv)->PackWeight(weight.data(), w_strides, packed.get()).ok());
+  std::vector<float> y(residual.size(), std::nanf(""));
+  ASSERT_TRUE((*conv)->Run(x.data(), packed.get(), bias.data(), residual.data(), y.data()).ok());
+
+  const int64_t per_group_in = t.c / t.groups, per_group_out = t.k / t.groups;
+  double worst = 0;
+  for (int64_t b = 0; b < t.n; ++b)
+    for (int64_t o = 0; o < t.k; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double sum = t.bias ? bias[o] : 0.0;
+          const int64_t g = o / per_group_out;
+          for (int64_t ci = 0; ci < per_group_in; ++ci)
+            for (int64_t r = 0; r < t.kh; ++r)
+              for (int64_t s = 0; s < t.kw; ++s) {
+                const int64_t row = i * t.stride - t.pad + r * t.dilation, col = j * t.stride - t.pad + s * t.dilation;
+                if (row < 0 || row >= t.h || col < 0 || col >= t.w) continue;
+                sum += double{x[At(spec.x_strides, b, g * per_group_in + ci, row, col)]} *
+                       weight[At(w_strides, o, ci, r, s)];
+              }
+          const int64_t at = At(spec.y_strides, b, o, i, j);
+          if (t.residual) sum += residual[at];
+          sum = Activate(t.activation, sum);
+          worst = std::max(worst, std::abs(sum - y[at]));
+        }
+  EXPECT_LT(worst, 1e-4) << "implementation " << (*conv)->Implementation();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, OneDnnConv2DTest,
+    ::testing::Values(
+        //   n  c  h  w  k kh kw st pad dil grp bias  res    activation              nhwc  w-nhwc
+        Case{1, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1, true, false, Activation::kNone, true, false},
+        Case{2, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1, false, true, Activation::kRelu, true, true},
+        Case{2, 8, 11, 7, 16, 3, 3, 2, 1, 1, 1, true, false, Activation::kRelu, true, false},
+        Case{1, 3, 17, 17, 8, 7, 7, 2, 3, 1, 1, false, false, Activation::kRelu, true, false},     // a ResNet stem
+        Case{1, 16, 10, 10, 16, 3, 3, 1, 2, 2, 1, true, true, Activation::kNone, true, false},     // dilated
+        Case{2, 16, 8, 8, 32, 3, 3, 1, 1, 1, 4, true, false, Activation::kSilu, true, false},      // grouped
+        Case{1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 16, true, false, Activation::kGeluErf, true, false},  // depthwise
+        Case{1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, true, true, Activation::kGeluTanh, true, false},
+        Case{1, 16, 8, 8, 16, 1, 1, 1, 0, 1, 1, false, false, Activation::kSigmoid, true, false},
+        Case{1, 16, 8, 8, 16, 1, 1, 1, 0, 1, 1, true, false, Activation::kTanh, true, false},
+        Case{2, 32, 6, 6, 16, 1, 1, 1, 0, 1, 1, true, true, Activation::kRelu, false, false}));  // NCHW buffers
+
+TEST(OneDnnConv2DTest, ChannelsThatDoNotMatchTheGroupsAreAnError) {
+  Conv2DSpec spec;
+  spec.x_sizes = {1, 6, 4, 4};
+  spec.x_strides = StridesOf(spec.x_sizes, true);
+  spec.w_sizes = {8, 4, 3, 3};  // 2 groups of 4 input channels: 8 != 6
+  spec.y_sizes = {1, 8, 2, 2};
+  spec.y_strides = StridesOf(spec.y_sizes, true);
+  spec.groups = 2;
+  auto conv = Conv2D::Create(spec);
+  ASSERT_FALSE(conv.ok());
+  EXPECT_NE(conv.status().message().find("groups"), std::string::npos) << conv.status().message();
+}
+
+}  // namespace
+}  // namespace ge::onednn
