@@ -54,10 +54,6 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
   return w;
 }
 
-// The NHWC form (channels_last_conv.h): ATen's channels-last kernel, a detour through NCHW
-// copies or oneDNN on a prepacked weight (packed at load, or again when the weight changed),
-// whichever measured faster for these shapes (or the one TORCHAIR_GE_CPU_CONV names). A
-// producer inside a FusedKernel has no workspaces: no NCHW detour.
 // A FusedConv2D's epilogue: its input 3 as the residual (null: none) and its activation.
 struct ConvEpilogue {
   bool residual = false;
@@ -82,10 +78,14 @@ ChannelsLastConv ChannelsLastOperands(const KernelArgs& a, const ConvWindow& c, 
   return conv;
 }
 
+// The NHWC form (channels_last_conv.h): ATen's channels-last kernel, a detour through NCHW
+// copies or the engine's oneDNN primitive on a packed weight (packed at load, or again when the
+// weight changed), whichever measured faster for these shapes (or the one TORCHAIR_GE_CPU_CONV
+// names). A producer inside a FusedKernel has no workspaces: no NCHW detour.
 Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, const ConvWindow& c,
                                                            const ConvEpilogue& epilogue) {
   ChannelsLastConv conv = ChannelsLastOperands(a, c, epilogue);
-  GE_RETURN_IF_ERROR(PrepareChannelsLastConv(conv).WithContext(fmt::format("Conv2D '{}'", a.task.name)));
+  GE_RETURN_IF_ERROR(PrepareChannelsLastConv(conv).WithContext(fmt::format("{} '{}'", a.task.type, a.task.name)));
   GE_ASSIGN_OR_RETURN(std::string setting, ForcedKernelSetting("TORCHAIR_GE_CPU_CONV", ForcibleConvKernels()));
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(ChannelsLastConvCandidates(conv), setting));
   auto timed = [&]() {

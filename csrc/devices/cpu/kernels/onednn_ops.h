@@ -11,9 +11,9 @@
 namespace ge::cpu {
 
 template <typename Fn>
-std::optional<c10::TypedOperatorHandle<Fn>> FindOneDnnOp(const char* name, const char* overload = "") {
+std::optional<c10::TypedOperatorHandle<Fn>> FindOneDnnOp(const char* name) {
   if (!at::hasMKLDNN()) return std::nullopt;
-  auto handle = c10::Dispatcher::singleton().findSchema({name, overload});
+  auto handle = c10::Dispatcher::singleton().findSchema({name, ""});
   if (!handle) return std::nullopt;
   try {
     return handle->template typed<Fn>();
