@@ -1,6 +1,6 @@
 #include "devices/onednn/conv2d.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include "devices/onednn/dnnl_util.h"
 
 #include <unordered_map>
 #include <utility>
@@ -31,20 +31,6 @@ memory::dims WeightStrides(const Conv2DSpec& s, const Dims4& strides) {
   return {strides[0] * (s.w_sizes[0] / s.groups), strides[0], strides[1], strides[2], strides[3]};
 }
 
-// oneDNN's eltwise algorithm for `a` (and its alpha: swish's beta-less form is x * sigmoid(alpha x)).
-std::pair<dnnl::algorithm, float> EltwiseOf(Activation a) {
-  switch (a) {
-    case Activation::kRelu: return {dnnl::algorithm::eltwise_relu, 0.f};
-    case Activation::kGeluErf: return {dnnl::algorithm::eltwise_gelu_erf, 0.f};
-    case Activation::kGeluTanh: return {dnnl::algorithm::eltwise_gelu_tanh, 0.f};
-    case Activation::kSigmoid: return {dnnl::algorithm::eltwise_logistic, 0.f};
-    case Activation::kTanh: return {dnnl::algorithm::eltwise_tanh, 0.f};
-    case Activation::kSilu: return {dnnl::algorithm::eltwise_swish, 1.f};
-    case Activation::kNone: break;
-  }
-  return {dnnl::algorithm::undef, 0.f};
-}
-
 std::string Describe(const Conv2DSpec& s) {
   return fmt::format("x {} w {} y {} stride {} padding {} dilation {} groups {}", s.x_sizes, s.w_sizes, s.y_sizes,
                      s.stride, s.padding, s.dilation, s.groups);
@@ -54,7 +40,7 @@ std::string Describe(const Conv2DSpec& s) {
 
 struct Conv2D::Impl {
   Conv2DSpec spec;
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::engine engine = CpuEngine();
   dnnl::stream stream{engine};
   dnnl::convolution_forward primitive;
   memory::desc weight_desc;             // the primitive's (blocked) layout
@@ -78,10 +64,7 @@ Expected<std::unique_ptr<Conv2D>> Conv2D::Create(const Conv2DSpec& s) {
     dnnl::post_ops post;
     const memory::desc residual_desc = Strided(s.y_sizes, s.residual_strides);
     if (s.residual) post.append_binary(dnnl::algorithm::binary_add, residual_desc);
-    if (s.activation != Activation::kNone) {
-      const auto [algorithm, alpha] = EltwiseOf(s.activation);
-      post.append_eltwise(1.f, algorithm, alpha, 0.f);
-    }
+    AppendActivation(post, s.activation);
     dnnl::primitive_attr attr;
     attr.set_post_ops(post);
     // oneDNN counts dilation from 0 (no gap) where torch counts from 1.
@@ -144,10 +127,5 @@ Status Conv2D::Run(const float* x, const void* packed, const float* bias, const 
 }
 
 const std::string& Conv2D::Implementation() const { return impl_->implementation; }
-
-std::string Version() {
-  const dnnl_version_t* v = dnnl_version();
-  return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
-}
 
 }  // namespace ge::onednn

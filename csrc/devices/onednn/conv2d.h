@@ -16,15 +16,13 @@
 #include <memory>
 #include <string>
 
+#include "devices/onednn/post_ops.h"
 #include "ge/base/status.h"
 
 namespace ge::onednn {
 
 using Dims4 = std::array<int64_t, 4>;
 using Dims2 = std::array<int64_t, 2>;
-
-// The activations oneDNN applies as a post-op (silu: x * sigmoid(x)).
-enum class Activation { kNone, kRelu, kGeluErf, kGeluTanh, kSigmoid, kTanh, kSilu };
 
 // Sizes are in NCHW order (OIHW for the weight: [K, C / groups, KH, KW]); strides are in
 // elements, in the same order, so a channels-last tensor is [N, C, H, W] with strides
@@ -65,8 +63,5 @@ class Conv2D {
   explicit Conv2D(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// The oneDNN this was built with, e.g. "2.6.3".
-std::string Version();
 
 }  // namespace ge::onednn

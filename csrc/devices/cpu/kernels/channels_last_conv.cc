@@ -112,7 +112,7 @@ std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
   spec.bias = conv.bias.has_value();
   spec.residual = conv.residual.defined();
   if (spec.residual) spec.residual_strides = Dims(conv.residual.strides());
-  if (conv.activation != nullptr) spec.activation = conv.activation->conv_post_op;
+  if (conv.activation != nullptr) spec.activation = conv.activation->primitive_post_op;
   auto made = onednn::Conv2D::Create(spec);
   if (!made.ok()) {
     GE_LOGD("no oneDNN kernel for a convolution: {}", made.status().message());

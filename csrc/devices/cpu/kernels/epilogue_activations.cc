@@ -10,17 +10,12 @@ namespace ge::cpu {
 
 const CpuEpilogue* FindCpuEpilogue(EpilogueActivation activation) {
   static const CpuEpilogue kTable[] = {
-      {EpilogueActivation::kRelu, [](at::Tensor& y) { at::relu_(y); }, "relu", nullptr, onednn::Activation::kRelu},
-      {EpilogueActivation::kGelu, [](at::Tensor& y) { at::gelu_out(y, y, "none"); }, "gelu", "none",
-       onednn::Activation::kGeluErf},
-      {EpilogueActivation::kGeluTanh, [](at::Tensor& y) { at::gelu_out(y, y, "tanh"); }, "gelu", "tanh",
-       onednn::Activation::kGeluTanh},
-      {EpilogueActivation::kSigmoid, [](at::Tensor& y) { at::sigmoid_out(y, y); }, "sigmoid", nullptr,
-       onednn::Activation::kSigmoid},
-      {EpilogueActivation::kTanh, [](at::Tensor& y) { at::tanh_out(y, y); }, "tanh", nullptr,
-       onednn::Activation::kTanh},
-      {EpilogueActivation::kSilu, [](at::Tensor& y) { at::silu_out(y, y); }, "swish", nullptr,
-       onednn::Activation::kSilu},
+      {EpilogueActivation::kRelu, [](at::Tensor& y) { at::relu_(y); }, onednn::Activation::kRelu},
+      {EpilogueActivation::kGelu, [](at::Tensor& y) { at::gelu_out(y, y, "none"); }, onednn::Activation::kGeluErf},
+      {EpilogueActivation::kGeluTanh, [](at::Tensor& y) { at::gelu_out(y, y, "tanh"); }, onednn::Activation::kGeluTanh},
+      {EpilogueActivation::kSigmoid, [](at::Tensor& y) { at::sigmoid_out(y, y); }, onednn::Activation::kSigmoid},
+      {EpilogueActivation::kTanh, [](at::Tensor& y) { at::tanh_out(y, y); }, onednn::Activation::kTanh},
+      {EpilogueActivation::kSilu, [](at::Tensor& y) { at::silu_out(y, y); }, onednn::Activation::kSilu},
   };
   for (const CpuEpilogue& row : kTable)
     if (row.activation == activation) return &row;

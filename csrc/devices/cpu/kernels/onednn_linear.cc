@@ -1,63 +1,68 @@
-// y = x1 · x2 (+ bias) in float32 through oneDNN's inner product (ATen's
-// mkldnn::_linear_pointwise) instead of at::mm/addmm.
+// y = act(x1 · x2 + bias) in float32 through the engine's oneDNN matmul primitive
+// (devices/onednn/matmul.h) instead of at::mm/addmm.
 //
 // Why: ATen's float32 mm goes to MKL's sgemm, which on AMD CPUs runs its AVX2 code path;
 // oneDNN's JIT kernels use AVX-512 wherever the CPU has it. On the 2-core bench machine
 // (AMD EPYC, AVX-512) oneDNN measured 2.0-2.5x faster from 64x512x512 up (bert's and llama's
-// projections) and ~3x on a decode step's matrix-vector products, but it costs ~12 us per call
-// in primitive look-up and an output it allocates, which loses on small products; on an Intel
-// Xeon MKL keeps up. Which one runs is decided per shape by measurement (kernel_choice.h,
-// math_kernels.cc); both give eager-level float32 numerics (no reduced-precision math mode).
-//
-// A constant weight (frozen parameters, folded constants) is reordered once, at load, into
-// oneDNN's blocked layout for the task's row count: a further ~10% per call.
+// projections) and ~3x on a decode step's matrix-vector products; on an Intel Xeon MKL keeps
+// up. Which one runs is decided per shape by measurement (kernel_choice.h, math_kernels.cc);
+// both give eager-level float32 numerics (no reduced-precision math mode). The primitive is
+// made once, at load, and writes into the task's output: ATen's oneDNN linear operator looked
+// its primitive up and allocated an output on every call (~12 us, then a copy), which lost on
+// small products. A constant weight (frozen parameters, folded constants) is packed once into
+// oneDNN's layout for the task's row count; a weight that is an input is read in place.
 #include "devices/cpu/kernels/onednn_linear.h"
 
-#include "devices/cpu/kernels/onednn_ops.h"
+#include <ATen/ops/empty.h>
+
+#include <memory>
+
+#include "ge/base/logging.h"
 
 namespace ge::cpu {
 namespace {
 
-using LinearFn = at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&, std::string_view,
-                            c10::List<std::optional<at::Scalar>>, std::optional<std::string_view>);
-using ReorderFn = at::Tensor(const at::Tensor&, std::optional<int64_t>);
-
-// Without them (FindOneDnnOp) every MatMulV2 stays on at::mm.
-const std::optional<c10::TypedOperatorHandle<LinearFn>>& LinearOp() {
-  static const auto op = FindOneDnnOp<LinearFn>("mkldnn::_linear_pointwise");
-  return op;
-}
-
-const std::optional<c10::TypedOperatorHandle<ReorderFn>>& ReorderOp() {
-  static const auto op = FindOneDnnOp<ReorderFn>("mkldnn::_reorder_linear_weight");
-  return op;
-}
+onednn::Dims2x Dims(at::IntArrayRef v) { return {v[0], v[1]}; }
 
 }  // namespace
 
 std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
                                                   bool x2_is_constant, const CpuEpilogue* activation,
                                                   const at::Tensor& y) {
-  if (!LinearOp()) return std::nullopt;
   const bool f32 = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
-  if (!f32 || x1.dim() != 2 || x2.dim() != 2 || !x1.is_contiguous()) return std::nullopt;
-  const int64_t m = x1.size(0), n = x2.size(1);
-  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != n || bias.scalar_type() != at::kFloat)) return std::nullopt;
-
-  // oneDNN takes the weight as [n, k] (nn.Linear's layout) with any strides.
-  at::Tensor weight = x2.t();
-  if (x2_is_constant && ReorderOp()) weight = ReorderOp()->call(weight.contiguous(), m);
-  std::optional<at::Tensor> b = bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt;
-  // oneDNN's post-op names: GELU's form is the algorithm argument.
-  const std::string post_op = activation ? activation->onednn_post_op : "none";
-  std::optional<std::string> algorithm;
-  if (activation && activation->onednn_algorithm) algorithm = activation->onednn_algorithm;
-  // Everything the call takes is made here, once: a launch only calls and copies the result in
-  // (the operator allocates its output; it has no out= form).
-  const c10::List<std::optional<at::Scalar>> no_scalars;
-  return [op = *LinearOp(), x1, weight, b, post_op, algorithm, no_scalars, y]() mutable {
-    const std::optional<std::string_view> algo = algorithm ? std::optional<std::string_view>(*algorithm) : std::nullopt;
-    y.copy_(op.call(x1, weight, b, post_op, no_scalars, algo));
+  if (!f32 || x1.dim() != 2 || x2.dim() != 2 || y.dim() != 2) return std::nullopt;
+  const int64_t n = x2.size(1);
+  if (bias.defined() &&
+      (bias.dim() != 1 || bias.size(0) != n || bias.scalar_type() != at::kFloat || !bias.is_contiguous()))
+    return std::nullopt;
+  onednn::MatMulSpec spec;
+  spec.x_sizes = Dims(x1.sizes());
+  spec.x_strides = Dims(x1.strides());
+  spec.w_sizes = Dims(x2.sizes());
+  spec.w_strides = Dims(x2.strides());
+  spec.y_strides = Dims(y.strides());
+  spec.bias = bias.defined();
+  spec.packed_weight = x2_is_constant;
+  if (activation != nullptr) spec.activation = activation->primitive_post_op;
+  auto made = onednn::MatMul::Create(spec);
+  if (!made.ok()) {
+    GE_LOGD("no oneDNN kernel for a product: {}", made.status().message());
+    return std::nullopt;
+  }
+  std::shared_ptr<onednn::MatMul> mm = std::move(*made);
+  at::Tensor weight = x2;  // read in place, or packed once here
+  if (x2_is_constant) {
+    weight = at::empty({static_cast<int64_t>(mm->PackedWeightBytes())}, x2.options().dtype(at::kByte));
+    const Status packing = mm->PackWeight(x2.const_data_ptr<float>(), Dims(x2.strides()), weight.data_ptr());
+    if (!packing.ok()) {
+      GE_LOGD("a product's weight was not packed for oneDNN: {}", packing.message());
+      return std::nullopt;
+    }
+  }
+  return [mm, x1, weight, bias, y]() mutable {
+    const Status run = mm->Run(x1.const_data_ptr<float>(), weight.const_data_ptr(),
+                               bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>());
+    TORCH_CHECK(run.ok(), run.message());
   };
 }
 
