@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "onednn_reference.h"
+
 namespace ge::onednn {
 namespace {
 
@@ -36,19 +38,6 @@ std::vector<float> Random(size_t n, std::mt19937& gen) {
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   std::vector<float> v(n);
   for (float& x : v) x = dist(gen);
-  return v;
-}
-
-double Activate(Activation a, double v) {
-  switch (a) {
-    case Activation::kRelu: return std::max(v, 0.0);
-    case Activation::kGeluErf: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-    case Activation::kGeluTanh: return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
-    case Activation::kTanh: return std::tanh(v);
-    case Activation::kSilu: return v / (1 + std::exp(-v));
-    case Activation::kNone: break;
-  }
   return v;
 }
 
@@ -107,7 +96,7 @@ TEST_P(OneDnnConv2DTest, MatchesTheDefinition) {
               }
           const int64_t at = At(spec.y_strides, b, o, i, j);
           if (t.residual) sum += residual[at];
-          sum = Activate(t.activation, sum);
+          sum = ReferenceActivation(t.activation, sum);
           worst = std::max(worst, std::abs(sum - y[at]));
         }
   EXPECT_LT(worst, 1e-4) << "implementation " << (*conv)->Implementation();

@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "onednn_reference.h"
+
 namespace ge::onednn {
 namespace {
 
@@ -21,19 +23,6 @@ struct Case {
   Activation activation;
   int64_t y_row_stride_pad;  // y's rows this many elements longer than n (a column slice of a wider buffer)
 };
-
-double Activate(Activation a, double v) {
-  switch (a) {
-    case Activation::kRelu: return std::max(v, 0.0);
-    case Activation::kGeluErf: return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-    case Activation::kGeluTanh: return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
-    case Activation::kSigmoid: return 1 / (1 + std::exp(-v));
-    case Activation::kTanh: return std::tanh(v);
-    case Activation::kSilu: return v / (1 + std::exp(-v));
-    case Activation::kNone: break;
-  }
-  return v;
-}
 
 class OneDnnMatMulTest : public ::testing::TestWithParam<Case> {};
 
@@ -76,7 +65,7 @@ TEST_P(OneDnnMatMulTest, MatchesTheDefinition) {
       double sum = t.bias ? bias[j] : 0.0;
       for (int64_t p = 0; p < t.k; ++p)
         sum += double{x[i * t.k + p]} * w[p * spec.w_strides[0] + j * spec.w_strides[1]];
-      worst = std::max(worst, std::abs(Activate(t.activation, sum) - y[i * ld + j]));
+      worst = std::max(worst, std::abs(ReferenceActivation(t.activation, sum) - y[i * ld + j]));
     }
     for (int64_t j = t.n; j < ld; ++j) EXPECT_EQ(y[i * ld + j], -7.f) << "wrote outside its columns";
   }

@@ -253,6 +253,16 @@ void InferSymbolicFusedAttention(SymbolicInferContext& ctx) {
   ctx.SetOutput(0, std::move(out));
 }
 
+// The window and layout attributes of Conv2D and FusedConv2D.
+OpDef& ConvWindowAttrs(OpDef& def) {
+  const IntList ones = {1, 1, 1, 1};
+  return def.Attr("strides", AttrType::kListInt)
+      .Attr("pads", AttrType::kListInt)
+      .Attr("dilations", AttrType::kListInt, ones)
+      .Attr("groups", AttrType::kInt, int64_t{1})
+      .Attr("data_format", AttrType::kString, std::string("NCHW"));
+}
+
 }  // namespace
 
 Status InferFusedAttention(InferContext& ctx) {
@@ -288,37 +298,27 @@ Status InferFusedAttention(InferContext& ctx) {
 void RegisterNnOps(OpRegistry& r) {
   using namespace dtypes;
   const IntList ones = {1, 1, 1, 1};
-  (void)r.Register(OpDef("Conv2D")
-                       .TypeVar("T", kFloat)
-                       .TypeVar("T8", {DataType::kInt8})
-                       .Input("x", "T")
-                       .Input("filter", "T")
-                       .OptionalInput("bias", "T")
-                       .OptionalInput("offset_w", "T8")
-                       .Output("y", "T")
-                       .Attr("strides", AttrType::kListInt)
-                       .Attr("pads", AttrType::kListInt)
-                       .Attr("dilations", AttrType::kListInt, ones)
-                       .Attr("groups", AttrType::kInt, int64_t{1})
-                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+  (void)r.Register(ConvWindowAttrs(OpDef("Conv2D")
+                                       .TypeVar("T", kFloat)
+                                       .TypeVar("T8", {DataType::kInt8})
+                                       .Input("x", "T")
+                                       .Input("filter", "T")
+                                       .OptionalInput("bias", "T")
+                                       .OptionalInput("offset_w", "T8")
+                                       .Output("y", "T"))
                        .Attr("offset_x", AttrType::kInt, int64_t{0})
                        .Infer(InferConv2D)
                        .InferSymbolic(InferSymbolicBatchPasses)
                        .Doc("2-D convolution; x NCHW or NHWC (data_format), filter [Cout, Cin/groups, kh, kw]; "
                             "strides/dilations per dim of x, pads = [top, bottom, left, right]")
                        .Build());
-  (void)r.Register(OpDef("FusedConv2D")
-                       .TypeVar("T", kFloat)
-                       .Input("x", "T")
-                       .Input("filter", "T")
-                       .OptionalInput("bias", "T")
-                       .OptionalInput("residual", "T")
-                       .Output("y", "T")
-                       .Attr("strides", AttrType::kListInt)
-                       .Attr("pads", AttrType::kListInt)
-                       .Attr("dilations", AttrType::kListInt, ones)
-                       .Attr("groups", AttrType::kInt, int64_t{1})
-                       .Attr("data_format", AttrType::kString, std::string("NCHW"))
+  (void)r.Register(ConvWindowAttrs(OpDef("FusedConv2D")
+                                       .TypeVar("T", kFloat)
+                                       .Input("x", "T")
+                                       .Input("filter", "T")
+                                       .OptionalInput("bias", "T")
+                                       .OptionalInput("residual", "T")
+                                       .Output("y", "T"))
                        .Attr("fused_op_type", AttrType::kString, std::string())
                        .Infer(InferFusedConv2D)
                        .InferSymbolic(InferSymbolicBatchPasses)
