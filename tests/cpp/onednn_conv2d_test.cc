@@ -131,5 +131,17 @@ TEST(OneDnnConv2DTest, ChannelsThatDoNotMatchTheGroupsAreAnError) {
   EXPECT_NE(conv.status().message().find("groups"), std::string::npos) << conv.status().message();
 }
 
+TEST(OneDnnConv2DTest, AnEmptyBatchIsAnErrorNotACrash) {
+  Conv2DSpec spec;
+  spec.x_sizes = {0, 4, 6, 6};
+  spec.x_strides = StridesOf(spec.x_sizes, true);
+  spec.w_sizes = {8, 4, 3, 3};
+  spec.y_sizes = {0, 8, 4, 4};
+  spec.y_strides = StridesOf(spec.y_sizes, true);
+  auto conv = Conv2D::Create(spec);
+  ASSERT_FALSE(conv.ok());
+  EXPECT_NE(conv.status().message().find("empty"), std::string::npos) << conv.status().message();
+}
+
 }  // namespace
 }  // namespace ge::onednn

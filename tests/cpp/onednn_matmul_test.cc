@@ -95,5 +95,19 @@ TEST(OneDnnMatMulTest, OperandsThatDisagreeOnKAreAnError) {
   EXPECT_NE(mm.status().message().find("disagree on k"), std::string::npos) << mm.status().message();
 }
 
+TEST(OneDnnMatMulTest, AnEmptyOperandIsAnErrorNotACrash) {
+  for (const Dims2x& x : {Dims2x{0, 8}, Dims2x{4, 0}}) {
+    MatMulSpec spec;
+    spec.x_sizes = x;
+    spec.x_strides = {std::max<int64_t>(x[1], 1), 1};
+    spec.w_sizes = {x[1], 4};
+    spec.w_strides = {4, 1};
+    spec.y_strides = {4, 1};
+    auto mm = MatMul::Create(spec);
+    ASSERT_FALSE(mm.ok());
+    EXPECT_NE(mm.status().message().find("empty"), std::string::npos) << mm.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace ge::onednn

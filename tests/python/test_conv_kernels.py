@@ -58,6 +58,13 @@ def test_each_kernel_matches_eager(kernel, frozen, batch, monkeypatch, tmp_path)
     check_against_eager(block(), torch.randn(batch, 3, 33, 29), config=config(frozen), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("frozen", [False, True])
+def test_an_empty_batch_runs_like_eager(frozen, monkeypatch):
+    """oneDNN is never asked to plan for an empty tensor (it divides by the sizes): ATen runs it."""
+    monkeypatch.delenv("TORCHAIR_GE_CPU_CONV", raising=False)
+    check_against_eager(block(), torch.randn(0, 3, 33, 29), config=config(frozen), rtol=1e-4, atol=1e-4)
+
+
 def _conv_ops_run(model, x, frozen):
     """The ATen/oneDNN operators the compiled model's run calls (the engine calls them through
     the dispatcher, which the profiler records)."""

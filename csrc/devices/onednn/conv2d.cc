@@ -55,6 +55,9 @@ Conv2D::~Conv2D() = default;
 Expected<std::unique_ptr<Conv2D>> Conv2D::Create(const Conv2DSpec& s) {
   if (s.groups < 1 || s.w_sizes[0] % s.groups != 0 || s.x_sizes[1] != s.w_sizes[1] * s.groups)
     return InvalidArgument("oneDNN Conv2D: channels do not match groups ({})", Describe(s));
+  // oneDNN divides by these sizes while it plans (an empty batch stopped a process with SIGFPE).
+  if (!AllPositive(s.x_sizes) || !AllPositive(s.w_sizes) || !AllPositive(s.y_sizes))
+    return Unimplemented("oneDNN Conv2D: an empty tensor ({})", Describe(s));
   auto impl = std::make_unique<Impl>();
   impl->spec = s;
   try {

@@ -11,6 +11,14 @@ namespace ge::onednn {
 // The process's CPU engine (oneDNN engines are thread-safe; streams are not: one per primitive).
 const dnnl::engine& CpuEngine();
 
+// Whether every size is at least 1: oneDNN is never asked to plan for an empty tensor.
+template <typename Sizes>
+bool AllPositive(const Sizes& sizes) {
+  for (auto size : sizes)
+    if (size < 1) return false;
+  return true;
+}
+
 // Appends `activation` as an eltwise post-op (none: nothing).
 void AppendActivation(dnnl::post_ops& post, Activation activation);
 

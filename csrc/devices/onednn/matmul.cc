@@ -40,6 +40,9 @@ MatMul::~MatMul() = default;
 
 Expected<std::unique_ptr<MatMul>> MatMul::Create(const MatMulSpec& s) {
   if (s.x_sizes[1] != s.w_sizes[0]) return InvalidArgument("oneDNN MatMul: x and w disagree on k ({})", Describe(s));
+  // oneDNN divides by these sizes while it plans (an empty batch stopped a process with SIGFPE).
+  if (!AllPositive(s.x_sizes) || !AllPositive(s.w_sizes))
+    return Unimplemented("oneDNN MatMul: an empty tensor ({})", Describe(s));
   auto impl = std::make_unique<Impl>();
   impl->spec = s;
   try {
