@@ -95,6 +95,18 @@ TEST(OneDnnMatMulTest, OperandsThatDisagreeOnKAreAnError) {
   EXPECT_NE(mm.status().message().find("disagree on k"), std::string::npos) << mm.status().message();
 }
 
+TEST(OneDnnMatMulTest, ABroadcastOperandIsLeftToOthers) {
+  MatMulSpec spec;
+  spec.x_sizes = {4, 8};
+  spec.x_strides = {0, 1};  // one row expanded to four
+  spec.w_sizes = {8, 4};
+  spec.w_strides = {4, 1};
+  spec.y_strides = {4, 1};
+  auto mm = MatMul::Create(spec);
+  ASSERT_FALSE(mm.ok());
+  EXPECT_NE(mm.status().message().find("zero-stride"), std::string::npos) << mm.status().message();
+}
+
 TEST(OneDnnMatMulTest, AnEmptyOperandIsAnErrorNotACrash) {
   for (const Dims2x& x : {Dims2x{0, 8}, Dims2x{4, 0}}) {
     MatMulSpec spec;

@@ -58,6 +58,9 @@ Expected<std::unique_ptr<Conv2D>> Conv2D::Create(const Conv2DSpec& s) {
   // oneDNN divides by these sizes while it plans (an empty batch stopped a process with SIGFPE).
   if (!AllPositive(s.x_sizes) || !AllPositive(s.w_sizes) || !AllPositive(s.y_sizes))
     return Unimplemented("oneDNN Conv2D: an empty tensor ({})", Describe(s));
+  // A zero stride (an expanded view) would have oneDNN write or read overlapping elements.
+  if (!AllPositive(s.x_strides) || !AllPositive(s.y_strides) || (s.residual && !AllPositive(s.residual_strides)))
+    return Unimplemented("oneDNN Conv2D: a broadcast (zero-stride) operand ({})", Describe(s));
   auto impl = std::make_unique<Impl>();
   impl->spec = s;
   try {

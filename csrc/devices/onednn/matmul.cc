@@ -43,6 +43,9 @@ Expected<std::unique_ptr<MatMul>> MatMul::Create(const MatMulSpec& s) {
   // oneDNN divides by these sizes while it plans (an empty batch stopped a process with SIGFPE).
   if (!AllPositive(s.x_sizes) || !AllPositive(s.w_sizes))
     return Unimplemented("oneDNN MatMul: an empty tensor ({})", Describe(s));
+  // A zero stride (an expanded view) would have oneDNN write or read overlapping elements.
+  if (!AllPositive(s.x_strides) || !AllPositive(s.w_strides) || !AllPositive(s.y_strides))
+    return Unimplemented("oneDNN MatMul: a broadcast (zero-stride) operand ({})", Describe(s));
   auto impl = std::make_unique<Impl>();
   impl->spec = s;
   try {
