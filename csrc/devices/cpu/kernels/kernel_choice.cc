@@ -32,6 +32,12 @@ constexpr int kMinRounds = 3;
 constexpr int kMaxRounds = 20;
 constexpr double kBudgetUs = 20000;
 
+// The revision of the candidates' implementations, part of the store's file name: a decision
+// is only as good as the code it timed, so changing how a candidate runs (2: the oneDNN
+// candidates moved from ATen's operators, which allocated and copied their output, to the
+// engine's own primitives) bumps it and every key is timed again.
+constexpr int kCandidatesRevision = 2;
+
 struct Registry {
   std::mutex mutex;
   std::map<std::string, int> winners;  // "key [names]" -> index of the winner among names
@@ -52,7 +58,7 @@ std::string StorePath() {
   const std::string dir = KernelCacheDir(*options);
   auto root = MakeTrustedDir(dir, {"kernel_choices"}, trust);
   if (!root.ok()) return "";
-  return fmt::format("{}/kernel_choices/{}.tsv", *root, Fingerprint(HostCpuIdentity()));
+  return fmt::format("{}/kernel_choices/{}-r{}.tsv", *root, Fingerprint(HostCpuIdentity()), kCandidatesRevision);
 }
 
 // Lines of `key<TAB>winner`; the file is the user's own (mode 0600 in a 0700 directory), but a

@@ -1,14 +1,15 @@
 // Kernels chosen by measurement. Where two implementations compute the same task (a float32
-// product through MKL's sgemm via at::mm, or through oneDNN's inner product), which one is
-// faster depends on the CPU: oneDNN's AVX-512 kernels were 2-2.5x faster on an AMD EPYC where
-// MKL takes its AVX2 path, and not on an Intel Xeon where MKL has its own AVX-512 path. So no
-// size threshold decides: the first time a process meets a shape key, every candidate is timed
-// on scratch inputs of that shape, interleaved, and the fastest is kept for the key -- in the
+// product through MKL's sgemm via at::mm, or through oneDNN's matmul), which one is faster
+// depends on the CPU: oneDNN's AVX-512 kernels were 2-2.5x faster on an AMD EPYC where MKL
+// takes its AVX2 path, and not on an Intel Xeon where MKL has its own AVX-512 path. So no size
+// threshold decides: the first time a process meets a shape key, every candidate is timed on
+// scratch inputs of that shape, interleaved, and the fastest is kept for the key -- in the
 // process and, when the winner is at least 10% faster than the rest, on disk in the kernel
-// cache ($TORCHAIR_GE_CACHE_DIR/kernel_choices/<cpu>.tsv, one file per CPU model and feature
-// set), so later processes on this kind of machine start with the decision instead of timing
-// again. In an instance of a graph whose sizes vary (KernelArgs::sizes_vary) the key holds size
-// classes, not sizes (math_kernels.cc, ProductDim), so the graph's next instances reuse it.
+// cache ($TORCHAIR_GE_CACHE_DIR/kernel_choices/<cpu>-r<revision>.tsv: one file per CPU model
+// and feature set and per revision of the candidates' code), so later processes on this kind of
+// machine start with the decision instead of timing again. In an instance of a graph whose
+// sizes vary (KernelArgs::sizes_vary) the key holds size classes, not sizes (math_kernels.cc,
+// ProductDim), so the graph's next instances reuse it.
 #pragma once
 
 #include <functional>
