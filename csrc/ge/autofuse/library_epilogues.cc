@@ -48,7 +48,9 @@ Node* OnlyReader(Value v) {
 std::optional<Value> Residual(const Node* add, Value v) {
   if (add->type() != kOpAdd || add->num_inputs() != 2) return std::nullopt;
   const Value other = add->input(0) == v ? add->input(1) : add->input(0);
-  if (!other.valid() || other == v || !(add->input(0) == v || add->input(1) == v)) return std::nullopt;
+  // (A value some op updates in place keeps its Add: the order of reads and that write stays as built.)
+  if (!other.valid() || other == v || !(add->input(0) == v || add->input(1) == v) || IsMutatedValue(other))
+    return std::nullopt;
   const TensorDesc &mine = v.node->output_desc(v.index), &theirs = other.node->output_desc(other.index);
   if (theirs.dtype != mine.dtype || theirs.shape != mine.shape || add->output_desc(0).shape != mine.shape)
     return std::nullopt;
