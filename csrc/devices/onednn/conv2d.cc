@@ -2,7 +2,6 @@
 
 #include "devices/onednn/dnnl_util.h"
 
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -40,13 +39,7 @@ std::string Describe(const Conv2DSpec& s) {
 
 struct Conv2D::Impl {
   Conv2DSpec spec;
-  dnnl::engine engine = CpuEngine();
-  dnnl::stream stream{engine};
-  dnnl::convolution_forward primitive;
-  memory::desc weight_desc;             // the primitive's (blocked) layout
-  memory x, weight, bias, residual, y;  // the caller's buffers, attached at each run
-  std::unordered_map<int, memory> args;
-  std::string implementation;
+  BoundPrimitive primitive;
 };
 
 Conv2D::Conv2D(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -79,59 +72,37 @@ Expected<std::unique_ptr<Conv2D>> Conv2D::Create(const Conv2DSpec& s) {
     const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                x_desc, any_weight, s.bias ? bias_desc : memory::desc(), y_desc, stride,
                                                dilation, padding, padding);
-    const dnnl::convolution_forward::primitive_desc pd(desc, attr, impl->engine);
-    impl->primitive = dnnl::convolution_forward(pd);
-    impl->implementation = pd.impl_info_str();
-    impl->weight_desc = pd.weights_desc();
-    impl->weight = memory(impl->weight_desc, impl->engine, nullptr);
-    impl->x = memory(x_desc, impl->engine, nullptr);
-    impl->y = memory(y_desc, impl->engine, nullptr);
-    impl->args = {{DNNL_ARG_SRC, impl->x}, {DNNL_ARG_WEIGHTS, impl->weight}, {DNNL_ARG_DST, impl->y}};
-    if (s.bias) {
-      impl->bias = memory(bias_desc, impl->engine, nullptr);
-      impl->args.insert({DNNL_ARG_BIAS, impl->bias});
-    }
-    if (s.residual) {
-      impl->residual = memory(residual_desc, impl->engine, nullptr);
-      impl->args.insert({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, impl->residual});
-    }
+    const dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
+    BoundPrimitive& p = impl->primitive;
+    p.Set(dnnl::convolution_forward(pd), pd.weights_desc(), pd.impl_info_str());
+    p.AddArgument(DNNL_ARG_SRC, x_desc);
+    p.AddArgument(DNNL_ARG_WEIGHTS, pd.weights_desc());
+    p.AddArgument(DNNL_ARG_DST, y_desc);
+    if (s.bias) p.AddArgument(DNNL_ARG_BIAS, bias_desc);
+    if (s.residual) p.AddArgument(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, residual_desc);
   } catch (const dnnl::error& e) {
     return Unimplemented("oneDNN has no convolution for {}: {}", Describe(s), e.what());
   }
   return std::unique_ptr<Conv2D>(new Conv2D(std::move(impl)));
 }
 
-size_t Conv2D::PackedWeightBytes() const { return impl_->weight_desc.get_size(); }
+size_t Conv2D::PackedWeightBytes() const { return impl_->primitive.weights().get_size(); }
 
 Status Conv2D::PackWeight(const float* weight, const Dims4& strides, void* packed) {
-  Impl& m = *impl_;
-  try {
-    memory plain({WeightDims(m.spec), DT::f32, WeightStrides(m.spec, strides)}, m.engine, const_cast<float*>(weight));
-    memory blocked(m.weight_desc, m.engine, packed);
-    dnnl::reorder(plain, blocked).execute(m.stream, plain, blocked);
-    m.stream.wait();
-  } catch (const dnnl::error& e) {
-    return Internal("oneDNN Conv2D ({}): packing the weight failed: {}", Describe(m.spec), e.what());
-  }
-  return {};
+  const Conv2DSpec& s = impl_->spec;
+  const Status packing = impl_->primitive.Pack({WeightDims(s), DT::f32, WeightStrides(s, strides)}, weight, packed);
+  return packing.ok() ? packing : packing.WithContext(fmt::format("Conv2D ({})", Describe(s)));
 }
 
 Status Conv2D::Run(const float* x, const void* packed, const float* bias, const float* residual, float* y) {
-  Impl& m = *impl_;
-  try {
-    m.x.set_data_handle(const_cast<float*>(x));
-    m.weight.set_data_handle(const_cast<void*>(packed));
-    m.y.set_data_handle(y);
-    if (m.spec.bias) m.bias.set_data_handle(const_cast<float*>(bias));
-    if (m.spec.residual) m.residual.set_data_handle(const_cast<float*>(residual));
-    m.primitive.execute(m.stream, m.args);
-    m.stream.wait();
-  } catch (const dnnl::error& e) {
-    return Internal("oneDNN Conv2D ({}) failed: {}", Describe(m.spec), e.what());
-  }
-  return {};
+  const Status run = impl_->primitive.Run({{DNNL_ARG_SRC, x},
+                                           {DNNL_ARG_WEIGHTS, packed},
+                                           {DNNL_ARG_DST, y},
+                                           {DNNL_ARG_BIAS, bias},
+                                           {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, residual}});
+  return run.ok() ? run : run.WithContext(fmt::format("Conv2D ({})", Describe(impl_->spec)));
 }
 
-const std::string& Conv2D::Implementation() const { return impl_->implementation; }
+const std::string& Conv2D::Implementation() const { return impl_->primitive.implementation(); }
 
 }  // namespace ge::onednn

@@ -34,6 +34,43 @@ void AppendActivation(dnnl::post_ops& post, Activation activation) {
   post.append_eltwise(1.f, algorithm, alpha, 0.f);
 }
 
+void BoundPrimitive::Set(dnnl::primitive primitive, dnnl::memory::desc weights, std::string implementation) {
+  primitive_ = std::move(primitive);
+  weights_ = std::move(weights);
+  implementation_ = std::move(implementation);
+}
+
+void BoundPrimitive::AddArgument(int arg, const dnnl::memory::desc& desc) {
+  memories_.emplace_back(desc, CpuEngine(), nullptr);
+  exec_args_.push_back({arg, memories_.back().get()});  // the C handle stays put when the vector grows
+}
+
+Status BoundPrimitive::Pack(const dnnl::memory::desc& plain, const void* weight, void* packed) {
+  try {
+    dnnl::memory from(plain, CpuEngine(), const_cast<void*>(weight)), to(weights_, CpuEngine(), packed);
+    dnnl::reorder(from, to).execute(stream_, from, to);
+    stream_.wait();
+  } catch (const dnnl::error& e) {
+    return Internal("oneDNN: packing a weight failed: {}", e.what());
+  }
+  return {};
+}
+
+Status BoundPrimitive::Run(std::initializer_list<std::pair<int, const void*>> buffers) {
+  dnnl_status_t status = dnnl_success;
+  for (const auto& [arg, data] : buffers)
+    for (const dnnl_exec_arg_t& a : exec_args_)
+      if (a.arg == arg && status == dnnl_success)
+        status = dnnl_memory_set_data_handle(a.memory, const_cast<void*>(data));
+  if (status == dnnl_success)
+    status =
+        dnnl_primitive_execute(primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
+  if (status == dnnl_success) status = dnnl_stream_wait(stream_.get());
+  if (status != dnnl_success)
+    return Internal("oneDNN: running {} failed (status {})", implementation_, static_cast<int>(status));
+  return {};
+}
+
 std::string Version() {
   const dnnl_version_t* v = dnnl_version();
   return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);

@@ -1,6 +1,5 @@
 #include "devices/onednn/matmul.h"
 
-#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,13 +25,7 @@ std::string Describe(const MatMulSpec& s) {
 
 struct MatMul::Impl {
   MatMulSpec spec;
-  dnnl::engine engine = CpuEngine();
-  dnnl::stream stream{engine};
-  dnnl::matmul primitive;
-  memory::desc weight_desc;
-  memory x, weight, bias, y;  // the caller's buffers, attached at each run
-  std::unordered_map<int, memory> args;
-  std::string implementation;
+  BoundPrimitive primitive;
 };
 
 MatMul::MatMul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -60,54 +53,32 @@ Expected<std::unique_ptr<MatMul>> MatMul::Create(const MatMulSpec& s) {
     dnnl::primitive_attr attr;
     attr.set_post_ops(post);
     const dnnl::matmul::desc desc(x_desc, w_desc, s.bias ? bias_desc : memory::desc(), y_desc);
-    const dnnl::matmul::primitive_desc pd(desc, attr, impl->engine);
-    impl->primitive = dnnl::matmul(pd);
-    impl->implementation = pd.impl_info_str();
-    impl->weight_desc = pd.weights_desc();
-    impl->x = memory(x_desc, impl->engine, nullptr);
-    impl->weight = memory(impl->weight_desc, impl->engine, nullptr);
-    impl->y = memory(y_desc, impl->engine, nullptr);
-    impl->args = {{DNNL_ARG_SRC, impl->x}, {DNNL_ARG_WEIGHTS, impl->weight}, {DNNL_ARG_DST, impl->y}};
-    if (s.bias) {
-      impl->bias = memory(bias_desc, impl->engine, nullptr);
-      impl->args.insert({DNNL_ARG_BIAS, impl->bias});
-    }
+    const dnnl::matmul::primitive_desc pd(desc, attr, CpuEngine());
+    BoundPrimitive& p = impl->primitive;
+    p.Set(dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str());
+    p.AddArgument(DNNL_ARG_SRC, x_desc);
+    p.AddArgument(DNNL_ARG_WEIGHTS, pd.weights_desc());
+    p.AddArgument(DNNL_ARG_DST, y_desc);
+    if (s.bias) p.AddArgument(DNNL_ARG_BIAS, bias_desc);
   } catch (const dnnl::error& e) {
     return Unimplemented("oneDNN has no matmul for {}: {}", Describe(s), e.what());
   }
   return std::unique_ptr<MatMul>(new MatMul(std::move(impl)));
 }
 
-size_t MatMul::PackedWeightBytes() const { return impl_->weight_desc.get_size(); }
+size_t MatMul::PackedWeightBytes() const { return impl_->primitive.weights().get_size(); }
 
 Status MatMul::PackWeight(const float* weight, const Dims2x& strides, void* packed) {
-  Impl& m = *impl_;
-  try {
-    memory plain(Strided(m.spec.w_sizes, strides), m.engine, const_cast<float*>(weight));
-    memory blocked(m.weight_desc, m.engine, packed);
-    dnnl::reorder(plain, blocked).execute(m.stream, plain, blocked);
-    m.stream.wait();
-  } catch (const dnnl::error& e) {
-    return Internal("oneDNN MatMul ({}): packing the weight failed: {}", Describe(m.spec), e.what());
-  }
-  return {};
+  const Status packing = impl_->primitive.Pack(Strided(impl_->spec.w_sizes, strides), weight, packed);
+  return packing.ok() ? packing : packing.WithContext(fmt::format("MatMul ({})", Describe(impl_->spec)));
 }
 
 Status MatMul::Run(const float* x, const void* w, const float* bias, float* y) {
-  Impl& m = *impl_;
-  try {
-    m.x.set_data_handle(const_cast<float*>(x));
-    m.weight.set_data_handle(const_cast<void*>(w));
-    m.y.set_data_handle(y);
-    if (m.spec.bias) m.bias.set_data_handle(const_cast<float*>(bias));
-    m.primitive.execute(m.stream, m.args);
-    m.stream.wait();
-  } catch (const dnnl::error& e) {
-    return Internal("oneDNN MatMul ({}) failed: {}", Describe(m.spec), e.what());
-  }
-  return {};
+  const Status run =
+      impl_->primitive.Run({{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, y}, {DNNL_ARG_BIAS, bias}});
+  return run.ok() ? run : run.WithContext(fmt::format("MatMul ({})", Describe(impl_->spec)));
 }
 
-const std::string& MatMul::Implementation() const { return impl_->implementation; }
+const std::string& MatMul::Implementation() const { return impl_->primitive.implementation(); }
 
 }  // namespace ge::onednn
