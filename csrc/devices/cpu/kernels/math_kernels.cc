@@ -127,32 +127,36 @@ std::optional<std::function<void()>> GemvProduct(const at::Tensor& x1, const at:
   };
 }
 
-// A product's operands as its kernels see them: x1 and x2 transposed as the attrs say.
+// A product's operands as its kernels see them: x1 and x2 transposed as the attrs say; onednn:
+// the oneDNN primitive prepared once for these shapes (shared with the timing stand-ins).
 struct ProductOperands {
   at::Tensor x1, x2, bias, y;
   bool transposed_x1 = false;
+  std::optional<OneDnnProduct> onednn;
 };
 
 ProductOperands OperandsOf(const KernelArgs& a, bool t1, bool t2) {
-  return ProductOperands{t1 ? a.inputs[0].t() : a.inputs[0], t2 ? a.inputs[1].t() : a.inputs[1],
-                         a.inputs.size() > 2 ? a.inputs[2] : at::Tensor(), a.outputs[0], t1};
+  return ProductOperands{t1 ? a.inputs[0].t() : a.inputs[0],
+                         t2 ? a.inputs[1].t() : a.inputs[1],
+                         a.inputs.size() > 2 ? a.inputs[2] : at::Tensor(),
+                         a.outputs[0],
+                         t1,
+                         std::nullopt};
 }
 
 // Every kernel that can compute this product, named.
-std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, bool constant_weight,
-                                               const CpuEpilogue* activation) {
+std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const CpuEpilogue* activation) {
   std::vector<KernelCandidate> out{{"mkl", AtenProduct(p.x1, p.x2, p.bias, activation, p.y)}};
   if (p.transposed_x1) return out;
   if (auto split = ColumnSplitProduct(p.x1, p.x2, p.bias, activation, p.y))
     out.push_back({"mkl_columns", std::move(*split)});
-  if (auto dnn = OneDnnLinear(p.x1, p.x2, p.bias, constant_weight, activation, p.y))
-    out.push_back({"onednn", std::move(*dnn)});
+  if (p.onednn) out.push_back({"onednn", OneDnnProductKernel(*p.onednn, p.x1, p.x2, p.bias, p.y)});
   if (auto gemv = GemvProduct(p.x1, p.x2, p.bias, activation, p.y)) out.push_back({"gemv", std::move(*gemv)});
   return out;
 }
 
 // MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm, whole or split in column
-// blocks over the threads), oneDNN's inner product with the activation as a post-op, or
+// blocks over the threads), oneDNN's matmul with the activation as a post-op, or
 // weight-row streaming for a few rows, whichever measured fastest for this shape on this CPU (or
 // the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
 Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
@@ -160,14 +164,16 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
     return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
   GE_ASSIGN_OR_RETURN(const bool t1, a.Attr<bool>("transpose_x1"));
   GE_ASSIGN_OR_RETURN(const bool t2, a.Attr<bool>("transpose_x2"));
-  const ProductOperands p = OperandsOf(a, t1, t2);
-  const bool constant_weight = a.InputIsConstant(1);
+  ProductOperands p = OperandsOf(a, t1, t2);
+  if (!t1) p.onednn = PrepareOneDnnProduct(p.x1, p.x2, p.bias, a.InputIsConstant(1), activation, p.y);
   GE_ASSIGN_OR_RETURN(const std::string setting,
                       ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn", "gemv"}));
-  std::vector<KernelCandidate> kernels = ProductCandidates(p, constant_weight, activation);
+  std::vector<KernelCandidate> kernels = ProductCandidates(p, activation);
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(std::move(kernels), setting));
   auto timed = [&]() {
-    return ProductCandidates(OperandsOf(a.WithTimingOperands(), t1, t2), constant_weight, activation);
+    ProductOperands scratch = OperandsOf(a.WithTimingOperands(), t1, t2);
+    scratch.onednn = p.onednn;
+    return ProductCandidates(scratch, activation);
   };
   return MakeKernel(a.task,
                     FastestByMeasurement(ProductKey(a, p.x1, p.x2, p.bias, activation), std::move(kernels), timed));

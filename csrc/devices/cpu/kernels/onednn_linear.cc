@@ -26,7 +26,7 @@ onednn::Dims2x Dims(at::IntArrayRef v) { return {v[0], v[1]}; }
 
 }  // namespace
 
-std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
+std::optional<OneDnnProduct> PrepareOneDnnProduct(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
                                                   bool x2_is_constant, const CpuEpilogue* activation,
                                                   const at::Tensor& y) {
   const bool f32 = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
@@ -49,17 +49,25 @@ std::optional<std::function<void()>> OneDnnLinear(const at::Tensor& x1, const at
     GE_LOGD("no oneDNN kernel for a product: {}", made.status().message());
     return std::nullopt;
   }
-  std::shared_ptr<onednn::MatMul> mm = std::move(*made);
-  at::Tensor weight = x2;  // read in place, or packed once here
+  OneDnnProduct product{std::move(*made), {}};
   if (x2_is_constant) {
-    weight = at::empty({static_cast<int64_t>(mm->PackedWeightBytes())}, x2.options().dtype(at::kByte));
-    const Status packing = mm->PackWeight(x2.const_data_ptr<float>(), Dims(x2.strides()), weight.data_ptr());
+    product.packed_weight =
+        at::empty({static_cast<int64_t>(product.primitive->PackedWeightBytes())}, x2.options().dtype(at::kByte));
+    const Status packing =
+        product.primitive->PackWeight(x2.const_data_ptr<float>(), Dims(x2.strides()), product.packed_weight.data_ptr());
     if (!packing.ok()) {
       GE_LOGD("a product's weight was not packed for oneDNN: {}", packing.message());
       return std::nullopt;
     }
   }
-  return [mm, x1, weight, bias, y]() mutable {
+  return product;
+}
+
+std::function<void()> OneDnnProductKernel(const OneDnnProduct& product, const at::Tensor& x1, const at::Tensor& x2,
+                                          const at::Tensor& bias, const at::Tensor& y) {
+  // The packed weight where there is one, else x2 read in place.
+  const at::Tensor weight = product.packed_weight.defined() ? product.packed_weight : x2;
+  return [mm = product.primitive, x1, weight, bias, y = at::Tensor(y)]() mutable {
     const Status run = mm->Run(x1.const_data_ptr<float>(), weight.const_data_ptr(),
                                bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>());
     TORCH_CHECK(run.ok(), run.message());
