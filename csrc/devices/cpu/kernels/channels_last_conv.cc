@@ -121,6 +121,20 @@ std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
   return std::shared_ptr<onednn::Conv2D>(std::move(*made));
 }
 
+// What ATen's kernels keep of `conv` (not oneDNN's primitive and packed weight) and what
+// oneDNN's keep (not the channels-last weight copy and NCHW scratch): the winning kernel holds
+// one prepared copy of a constant weight, not both.
+ChannelsLastConv ForAten(ChannelsLastConv c) {
+  c.onednn = nullptr;
+  c.packed_weight = at::Tensor();
+  return c;
+}
+
+ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
+  c.weight = c.x_nchw = c.y_nchw = at::Tensor();
+  return c;
+}
+
 }  // namespace
 
 Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
@@ -134,25 +148,26 @@ Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
 }
 
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv) {
-  std::vector<KernelCandidate> out{{"nhwc", [c = conv]() mutable {
+  std::vector<KernelCandidate> out{{"nhwc", [c = ForAten(conv)]() mutable {
                                       Convolve(c.y, c.x, c.weight, c.bias, c.window);
                                       ApplyEpilogue(c.y, c.residual, c.activation);
                                     }}};
   if (conv.x_nchw.defined() && conv.y_nchw.defined())
-    out.push_back({"nchw", [c = conv]() mutable {
+    out.push_back({"nchw", [c = ForAten(conv)]() mutable {
                      c.x_nchw.copy_(c.x);
                      Convolve(c.y_nchw, c.x_nchw, c.weight, c.bias, c.window);
                      c.y.copy_(c.y_nchw);
                      ApplyEpilogue(c.y, c.residual, c.activation);
                    }});
   if (conv.onednn && conv.packed_weight.defined())
-    out.push_back({"onednn_packed",
-                   [c = conv]() mutable { RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.residual, c.y); }});
+    out.push_back({"onednn_packed", [c = ForOneDnn(conv)]() mutable {
+                     RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.residual, c.y);
+                   }});
   if (conv.onednn && !conv.constant_weight)
-    out.push_back(
-        {"onednn_repack", [c = conv, r = std::make_shared<RepackOnChange>(conv.weight, conv.onednn)]() mutable {
-           RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.residual, c.y);
-         }});
+    out.push_back({"onednn_repack",
+                   [c = ForOneDnn(conv), r = std::make_shared<RepackOnChange>(conv.weight, conv.onednn)]() mutable {
+                     RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.residual, c.y);
+                   }});
   return out;
 }
 
