@@ -336,6 +336,30 @@ TEST_P(AutofuseTest, ConvolutionEpiloguesBecomeLibraryEpilogues) {
           << "output " << k << " [" << i << "]";
 }
 
+// A FusedConv2D built directly on NCHW tensors (the rule makes only NHWC ones): ATen's
+// convolution, then the residual add and the activation in place -- the numbers of the ops it stands for.
+TEST_P(AutofuseTest, AnNchwFusedConv2DRunsItsEpilogueAfterAten) {
+  if (GetParam() != DataType::kFloat) GTEST_SKIP() << "FusedConv2D is made for float32 convolutions";
+  const AttrMap window = {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  AttrMap fused_attrs = window;
+  fused_attrs["fused_op_type"] = std::string("silu");
+  const Inputs shapes{{{2, 8, 7, 9}, {8, 8, 3, 3}, {8}, {2, 8, 7, 9}}};
+  const Result fused = Run(
+      [&](es::GraphBuilder& b, DataType, const std::vector<es::EsTensor>& in) {
+        return std::vector<es::EsTensor>{b.Op1("FusedConv2D", {in[0], in[1], in[2], in[3]}, fused_attrs)};
+      },
+      shapes, GetParam(), false);
+  const Result plain = Run(
+      [&](es::GraphBuilder& b, DataType, const std::vector<es::EsTensor>& in) {
+        return std::vector<es::EsTensor>{es::Swish(b.Op1("Conv2D", {in[0], in[1], in[2]}, window) + in[3])};
+      },
+      shapes, GetParam(), false);
+  ASSERT_EQ(fused.outputs.size(), 1u);
+  ASSERT_EQ(fused.outputs[0].size(), plain.outputs[0].size());
+  for (size_t i = 0; i < fused.outputs[0].size(); ++i)
+    ASSERT_NEAR(fused.outputs[0][i], plain.outputs[0][i], 1e-5 * (1.0 + std::fabs(plain.outputs[0][i]))) << i;
+}
+
 // A kernel-IR function must fit its op's kind: Verify says so, naming the op, before any C++ is
 // generated (a free-form name used to surface only as a compile error in the generated file).
 TEST(KernelIrTest, VerifyChecksEveryFunctionAgainstItsKind) {

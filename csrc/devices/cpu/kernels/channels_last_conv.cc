@@ -22,12 +22,6 @@ void Convolve(at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, cons
                       /*output_padding=*/{0, 0}, c.groups);
 }
 
-// A FusedConv2D's epilogue after an ATen convolution, in place while y is warm.
-void ApplyEpilogue(at::Tensor& y, const at::Tensor& residual, const CpuEpilogue* activation) {
-  if (residual.defined()) y.add_(residual);
-  if (activation != nullptr) activation->apply_in_place(y);
-}
-
 onednn::Dims4 Dims(at::IntArrayRef v) { return {v[0], v[1], v[2], v[3]}; }
 
 // A weight in `conv`'s primitive's layout (a byte tensor, from torch's 64-byte-aligned allocator).
@@ -137,6 +131,12 @@ ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
 
 }  // namespace
 
+// A FusedConv2D's epilogue after an ATen convolution, in place while y is warm.
+void ApplyConvEpilogue(at::Tensor& y, const at::Tensor& residual, const CpuEpilogue* activation) {
+  if (residual.defined()) y.add_(residual);
+  if (activation != nullptr) activation->apply_in_place(y);
+}
+
 Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
   conv.onednn = OneDnnConvFor(conv);
   if (!conv.constant_weight) return {};
@@ -150,14 +150,14 @@ Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv) {
   std::vector<KernelCandidate> out{{"nhwc", [c = ForAten(conv)]() mutable {
                                       Convolve(c.y, c.x, c.weight, c.bias, c.window);
-                                      ApplyEpilogue(c.y, c.residual, c.activation);
+                                      ApplyConvEpilogue(c.y, c.residual, c.activation);
                                     }}};
   if (conv.x_nchw.defined() && conv.y_nchw.defined())
     out.push_back({"nchw", [c = ForAten(conv)]() mutable {
                      c.x_nchw.copy_(c.x);
                      Convolve(c.y_nchw, c.x_nchw, c.weight, c.bias, c.window);
                      c.y.copy_(c.y_nchw);
-                     ApplyEpilogue(c.y, c.residual, c.activation);
+                     ApplyConvEpilogue(c.y, c.residual, c.activation);
                    }});
   if (conv.onednn && conv.packed_weight.defined())
     out.push_back({"onednn_packed", [c = ForOneDnn(conv)]() mutable {

@@ -59,6 +59,10 @@ struct ChannelsLastConv {
 // oneDNN). A convolution oneDNN has no primitive for keeps the ATen kernels only.
 Status PrepareChannelsLastConv(ChannelsLastConv& conv);
 
+// A FusedConv2D's epilogue after an ATen convolution into y: y += residual (if defined), then
+// the activation (if any), in place while y is warm.
+void ApplyConvEpilogue(at::Tensor& y, const at::Tensor& residual, const CpuEpilogue* activation);
+
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv);
 // The kernels TORCHAIR_GE_CPU_CONV may force (ForcedKernelSetting).
 std::vector<std::string> ForcibleConvKernels();

@@ -123,8 +123,7 @@ Expected<std::unique_ptr<Kernel>> CreateConvolution(KernelArgs& a, const ConvEpi
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
     at::convolution_out(y, x, w, bias, c.stride, c.padding, c.dilation, /*transposed=*/false,
                         /*output_padding=*/{0, 0}, c.groups);
-    if (residual.defined()) y.add_(residual);
-    if (activation != nullptr) activation->apply_in_place(y);
+    ApplyConvEpilogue(y, residual, activation);
   });
 }
 
