@@ -8,37 +8,38 @@
 
 namespace ge::cpu::gemv_detail {
 
-// Two weight rows at a time, each dotted with every input row: 2 x rows independent FMA chains
-// hide the FMA latency; the x rows (a few KiB) are re-read from L1.
+// One weight row at a time, read front to back: a thread's share of the weight is then one
+// sequential stream, which the hardware prefetchers follow at the memory's read bandwidth
+// (measured on a Zen 4, 2 threads: ~39 GB/s against ~26 GB/s when two rows were walked side by
+// side). Two vectors of the row per step, each dotted with every input row, give 2 x rows
+// independent FMA chains; the x rows (a few KiB) are re-read from L1.
 template <class Arch>
 void Rows(const GemvArgs& a, int64_t begin, int64_t end) {
   using V = xsimd::batch<float, Arch>;
   constexpr int64_t kW = static_cast<int64_t>(V::size);
-  const int64_t k_vec = a.k - a.k % kW;
-  for (int64_t j = begin; j < end; j += 2) {
-    const bool pair = j + 1 < end;
-    const float* w0 = a.w + j * a.k;
-    const float* w1 = pair ? w0 + a.k : w0;
+  const int64_t k_pairs = a.k - a.k % (2 * kW), k_vec = a.k - a.k % kW;
+  for (int64_t j = begin; j < end; ++j) {
+    const float* w = a.w + j * a.k;
     V acc0[kGemvMaxRows], acc1[kGemvMaxRows];
     for (int64_t m = 0; m < a.rows; ++m) acc0[m] = acc1[m] = V(0.f);
-    for (int64_t i = 0; i < k_vec; i += kW) {
-      const V a0 = V::load_unaligned(w0 + i), a1 = V::load_unaligned(w1 + i);
+    for (int64_t i = 0; i < k_pairs; i += 2 * kW) {
+      const V w0 = V::load_unaligned(w + i), w1 = V::load_unaligned(w + i + kW);
       for (int64_t m = 0; m < a.rows; ++m) {
-        const V xv = V::load_unaligned(a.x + m * a.x_stride + i);
-        acc0[m] = xsimd::fma(a0, xv, acc0[m]);
-        acc1[m] = xsimd::fma(a1, xv, acc1[m]);
+        const float* xr = a.x + m * a.x_stride + i;
+        acc0[m] = xsimd::fma(w0, V::load_unaligned(xr), acc0[m]);
+        acc1[m] = xsimd::fma(w1, V::load_unaligned(xr + kW), acc1[m]);
       }
     }
+    if (k_vec > k_pairs) {
+      const V w0 = V::load_unaligned(w + k_pairs);
+      for (int64_t m = 0; m < a.rows; ++m)
+        acc0[m] = xsimd::fma(w0, V::load_unaligned(a.x + m * a.x_stride + k_pairs), acc0[m]);
+    }
     for (int64_t m = 0; m < a.rows; ++m) {
-      float s0 = xsimd::hadd(acc0[m]), s1 = xsimd::hadd(acc1[m]);
       const float* xr = a.x + m * a.x_stride;
-      for (int64_t i = k_vec; i < a.k; ++i) {
-        s0 += w0[i] * xr[i];
-        s1 += w1[i] * xr[i];
-      }
-      float* yr = a.y + m * a.y_stride;
-      yr[j] = s0 + (a.bias ? a.bias[j] : 0.f);
-      if (pair) yr[j + 1] = s1 + (a.bias ? a.bias[j + 1] : 0.f);
+      float s = xsimd::hadd(acc0[m] + acc1[m]);
+      for (int64_t i = k_vec; i < a.k; ++i) s += w[i] * xr[i];
+      a.y[m * a.y_stride + j] = s + (a.bias ? a.bias[j] : 0.f);
     }
   }
 }

@@ -6,12 +6,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <sstream>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -35,8 +40,9 @@ constexpr double kBudgetUs = 20000;
 // The revision of the candidates' implementations, part of the store's file name: a decision
 // is only as good as the code it timed, so changing how a candidate runs (2: the oneDNN
 // candidates moved from ATen's operators, which allocated and copied their output, to the
-// engine's own primitives) bumps it and every key is timed again.
-constexpr int kCandidatesRevision = 2;
+// engine's own primitives; 3: the few-row product streams one weight row at a time) bumps it
+// and every key is timed again.
+constexpr int kCandidatesRevision = 3;
 
 struct Registry {
   std::mutex mutex;
@@ -97,6 +103,7 @@ Registry& TheRegistry() {
 
 // A candidate that throws (an operator that rejects these operands) is never the winner.
 double TimeUs(const KernelCandidate& candidate) {
+  EvictFromCaches(candidate.cold);
   const auto start = std::chrono::steady_clock::now();
   try {
     candidate.run();
@@ -140,6 +147,22 @@ bool Decisive(const KernelChoice& choice) {
 }
 
 }  // namespace
+
+// clflush is in every x86-64 CPU; elsewhere nothing is evicted and candidates are timed on
+// whatever the caches hold.
+void EvictFromCaches(const std::vector<MemoryRange>& ranges) {
+#if defined(__x86_64__)
+  constexpr uintptr_t kLine = 64;
+  for (const MemoryRange& r : ranges) {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(r.data) & ~(kLine - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(r.data) + r.bytes;
+    for (uintptr_t line = begin; line < end; line += kLine) _mm_clflush(reinterpret_cast<const void*>(line));
+  }
+  _mm_mfence();
+#else
+  (void)ranges;
+#endif
+}
 
 std::function<void()> FastestByMeasurement(const std::string& key, std::vector<KernelCandidate> kernels,
                                            const std::function<std::vector<KernelCandidate>()>& timed) {

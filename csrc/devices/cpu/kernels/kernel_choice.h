@@ -12,18 +12,39 @@
 // ProductDim), so the graph's next instances reuse it.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ge/base/status.h"
 
 namespace ge::cpu {
 
+// Bytes in memory, [data, data + bytes).
+struct MemoryRange {
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+
 struct KernelCandidate {
+  KernelCandidate(std::string name, std::function<void()> run, std::vector<MemoryRange> cold = {})
+      : name(std::move(name)), run(std::move(run)), cold(std::move(cold)) {}
+
   std::string name;
   std::function<void()> run;  // one call on scratch tensors of the task's shapes
+  // What the task reads that is not in the caches when it runs in its graph: a weight is read
+  // once per run of the graph, whose other tasks evict it meanwhile (a decode step streams every
+  // weight from memory). Evicted before each timed call, so that timing the same call over
+  // and over does not find the weight in the cache the call before left it in: a kernel that
+  // streams it at the memory's bandwidth would lose to one that is faster only on cached data.
+  std::vector<MemoryRange> cold;
 };
+
+// Writes back and drops from every cache level each line of `ranges` (x86-64; elsewhere a no-op):
+// before each timed call of a candidate, its `cold` ranges.
+void EvictFromCaches(const std::vector<MemoryRange>& ranges);
 
 // What was decided for one key: each candidate's best time and the winner; measure_us is the
 // compile-time cost of deciding.

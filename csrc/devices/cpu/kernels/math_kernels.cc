@@ -144,6 +144,16 @@ ProductOperands OperandsOf(const KernelArgs& a, bool t1, bool t2) {
                          std::nullopt};
 }
 
+// The operands of a product that outlive a run of its graph (x2, the weight; the bias; oneDNN's
+// packed copy of a constant weight): what a kernel reads from memory, not from the cache, when
+// its graph runs again (KernelCandidate::cold). x1 is the previous task's output, still cached.
+std::vector<MemoryRange> WeightRanges(const ProductOperands& p) {
+  std::vector<MemoryRange> ranges;
+  for (const at::Tensor& t : {p.x2, p.bias, p.onednn ? p.onednn->packed_weight : at::Tensor()})
+    if (t.defined()) ranges.push_back({t.const_data_ptr(), t.nbytes()});
+  return ranges;
+}
+
 // Every kernel that can compute this product, named.
 std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const CpuEpilogue* activation) {
   std::vector<KernelCandidate> out{{"mkl", AtenProduct(p.x1, p.x2, p.bias, activation, p.y)}};
@@ -173,7 +183,9 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
   auto timed = [&]() {
     ProductOperands scratch = OperandsOf(a.WithTimingOperands(), t1, t2);
     scratch.onednn = p.onednn;
-    return ProductCandidates(scratch, activation);
+    std::vector<KernelCandidate> candidates = ProductCandidates(scratch, activation);
+    for (KernelCandidate& c : candidates) c.cold = WeightRanges(scratch);
+    return candidates;
   };
   return MakeKernel(a.task,
                     FastestByMeasurement(ProductKey(a, p.x1, p.x2, p.bias, activation), std::move(kernels), timed));
