@@ -74,10 +74,13 @@ def partially_overlap(a, b):
     ranges, and not the very same view."""
     if a is b or a.numel() == 0 or b.numel() == 0 or a.device.type == "meta":
         return False
-    if not (is_non_overlapping_and_dense(a) and is_non_overlapping_and_dense(b)):
-        return False  # eager: too hard to judge, not refused
+    # Storages first: a cheap test that settles the common case (a KV cache written at the
+    # positions another input names) before the costly denseness test in Python (~50 us for a 4-D
+    # tensor: it ran 16 times per decode step of an 8-layer model).
     if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
         return False
+    if not (is_non_overlapping_and_dense(a) and is_non_overlapping_and_dense(b)):
+        return False  # eager: too hard to judge, not refused
     a_begin, b_begin = a.data_ptr(), b.data_ptr()
     a_end, b_end = a_begin + a.numel() * a.element_size(), b_begin + b.numel() * b.element_size()
     if (a_begin, a_end) == (b_begin, b_end):
