@@ -60,24 +60,31 @@ bool SameBytes(const void* a, const void* b, int64_t n) {
 class RepackOnChange {
  public:
   RepackOnChange(at::Tensor weight, std::shared_ptr<onednn::Conv2D> conv)
-      : weight_(std::move(weight)), conv_(std::move(conv)) {}
+      : weight_(std::move(weight)),
+        snapshot_(at::empty_strided(weight_.sizes(), weight_.strides(), weight_.options())),
+        packed_(at::empty({static_cast<int64_t>(conv->PackedWeightBytes())}, weight_.options().dtype(at::kByte))),
+        conv_(std::move(conv)) {}
 
   const at::Tensor& Packed() {
-    const bool unchanged =
-        packed_.defined() && SameBytes(weight_.const_data_ptr(), snapshot_.const_data_ptr(), weight_.nbytes());
-    if (!unchanged) {
-      if (!snapshot_.defined()) snapshot_ = at::empty_strided(weight_.sizes(), weight_.strides(), weight_.options());
+    if (!packed_once_ || !SameBytes(weight_.const_data_ptr(), snapshot_.const_data_ptr(), weight_.nbytes())) {
       snapshot_.copy_(weight_);
-      Expected<at::Tensor> packed = PackWeight(*conv_, snapshot_);
-      TORCH_CHECK(packed.ok(), packed.status().message());
-      packed_ = std::move(*packed);
+      const Status packed =
+          conv_->PackWeight(snapshot_.const_data_ptr<float>(), Dims(snapshot_.strides()), packed_.data_ptr());
+      TORCH_CHECK(packed.ok(), packed.message());
+      packed_once_ = true;
     }
     return packed_;
+  }
+
+  // What a call reads of the weight: the weight, its snapshot and, to run, the packing.
+  std::vector<MemoryRange> Memory(const at::Tensor& bias) const {
+    return MemoryOf({weight_, snapshot_, packed_, bias});
   }
 
  private:
   at::Tensor weight_, snapshot_, packed_;
   std::shared_ptr<onednn::Conv2D> conv_;
+  bool packed_once_ = false;
 };
 
 bool Dense4d(const at::Tensor& t) {
@@ -147,27 +154,39 @@ Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
   return {};
 }
 
+// Each candidate's `cold` memory is the weight it reads (the task's, or its prepared copy) and the
+// bias: what a run of a whole network leaves out of the caches (KernelCandidate::cold).
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv) {
-  std::vector<KernelCandidate> out{{"nhwc", [c = ForAten(conv)]() mutable {
+  const at::Tensor bias = conv.bias ? *conv.bias : at::Tensor();
+  std::vector<KernelCandidate> out{{"nhwc",
+                                    [c = ForAten(conv)]() mutable {
                                       Convolve(c.y, c.x, c.weight, c.bias, c.window);
                                       ApplyConvEpilogue(c.y, c.residual, c.activation);
-                                    }}};
+                                    },
+                                    MemoryOf({conv.weight, bias})}};
   if (conv.x_nchw.defined() && conv.y_nchw.defined())
-    out.push_back({"nchw", [c = ForAten(conv)]() mutable {
+    out.push_back({"nchw",
+                   [c = ForAten(conv)]() mutable {
                      c.x_nchw.copy_(c.x);
                      Convolve(c.y_nchw, c.x_nchw, c.weight, c.bias, c.window);
                      c.y.copy_(c.y_nchw);
                      ApplyConvEpilogue(c.y, c.residual, c.activation);
-                   }});
+                   },
+                   MemoryOf({conv.weight, bias})});
   if (conv.onednn && conv.packed_weight.defined())
-    out.push_back({"onednn_packed", [c = ForOneDnn(conv)]() mutable {
-                     RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.residual, c.y);
-                   }});
-  if (conv.onednn && !conv.constant_weight)
+    out.push_back(
+        {"onednn_packed",
+         [c = ForOneDnn(conv)]() mutable { RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.residual, c.y); },
+         MemoryOf({conv.packed_weight, bias})});
+  if (conv.onednn && !conv.constant_weight) {
+    auto repack = std::make_shared<RepackOnChange>(conv.weight, conv.onednn);
+    std::vector<MemoryRange> cold = repack->Memory(bias);
     out.push_back({"onednn_repack",
-                   [c = ForOneDnn(conv), r = std::make_shared<RepackOnChange>(conv.weight, conv.onednn)]() mutable {
+                   [c = ForOneDnn(conv), r = std::move(repack)]() mutable {
                      RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.residual, c.y);
-                   }});
+                   },
+                   std::move(cold)});
+  }
   return out;
 }
 

@@ -148,6 +148,13 @@ bool Decisive(const KernelChoice& choice) {
 
 }  // namespace
 
+std::vector<MemoryRange> MemoryOf(std::initializer_list<at::Tensor> tensors) {
+  std::vector<MemoryRange> ranges;
+  for (const at::Tensor& t : tensors)
+    if (t.defined()) ranges.push_back({t.const_data_ptr(), t.nbytes()});
+  return ranges;
+}
+
 // clflush is in every x86-64 CPU; elsewhere nothing is evicted and candidates are timed on
 // whatever the caches hold.
 void EvictFromCaches(const std::vector<MemoryRange>& ranges) {

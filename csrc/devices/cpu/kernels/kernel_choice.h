@@ -14,9 +14,12 @@
 
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <ATen/core/Tensor.h>
 
 #include "ge/base/status.h"
 
@@ -41,6 +44,9 @@ struct KernelCandidate {
   // streams it at the memory's bandwidth would lose to one that is faster only on cached data.
   std::vector<MemoryRange> cold;
 };
+
+// The bytes of each defined tensor of `tensors` (for KernelCandidate::cold).
+std::vector<MemoryRange> MemoryOf(std::initializer_list<at::Tensor> tensors);
 
 // Writes back and drops from every cache level each line of `ranges` (x86-64; elsewhere a no-op):
 // before each timed call of a candidate, its `cold` ranges.

@@ -148,10 +148,7 @@ ProductOperands OperandsOf(const KernelArgs& a, bool t1, bool t2) {
 // packed copy of a constant weight): what a kernel reads from memory, not from the cache, when
 // its graph runs again (KernelCandidate::cold). x1 is the previous task's output, still cached.
 std::vector<MemoryRange> WeightRanges(const ProductOperands& p) {
-  std::vector<MemoryRange> ranges;
-  for (const at::Tensor& t : {p.x2, p.bias, p.onednn ? p.onednn->packed_weight : at::Tensor()})
-    if (t.defined()) ranges.push_back({t.const_data_ptr(), t.nbytes()});
-  return ranges;
+  return MemoryOf({p.x2, p.bias, p.onednn ? p.onednn->packed_weight : at::Tensor()});
 }
 
 // Every kernel that can compute this product, named.
