@@ -307,9 +307,10 @@ TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {
   EXPECT_EQ(fused.summary.task_num, 1);
 }
 
-// A channels-last float Conv2D followed by its residual Add and/or activation becomes one
-// FusedConv2D (oneDNN's post-ops); the numbers are the unfused graph's. Both runs use one
-// convolution kernel (oneDNN's, the weight an input) so that only the epilogues differ.
+// A channels-last float Conv2D followed by its inference BatchNorm, residual Add and/or
+// activation becomes one FusedConv2D (oneDNN's post-ops); the numbers are the unfused graph's.
+// Both runs use one convolution kernel (oneDNN's, the weight an input) so that only the
+// epilogues differ.
 TEST_P(AutofuseTest, ConvolutionEpiloguesBecomeLibraryEpilogues) {
   if (GetParam() != DataType::kFloat) GTEST_SKIP() << "the rule folds float32 convolutions (oneDNN's primitive)";
   const ScopedEnv one_conv_kernel("TORCHAIR_GE_CPU_CONV", "onednn_repack");
@@ -318,16 +319,23 @@ TEST_P(AutofuseTest, ConvolutionEpiloguesBecomeLibraryEpilogues) {
                           {"pads", std::vector<int64_t>{1, 1, 1, 1}},
                           {"data_format", std::string("NHWC")}};
     auto conv = [&](const es::EsTensor& x, const es::EsTensor& w) { return b.Op1("Conv2D", {x, w, in[3]}, nhwc); };
-    auto first = es::Relu(conv(in[0], in[1]));                                       // conv -> relu
-    auto block = es::Relu(conv(first, in[2]) + in[0]);                               // conv -> add(residual) -> relu
-    auto sigmoid = es::Sigmoid(conv(block, in[1]));                                  // conv -> sigmoid
-    return std::vector<es::EsTensor>{block, conv(block, in[2]) + sigmoid, sigmoid};  // conv -> add
+    auto first = es::Relu(conv(in[0], in[1]));          // conv -> relu
+    auto block = es::Relu(conv(first, in[2]) + in[0]);  // conv -> add(residual) -> relu
+    auto sigmoid = es::Sigmoid(conv(block, in[1]));     // conv -> sigmoid
+    // an inference batch norm (a positive variance computed from an input, as a graph input is)
+    const AttrMap norm = {{"epsilon", 1e-5}, {"data_format", std::string("NHWC")}, {"is_training", false}};
+    auto batch_norm = [&](const es::EsTensor& x) {
+      return b.Op1("BatchNorm", {x, in[4], in[5], in[3], in[4] * in[4] + Scalar(b, 0.5, DataType::kFloat)}, norm);
+    };
+    auto bn_block = es::Relu(batch_norm(conv(sigmoid, in[1])) + sigmoid);           // conv -> bn -> add -> relu
+    return std::vector<es::EsTensor>{block, conv(block, in[2]) + sigmoid, sigmoid,  // conv -> add
+                                     bn_block, batch_norm(conv(bn_block, in[2]))};  // conv -> bn
   };
-  const Inputs shapes{{{2, 9, 7, 8}, {8, 8, 3, 3}, {8, 8, 3, 3}, {8}}};
+  const Inputs shapes{{{2, 9, 7, 8}, {8, 8, 3, 3}, {8, 8, 3, 3}, {8}, {8}, {8}}};
   const Result fused = Run(build, shapes, GetParam(), true);
   const Result plain = Run(build, shapes, GetParam(), false);
-  EXPECT_EQ(fused.summary.autofuse.library_epilogues, 4);
-  EXPECT_EQ(fused.summary.task_num, 4);
+  EXPECT_EQ(fused.summary.autofuse.library_epilogues, 6);
+  EXPECT_EQ(fused.summary.task_num, 7);
   const double tol = 2e-5;
   ASSERT_EQ(fused.outputs.size(), plain.outputs.size());
   for (size_t k = 0; k < fused.outputs.size(); ++k)
@@ -337,21 +345,32 @@ TEST_P(AutofuseTest, ConvolutionEpiloguesBecomeLibraryEpilogues) {
 }
 
 // A FusedConv2D built directly on NCHW tensors (the rule makes only NHWC ones): ATen's
-// convolution, then the residual add and the activation in place -- the numbers of the ops it stands for.
+// convolution, then the batch norm, the residual add and the activation in place -- the numbers
+// of the ops it stands for.
 TEST_P(AutofuseTest, AnNchwFusedConv2DRunsItsEpilogueAfterAten) {
   if (GetParam() != DataType::kFloat) GTEST_SKIP() << "FusedConv2D is made for float32 convolutions";
   const AttrMap window = {{"strides", std::vector<int64_t>{1, 1, 1, 1}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
   AttrMap fused_attrs = window;
   fused_attrs["fused_op_type"] = std::string("silu");
-  const Inputs shapes{{{2, 8, 7, 9}, {8, 8, 3, 3}, {8}, {2, 8, 7, 9}}};
+  fused_attrs["epsilon"] = 1e-5;
+  const AttrMap norm = {{"epsilon", 1e-5}, {"is_training", false}};
+  // x, filter, bias, residual, then the batch norm's scale and offset (the bias is its mean, and
+  // its variance is made positive from the scale)
+  const Inputs shapes{{{2, 8, 7, 9}, {8, 8, 3, 3}, {8}, {2, 8, 7, 9}, {8}, {8}}};
+  auto variance = [](es::GraphBuilder& b, const std::vector<es::EsTensor>& in) {
+    return in[4] * in[4] + Scalar(b, 0.5, DataType::kFloat);
+  };
   const Result fused = Run(
       [&](es::GraphBuilder& b, DataType, const std::vector<es::EsTensor>& in) {
-        return std::vector<es::EsTensor>{b.Op1("FusedConv2D", {in[0], in[1], in[2], in[3]}, fused_attrs)};
+        return std::vector<es::EsTensor>{
+            b.Op1("FusedConv2D", {in[0], in[1], in[2], in[3], in[4], in[5], in[2], variance(b, in)}, fused_attrs)};
       },
       shapes, GetParam(), false);
   const Result plain = Run(
       [&](es::GraphBuilder& b, DataType, const std::vector<es::EsTensor>& in) {
-        return std::vector<es::EsTensor>{es::Swish(b.Op1("Conv2D", {in[0], in[1], in[2]}, window) + in[3])};
+        auto conv = b.Op1("Conv2D", {in[0], in[1], in[2]}, window);
+        auto normed = b.Op1("BatchNorm", {conv, in[4], in[5], in[2], variance(b, in)}, norm);
+        return std::vector<es::EsTensor>{es::Swish(normed + in[3])};
       },
       shapes, GetParam(), false);
   ASSERT_EQ(fused.outputs.size(), 1u);

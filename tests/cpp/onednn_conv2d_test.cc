@@ -1,6 +1,6 @@
 // devices/onednn/conv2d.h against a direct loop over the definition of a convolution: strides,
-// padding, dilation, groups, bias, residual and ReLU, channels-last and plain buffers, and a
-// weight given in either layout.
+// padding, dilation, groups, bias, per-channel scale and shift, residual and activations,
+// channels-last and plain buffers, and a weight given in either layout.
 #include "devices/onednn/conv2d.h"
 
 #include <gtest/gtest.h>
@@ -22,6 +22,7 @@ struct Case {
   bool bias, residual;
   Activation activation;
   bool channels_last, weight_channels_last;
+  bool channel_affine = false;  // y * scale[k] + shift[k] after the bias (an inference batch norm)
 };
 
 // Element strides of an NCHW-ordered tensor stored NCHW or NHWC.
@@ -58,6 +59,7 @@ TEST_P(OneDnnConv2DTest, MatchesTheDefinition) {
   spec.dilation = {t.dilation, t.dilation};
   spec.groups = t.groups;
   spec.bias = t.bias;
+  spec.channel_affine = t.channel_affine;
   spec.residual = t.residual;
   spec.residual_strides = spec.y_strides;
   spec.activation = t.activation;
@@ -68,6 +70,7 @@ TEST_P(OneDnnConv2DTest, MatchesTheDefinition) {
   const std::vector<float> weight = Random(static_cast<size_t>(t.k * (t.c / t.groups) * t.kh * t.kw), gen);
   const std::vector<float> bias = Random(static_cast<size_t>(t.k), gen);
   const std::vector<float> residual = Random(static_cast<size_t>(t.n * t.k * oh * ow), gen);
+  const std::vector<float> scale = Random(static_cast<size_t>(t.k), gen), shift = Random(static_cast<size_t>(t.k), gen);
 
   auto conv = Conv2D::Create(spec);
   ASSERT_TRUE(conv.ok()) << conv.status().ToString();
@@ -76,7 +79,8 @@ TEST_P(OneDnnConv2DTest, MatchesTheDefinition) {
   const std::unique_ptr<void, decltype(&std::free)> packed(std::aligned_alloc(64, bytes), &std::free);
   ASSERT_TRUE((*conv)->PackWeight(weight.data(), w_strides, packed.get()).ok());
   std::vector<float> y(residual.size(), std::nanf(""));
-  ASSERT_TRUE((*conv)->Run(x.data(), packed.get(), bias.data(), residual.data(), y.data()).ok());
+  ASSERT_TRUE(
+      (*conv)->Run({x.data(), packed.get(), bias.data(), scale.data(), shift.data(), residual.data(), y.data()}).ok());
 
   const int64_t per_group_in = t.c / t.groups, per_group_out = t.k / t.groups;
   double worst = 0;
@@ -95,6 +99,7 @@ TEST_P(OneDnnConv2DTest, MatchesTheDefinition) {
                        weight[At(w_strides, o, ci, r, s)];
               }
           const int64_t at = At(spec.y_strides, b, o, i, j);
+          if (t.channel_affine) sum = sum * scale[o] + shift[o];
           if (t.residual) sum += residual[at];
           sum = ReferenceActivation(t.activation, sum);
           worst = std::max(worst, std::abs(sum - y[at]));
@@ -116,7 +121,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, true, true, Activation::kGeluTanh, true, false},
         Case{1, 16, 8, 8, 16, 1, 1, 1, 0, 1, 1, false, false, Activation::kSigmoid, true, false},
         Case{1, 16, 8, 8, 16, 1, 1, 1, 0, 1, 1, true, false, Activation::kTanh, true, false},
-        Case{2, 32, 6, 6, 16, 1, 1, 1, 0, 1, 1, true, true, Activation::kRelu, false, false}));  // NCHW buffers
+        Case{2, 32, 6, 6, 16, 1, 1, 1, 0, 1, 1, true, true, Activation::kRelu, false, false},  // NCHW buffers
+        // a batch norm after the convolution: alone, and before a residual and ReLU (ResNet's block)
+        Case{1, 16, 9, 9, 32, 3, 3, 1, 1, 1, 1, true, false, Activation::kNone, true, false, true},
+        Case{2, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, false, true, Activation::kRelu, true, false, true},
+        Case{2, 8, 11, 7, 16, 3, 3, 2, 1, 1, 1, false, false, Activation::kRelu, false, false, true}));
 
 TEST(OneDnnConv2DTest, ChannelsThatDoNotMatchTheGroupsAreAnError) {
   Conv2DSpec spec;

@@ -124,6 +124,34 @@ std::vector<OpCase> MathAndShapeCases() {
                                   {"fused_op_type", std::string("softplus")}});
                    },
                    {}});  // not an activation FusedConv2D applies
+  cases.push_back({"FusedConv2D",
+                   [](GraphBuilder& b) {
+                     return b.Op("FusedConv2D",
+                                 {In(b, {1, 9, 9, 4}), In(b, {6, 4, 3, 3}), es::OpInput{}, In(b, {1, 9, 9, 6}),
+                                  In(b, {6}), In(b, {6}), In(b, {6}), In(b, {6})},
+                                 {{"strides", IntList{1, 1, 1, 1}},
+                                  {"pads", IntList{1, 1, 1, 1}},
+                                  {"data_format", std::string("NHWC")},
+                                  {"epsilon", 1e-5},
+                                  {"fused_op_type", std::string("relu")}});
+                   },
+                   {TensorDesc(F32, {1, 9, 9, 6})}});  // batch norm, residual, relu: ResNet's block
+  cases.push_back({"FusedConv2D",
+                   [](GraphBuilder& b) {
+                     return b.Op("FusedConv2D",
+                                 {In(b, {1, 4, 9, 9}), In(b, {6, 4, 3, 3}), es::OpInput{}, es::OpInput{}, In(b, {6}),
+                                  In(b, {6}), In(b, {4}), In(b, {6})},
+                                 {{"strides", IntList{1, 1, 1, 1}}, {"pads", IntList{1, 1, 1, 1}}});
+                   },
+                   {}});  // the batch norm's mean is not [output channels]
+  cases.push_back(
+      {"FusedConv2D",
+       [](GraphBuilder& b) {
+         return b.Op("FusedConv2D",
+                     {In(b, {1, 4, 9, 9}), In(b, {6, 4, 3, 3}), es::OpInput{}, es::OpInput{}, In(b, {6}), In(b, {6})},
+                     {{"strides", IntList{1, 1, 1, 1}}, {"pads", IntList{1, 1, 1, 1}}});
+       },
+       {}});  // scale and offset without the mean and variance
   cases.push_back({"Conv2DTranspose",
                    [ones](GraphBuilder& b) {
                      return b.Op("Conv2DTranspose", {In(b, {1, 4, 5, 5}), In(b, {4, 3, 3, 3})},

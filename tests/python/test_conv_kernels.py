@@ -177,6 +177,57 @@ def test_convolution_epilogues_fold_into_the_convolution(frozen, tmp_path, monke
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg=kernel)
 
 
+class ConvBatchNorms(nn.Module):
+    """Convolutions followed by an inference BatchNorm: alone (after a biased convolution), then
+    ReLU, and then a residual add and ReLU (a ResNet block's end). Statistics that are not 0 and
+    1, so that every term of the norm shows."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList([nn.Conv2d(8, 8, 3, 1, 1), nn.Conv2d(8, 8, 3, 1, 1, bias=False),
+                                    nn.Conv2d(8, 8, 3, 1, 1, bias=False)])
+        self.norms = nn.ModuleList(nn.BatchNorm2d(8) for _ in self.convs)
+        g = torch.Generator().manual_seed(3)
+        with torch.no_grad():
+            for norm in self.norms:
+                for t in (norm.weight, norm.bias, norm.running_mean):
+                    t.copy_(torch.randn(8, generator=g))
+                norm.running_var.copy_(torch.rand(8, generator=g) + 0.5)
+
+    def forward(self, x):
+        first = self.norms[0](self.convs[0](x))
+        second = torch.relu(self.norms[1](self.convs[1](first)))
+        return torch.relu(self.norms[2](self.convs[2](second)) + first)
+
+
+def test_batch_norms_fold_into_the_convolution_and_follow_their_parameters(tmp_path, monkeypatch):
+    """Parameters as graph inputs (the default): each BatchNorm becomes its convolution's per-channel
+    scale and shift, computed from the norm's parameters on every run -- every kernel gives eager's
+    numbers, and again after the statistics change in place."""
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TORCHAIR_GE_CPU_CONV", raising=False)
+    torch.manual_seed(0)
+    model, x = ConvBatchNorms().eval(), torch.randn(2, 8, 13, 11)
+    backend = torchair_ge.get_npu_backend()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x),
+                                   rtol=1e-4, atol=1e-4)
+    keys = [c["key"] for c in backend.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
+    epilogues = sorted(k.split("groups=1")[1].split(" threads")[0] for k in keys)
+    assert epilogues == [" +batchnorm +residual relu", " +batchnorm relu", " +bias +batchnorm"], keys
+    for kernel in ["nhwc", "nchw", "onednn_repack"]:
+        monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+        torch._dynamo.reset()
+        with torch.no_grad():
+            compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg=kernel)
+            for norm in model.norms:  # as a calibration or fine-tuning step would
+                norm.running_mean.mul_(0.5).add_(0.25)
+                norm.running_var.mul_(2.0)
+                norm.weight.neg_()
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg=f"{kernel}, changed")
+
+
 def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "winograd")
     compiled = torch.compile(block(), backend=torchair_ge.get_npu_backend(), dynamic=False)

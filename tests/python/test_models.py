@@ -49,7 +49,10 @@ def test_cnn_is_one_engine_graph():
     assert len(compiled_graphs) == 1
     summary = compiled_graphs[0].summary
     assert summary["engines"]["native"] == summary["task_num"]
-    assert summary["task_num"] > 40  # every conv/bn/relu/pool/add/linear is a task of this one graph
+    # every convolution is a task of this one graph (each with its batch norm, residual add and ReLU
+    # folded in: FusedConv2D), and so are the pools and the linear layer
+    convolutions = sum(isinstance(m, torch.nn.Conv2d) for m in model.modules())
+    assert convolutions > 10 and summary["task_num"] > convolutions
 
 
 def test_repeated_runs_reuse_the_compiled_graph_and_stay_correct():

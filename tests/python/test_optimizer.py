@@ -141,8 +141,11 @@ def test_frozen_parameters_fold_batchnorm_away(tmp_path):
     plain = text.count('type: "Conv2D"') + text.count('s: "Conv2D:')
     assert fused + plain == report["ir_ops"]["Conv2D"] and plain == 3, (fused, plain, report["ir_ops"])
     assert text.count('s: "NHWC"') >= report["ir_ops"]["Conv2D"]
+    # Parameters as graph inputs: no weight to fold into, so each norm becomes its convolution's
+    # per-channel scale and shift (FusedConv2D's batch-norm inputs, read on every run) -- the same
+    # number of tasks.
     unfrozen, _ = compile_zoo("resnet_b1", torchair_ge.CompilerConfig())
-    assert report["tasks"] < unfrozen["tasks"] and unfrozen["frozen_inputs"] == 0
+    assert report["tasks"] == unfrozen["tasks"] and unfrozen["frozen_inputs"] == 0
 
 
 def test_frozen_parameters_leave_buffers_the_graph_writes_alone():

@@ -35,6 +35,15 @@ std::string Describe(const Conv2DSpec& s) {
                      s.stride, s.padding, s.dilation, s.groups);
 }
 
+// The buffers of the post-ops, in their order: [scale, shift] [residual] [activation]. A post-op
+// the spec does not have gets an argument id no primitive has, so its buffer is ignored.
+constexpr int kNoArgument = -1;
+
+int PostOpSource(int index) { return DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1; }
+int ScaleArgument(const Conv2DSpec& s) { return s.channel_affine ? PostOpSource(0) : kNoArgument; }
+int ShiftArgument(const Conv2DSpec& s) { return s.channel_affine ? PostOpSource(1) : kNoArgument; }
+int ResidualArgument(const Conv2DSpec& s) { return s.residual ? PostOpSource(s.channel_affine ? 2 : 0) : kNoArgument; }
+
 }  // namespace
 
 struct Conv2D::Impl {
@@ -61,6 +70,11 @@ Expected<std::unique_ptr<Conv2D>> Conv2D::Create(const Conv2DSpec& s) {
     const memory::desc any_weight(WeightDims(s), DT::f32, Tag::any);
     const memory::desc bias_desc({s.w_sizes[0]}, DT::f32, Tag::x);
     dnnl::post_ops post;
+    const memory::desc per_channel({1, s.w_sizes[0], 1, 1}, DT::f32, Tag::abcd);
+    if (s.channel_affine) {
+      post.append_binary(dnnl::algorithm::binary_mul, per_channel);
+      post.append_binary(dnnl::algorithm::binary_add, per_channel);
+    }
     const memory::desc residual_desc = Strided(s.y_sizes, s.residual_strides);
     if (s.residual) post.append_binary(dnnl::algorithm::binary_add, residual_desc);
     AppendActivation(post, s.activation);
@@ -79,7 +93,11 @@ Expected<std::unique_ptr<Conv2D>> Conv2D::Create(const Conv2DSpec& s) {
     p.AddArgument(DNNL_ARG_WEIGHTS, pd.weights_desc());
     p.AddArgument(DNNL_ARG_DST, y_desc);
     if (s.bias) p.AddArgument(DNNL_ARG_BIAS, bias_desc);
-    if (s.residual) p.AddArgument(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, residual_desc);
+    if (s.channel_affine) {
+      p.AddArgument(ScaleArgument(s), per_channel);
+      p.AddArgument(ShiftArgument(s), per_channel);
+    }
+    if (s.residual) p.AddArgument(ResidualArgument(s), residual_desc);
   } catch (const dnnl::error& e) {
     return Unimplemented("oneDNN has no convolution for {}: {}", Describe(s), e.what());
   }
@@ -94,13 +112,16 @@ Status Conv2D::PackWeight(const float* weight, const Dims4& strides, void* packe
   return packing.ok() ? packing : packing.WithContext(fmt::format("Conv2D ({})", Describe(s)));
 }
 
-Status Conv2D::Run(const float* x, const void* packed, const float* bias, const float* residual, float* y) {
-  const Status run = impl_->primitive.Run({{DNNL_ARG_SRC, x},
-                                           {DNNL_ARG_WEIGHTS, packed},
-                                           {DNNL_ARG_DST, y},
-                                           {DNNL_ARG_BIAS, bias},
-                                           {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, residual}});
-  return run.ok() ? run : run.WithContext(fmt::format("Conv2D ({})", Describe(impl_->spec)));
+Status Conv2D::Run(const Conv2DBuffers& b) {
+  const Conv2DSpec& s = impl_->spec;
+  const Status run = impl_->primitive.Run({{DNNL_ARG_SRC, b.x},
+                                           {DNNL_ARG_WEIGHTS, b.packed_weight},
+                                           {DNNL_ARG_DST, b.y},
+                                           {DNNL_ARG_BIAS, b.bias},
+                                           {ScaleArgument(s), b.scale},
+                                           {ShiftArgument(s), b.shift},
+                                           {ResidualArgument(s), b.residual}});
+  return run.ok() ? run : run.WithContext(fmt::format("Conv2D ({})", Describe(s)));
 }
 
 const std::string& Conv2D::Implementation() const { return impl_->primitive.implementation(); }

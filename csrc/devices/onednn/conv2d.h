@@ -3,6 +3,7 @@
 // every call, so a kernel using them copied it into the task's buffer; and its plain
 // convolution reorders a weight into oneDNN's blocked layout on every call. Here the primitive
 // writes straight into the output in whatever strides it has (NHWC in the engine), with a
+// per-channel scale and shift (a batch norm), a
 // residual add and an activation applied by oneDNN's post-ops while the output is in cache; the
 // weight is packed into a buffer of the caller's, once or whenever the caller says it changed.
 //
@@ -34,9 +35,22 @@ struct Conv2DSpec {
   Dims2 stride{1, 1}, padding{0, 0}, dilation{1, 1};
   int64_t groups = 1;
   bool bias = false;
-  bool residual = false;  // y = conv(x) + bias + r, r with y's sizes
+  // y = y * scale[k] + shift[k] per output channel k (an inference batch norm), after the bias.
+  bool channel_affine = false;
+  bool residual = false;  // then y = y + r, r with y's sizes
   Dims4 residual_strides{};
   Activation activation = Activation::kNone;  // then y = act(y)
+};
+
+// The buffers of one run; those the spec does not have are not read.
+struct Conv2DBuffers {
+  const float* x = nullptr;
+  const void* packed_weight = nullptr;  // PackWeight's
+  const float* bias = nullptr;          // K floats
+  const float* scale = nullptr;         // K floats (channel_affine)
+  const float* shift = nullptr;         // K floats (channel_affine)
+  const float* residual = nullptr;
+  float* y = nullptr;
 };
 
 class Conv2D {
@@ -52,9 +66,8 @@ class Conv2D {
   size_t PackedWeightBytes() const;
   // Packs a weight of spec.w_sizes in `strides` into `packed` (PackedWeightBytes(), 64-byte aligned).
   Status PackWeight(const float* weight, const Dims4& strides, void* packed);
-  // y = act(conv(x, packed) + bias? + residual?). `bias` (K floats) and `residual` are read
-  // only where the spec has them. One caller at a time.
-  Status Run(const float* x, const void* packed, const float* bias, const float* residual, float* y);
+  // y = act((conv(x, packed) + bias?) * scale? + shift? + residual?). One caller at a time.
+  Status Run(const Conv2DBuffers& buffers);
   // Which oneDNN implementation runs (e.g. "brgconv:avx512_core"): for logs and tests.
   const std::string& Implementation() const;
 

@@ -57,13 +57,37 @@ std::optional<Value> Residual(const Node* add, Value v) {
   return other;
 }
 
-// Conv2D [-> Add(residual)] [-> activation] as one FusedConv2D; false when `conv` has no epilogue.
+// An inference BatchNorm over the channels of `v` (NHWC, as the convolution's output) with float
+// parameters: what FusedConv2D applies as a per-channel scale and shift.
+bool ChannelBatchNorm(const Node* bn, Value v) {
+  if (bn->type() != kOpBatchNorm || bn->num_inputs() != 5 || bn->input(0) != v ||
+      bn->GetAttrOr<bool>("is_training", false) || bn->GetAttrOr<std::string>("data_format", "NCHW") != "NHWC")
+    return false;
+  const int64_t channels = v.node->output_desc(v.index).shape.back();
+  for (int i = 1; i < 5; ++i) {
+    const Value p = bn->input(i);
+    if (!p.valid() || IsMutatedValue(p)) return false;
+    const TensorDesc& d = p.node->output_desc(p.index);
+    if (d.dtype != DataType::kFloat || d.shape != Shape{channels}) return false;
+  }
+  return true;
+}
+
+// Conv2D [-> BatchNorm] [-> Add(residual)] [-> activation] as one FusedConv2D; false when `conv`
+// has no epilogue.
 Expected<bool> FoldConvEpilogue(Graph& graph, Node* conv) {
   if (!FoldableConv(Value{conv, 0})) return false;
   std::vector<Node*> chain = {conv};
   Value tail{conv, 0};
-  std::optional<Value> residual;
   Node* next = OnlyReader(tail);
+  const Node* batch_norm = nullptr;
+  if (next != nullptr && ChannelBatchNorm(next, tail)) {
+    batch_norm = next;
+    chain.push_back(next);
+    tail = Value{next, 0};
+    next = OnlyReader(tail);
+  }
+  std::optional<Value> residual;
   if (next != nullptr && (residual = Residual(next, tail))) {
     chain.push_back(next);
     tail = Value{next, 0};
@@ -76,13 +100,18 @@ Expected<bool> FoldConvEpilogue(Graph& graph, Node* conv) {
   }
   if (chain.size() == 1) return false;
   const std::string name = activation ? std::string(EpilogueActivationName(*activation)) : std::string();
-  const std::vector<Value> inputs = {conv->input(0), conv->input(1), conv->num_inputs() > 2 ? conv->input(2) : Value{},
-                                     residual.value_or(Value{})};
-  Node* fused = graph.AddNode(kOpFusedConv2D,
-                              conv->name() + (residual ? "_add" : "") + (name.empty() ? "" : "_" + name), inputs, 1);
+  std::vector<Value> inputs = {conv->input(0), conv->input(1), conv->num_inputs() > 2 ? conv->input(2) : Value{},
+                               residual.value_or(Value{})};
+  for (int i = 1; i < 5; ++i)  // scale, offset, mean, variance (absent without a batch norm)
+    inputs.push_back(batch_norm != nullptr ? batch_norm->input(i) : Value{});
+  Node* fused = graph.AddNode(
+      kOpFusedConv2D,
+      conv->name() + (batch_norm ? "_bn" : "") + (residual ? "_add" : "") + (name.empty() ? "" : "_" + name), inputs,
+      1);
   for (const char* attr : {"strides", "pads", "dilations", "groups", "data_format"})
     if (auto it = conv->attrs().find(attr); it != conv->attrs().end()) fused->SetAttr(attr, it->second);
   fused->SetAttr("fused_op_type", name);
+  if (batch_norm != nullptr) fused->SetAttr("epsilon", batch_norm->GetAttrOr<double>("epsilon", 1e-4));
   Node* last = tail.node;
   GE_RETURN_IF_ERROR(SubstituteNode(graph, last, fused));
   fused->output_desc(0).symbolic = last->output_desc(0).symbolic;  // the value it replaces, at any size

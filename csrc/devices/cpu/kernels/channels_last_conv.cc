@@ -1,12 +1,14 @@
 #include "devices/cpu/kernels/channels_last_conv.h"
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/empty_strided.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,10 +34,20 @@ Expected<at::Tensor> PackWeight(onednn::Conv2D& conv, const at::Tensor& weight) 
 }
 
 void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& packed,
-               const std::optional<at::Tensor>& bias, const at::Tensor& residual, at::Tensor& y) {
-  const Status run =
-      conv.Run(x.const_data_ptr<float>(), packed.const_data_ptr(), bias ? bias->const_data_ptr<float>() : nullptr,
-               residual.defined() ? residual.const_data_ptr<float>() : nullptr, y.data_ptr<float>());
+               const std::optional<at::Tensor>& bias, ChannelAffine* affine, const at::Tensor& residual,
+               at::Tensor& y) {
+  onednn::Conv2DBuffers buffers;
+  buffers.x = x.const_data_ptr<float>();
+  buffers.packed_weight = packed.const_data_ptr();
+  if (bias) buffers.bias = bias->const_data_ptr<float>();
+  if (affine != nullptr) {
+    affine->Update();
+    buffers.scale = affine->scale().const_data_ptr<float>();
+    buffers.shift = affine->shift().const_data_ptr<float>();
+  }
+  if (residual.defined()) buffers.residual = residual.const_data_ptr<float>();
+  buffers.y = y.data_ptr<float>();
+  const Status run = conv.Run(buffers);
   TORCH_CHECK(run.ok(), run.message());
 }
 
@@ -111,6 +123,7 @@ std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
   spec.dilation = {w.dilation[0], w.dilation[1]};
   spec.groups = w.groups;
   spec.bias = conv.bias.has_value();
+  spec.channel_affine = conv.affine != nullptr;
   spec.residual = conv.residual.defined();
   if (spec.residual) spec.residual_strides = Dims(conv.residual.strides());
   if (conv.activation != nullptr) spec.activation = conv.activation->primitive_post_op;
@@ -138,8 +151,43 @@ ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
 
 }  // namespace
 
+Expected<std::shared_ptr<ChannelAffine>> ChannelAffine::Create(const at::Tensor& gamma, const at::Tensor& beta,
+                                                               const at::Tensor& mean, const at::Tensor& variance,
+                                                               double epsilon) {
+  for (const at::Tensor* t : {&gamma, &beta, &mean, &variance})
+    if (t->scalar_type() != at::kFloat || t->dim() != 1 || !t->is_contiguous() || t->size(0) != gamma.size(0))
+      return Unimplemented(
+          "the batch norm's scale, offset, mean and variance must be contiguous float32 [{}], got {} {}", gamma.size(0),
+          c10::toString(t->scalar_type()), t->sizes());
+  auto affine = std::make_shared<ChannelAffine>();
+  affine->gamma_ = gamma;
+  affine->beta_ = beta;
+  affine->mean_ = mean;
+  affine->variance_ = variance;
+  affine->epsilon_ = epsilon;
+  affine->scale_ = at::empty_like(gamma);
+  affine->shift_ = at::empty_like(gamma);
+  return affine;
+}
+
+void ChannelAffine::Update() {
+  const float *gamma = gamma_.const_data_ptr<float>(), *beta = beta_.const_data_ptr<float>(),
+              *mean = mean_.const_data_ptr<float>(), *variance = variance_.const_data_ptr<float>();
+  float *scale = scale_.data_ptr<float>(), *shift = shift_.data_ptr<float>();
+  for (int64_t k = 0; k < gamma_.size(0); ++k) {  // as ATen's inference batch norm: in float
+    scale[k] = gamma[k] / std::sqrt(variance[k] + static_cast<float>(epsilon_));
+    shift[k] = beta[k] - mean[k] * scale[k];
+  }
+}
+
 // A FusedConv2D's epilogue after an ATen convolution, in place while y is warm.
-void ApplyConvEpilogue(at::Tensor& y, const at::Tensor& residual, const CpuEpilogue* activation) {
+void ApplyConvEpilogue(at::Tensor& y, ChannelAffine* affine, const at::Tensor& residual,
+                       const CpuEpilogue* activation) {
+  if (affine != nullptr) {
+    affine->Update();
+    const int64_t k = affine->scale().size(0);
+    y.mul_(affine->scale().view({1, k, 1, 1})).add_(affine->shift().view({1, k, 1, 1}));
+  }
   if (residual.defined()) y.add_(residual);
   if (activation != nullptr) activation->apply_in_place(y);
 }
@@ -161,7 +209,7 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
   std::vector<KernelCandidate> out{{"nhwc",
                                     [c = ForAten(conv)]() mutable {
                                       Convolve(c.y, c.x, c.weight, c.bias, c.window);
-                                      ApplyConvEpilogue(c.y, c.residual, c.activation);
+                                      ApplyConvEpilogue(c.y, c.affine.get(), c.residual, c.activation);
                                     },
                                     MemoryOf({conv.weight, bias})}};
   if (conv.x_nchw.defined() && conv.y_nchw.defined())
@@ -170,20 +218,21 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                      c.x_nchw.copy_(c.x);
                      Convolve(c.y_nchw, c.x_nchw, c.weight, c.bias, c.window);
                      c.y.copy_(c.y_nchw);
-                     ApplyConvEpilogue(c.y, c.residual, c.activation);
+                     ApplyConvEpilogue(c.y, c.affine.get(), c.residual, c.activation);
                    },
                    MemoryOf({conv.weight, bias})});
   if (conv.onednn && conv.packed_weight.defined())
-    out.push_back(
-        {"onednn_packed",
-         [c = ForOneDnn(conv)]() mutable { RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.residual, c.y); },
-         MemoryOf({conv.packed_weight, bias})});
+    out.push_back({"onednn_packed",
+                   [c = ForOneDnn(conv)]() mutable {
+                     RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.affine.get(), c.residual, c.y);
+                   },
+                   MemoryOf({conv.packed_weight, bias})});
   if (conv.onednn && !conv.constant_weight) {
     auto repack = std::make_shared<RepackOnChange>(conv.weight, conv.onednn);
     std::vector<MemoryRange> cold = repack->Memory(bias);
     out.push_back({"onednn_repack",
                    [c = ForOneDnn(conv), r = std::move(repack)]() mutable {
-                     RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.residual, c.y);
+                     RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.y);
                    },
                    std::move(cold)});
   }
@@ -193,10 +242,10 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
 std::vector<std::string> ForcibleConvKernels() { return {"nhwc", "nchw", "onednn_packed", "onednn_repack"}; }
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv) {
-  return fmt::format("Conv2D NHWC {} x{} w{} stride{} pad{} dilation{} groups={}{}{}{}{} threads={}",
+  return fmt::format("Conv2D NHWC {} x{} w{} stride{} pad{} dilation{} groups={}{}{}{}{}{} threads={}",
                      c10::toString(conv.x.scalar_type()), conv.x.sizes(), conv.weight.sizes(), conv.window.stride,
                      conv.window.padding, conv.window.dilation, conv.window.groups, conv.bias ? " +bias" : "",
-                     conv.residual.defined() ? " +residual" : "",
+                     conv.affine ? " +batchnorm" : "", conv.residual.defined() ? " +residual" : "",
                      conv.activation ? fmt::format(" {}", EpilogueActivationName(conv.activation->activation)) : "",
                      conv.constant_weight ? " const-weight" : "", at::get_num_threads());
 }

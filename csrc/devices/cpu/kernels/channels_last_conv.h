@@ -34,6 +34,27 @@
 
 namespace ge::cpu {
 
+// An inference batch norm after a convolution (a FusedConv2D's), as y * scale[k] + shift[k] per
+// output channel k: scale = gamma / sqrt(variance + epsilon), shift = beta - mean * scale. Its
+// parameters are graph inputs unless frozen (then BatchNormFold has folded the norm into the
+// weight), so they may change between runs: Update computes the two vectors at the start of
+// every run, a loop over the channels (~1 us for 512), where a separate BatchNorm task read and
+// wrote the whole activation.
+class ChannelAffine {
+ public:
+  // gamma, beta, mean and variance: contiguous float32 [K]; an error naming them otherwise.
+  static Expected<std::shared_ptr<ChannelAffine>> Create(const at::Tensor& gamma, const at::Tensor& beta,
+                                                         const at::Tensor& mean, const at::Tensor& variance,
+                                                         double epsilon);
+  void Update();
+  const at::Tensor& scale() const { return scale_; }  // [K], after Update
+  const at::Tensor& shift() const { return shift_; }
+
+ private:
+  at::Tensor gamma_, beta_, mean_, variance_, scale_, shift_;
+  double epsilon_ = 0;
+};
+
 // The operands as ATen sees them: x and y NCHW tensors with channels-last strides; x_nchw and
 // y_nchw plain NCHW scratch of their shapes (undefined: the "nchw" kernel is not offered);
 // constant_weight: the weight is fixed for the model's lifetime (else it may change between
@@ -48,8 +69,9 @@ struct ChannelsLastConv {
   bool constant_weight = false;
   std::shared_ptr<onednn::Conv2D> onednn;
   at::Tensor packed_weight;
-  // A FusedConv2D's epilogue: y += residual (an NCHW view of y's shape; undefined: none), then
-  // the activation (null: none).
+  // A FusedConv2D's epilogue: y = y * scale + shift per channel (null: none), y += residual (an
+  // NCHW view of y's shape; undefined: none), then the activation (null: none).
+  std::shared_ptr<ChannelAffine> affine;
   at::Tensor residual;
   const CpuEpilogue* activation = nullptr;
 };
@@ -59,9 +81,10 @@ struct ChannelsLastConv {
 // oneDNN). A convolution oneDNN has no primitive for keeps the ATen kernels only.
 Status PrepareChannelsLastConv(ChannelsLastConv& conv);
 
-// A FusedConv2D's epilogue after an ATen convolution into y: y += residual (if defined), then
-// the activation (if any), in place while y is warm.
-void ApplyConvEpilogue(at::Tensor& y, const at::Tensor& residual, const CpuEpilogue* activation);
+// A FusedConv2D's epilogue after an ATen convolution into y (NCHW order, any strides): the
+// per-channel scale and shift (if any; updated here), y += residual (if defined), then the
+// activation (if any), in place while y is warm.
+void ApplyConvEpilogue(at::Tensor& y, ChannelAffine* affine, const at::Tensor& residual, const CpuEpilogue* activation);
 
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv);
 // The kernels TORCHAIR_GE_CPU_CONV may force (ForcedKernelSetting).

@@ -54,15 +54,28 @@ Expected<ConvWindow> ReadConvWindow(const KernelArgs& a) {
   return w;
 }
 
-// A FusedConv2D's epilogue: its input 3 as the residual (null: none) and its activation.
+// A FusedConv2D's epilogue: an inference batch norm of its inputs 4-7 (scale, offset, mean,
+// variance) with `epsilon`, its input 3 as the residual, and its activation (each may be absent).
 struct ConvEpilogue {
+  bool batch_norm = false;
+  double epsilon = 0;
   bool residual = false;
   const CpuEpilogue* activation = nullptr;
 };
 
+// The batch norm of a FusedConv2D task as a per-channel scale and shift (null: it has none).
+Expected<std::shared_ptr<ChannelAffine>> AffineOf(const KernelArgs& a, const ConvEpilogue& epilogue) {
+  if (!epilogue.batch_norm) return std::shared_ptr<ChannelAffine>();
+  auto affine = ChannelAffine::Create(a.inputs[4], a.inputs[5], a.inputs[6], a.inputs[7], epilogue.epsilon);
+  if (!affine.ok()) return affine.status().WithContext(fmt::format("{} '{}'", a.task.type, a.task.name));
+  return affine;
+}
+
 // An NHWC Conv2D's or FusedConv2D's operands as ATen sees them (the weight as the task holds it).
-ChannelsLastConv ChannelsLastOperands(const KernelArgs& a, const ConvWindow& c, const ConvEpilogue& epilogue) {
+Expected<ChannelsLastConv> ChannelsLastOperands(const KernelArgs& a, const ConvWindow& c,
+                                                const ConvEpilogue& epilogue) {
   ChannelsLastConv conv;
+  GE_ASSIGN_OR_RETURN(conv.affine, AffineOf(a, epilogue));
   conv.x = NchwView(a.inputs[0], true);
   conv.weight = a.inputs[1];
   conv.y = NchwView(a.outputs[0], true);
@@ -84,12 +97,14 @@ ChannelsLastConv ChannelsLastOperands(const KernelArgs& a, const ConvWindow& c, 
 // names). A producer inside a FusedKernel has no workspaces: no NCHW detour.
 Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, const ConvWindow& c,
                                                            const ConvEpilogue& epilogue) {
-  ChannelsLastConv conv = ChannelsLastOperands(a, c, epilogue);
+  GE_ASSIGN_OR_RETURN(ChannelsLastConv conv, ChannelsLastOperands(a, c, epilogue));
   GE_RETURN_IF_ERROR(PrepareChannelsLastConv(conv).WithContext(fmt::format("{} '{}'", a.task.type, a.task.name)));
   GE_ASSIGN_OR_RETURN(std::string setting, ForcedKernelSetting("TORCHAIR_GE_CPU_CONV", ForcibleConvKernels()));
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(ChannelsLastConvCandidates(conv), setting));
   auto timed = [&]() {
-    ChannelsLastConv scratch = ChannelsLastOperands(a.WithTimingOperands(), c, epilogue);
+    Expected<ChannelsLastConv> operands = ChannelsLastOperands(a.WithTimingOperands(), c, epilogue);
+    if (!operands.ok()) return std::vector<KernelCandidate>();  // (stand-ins of operands that were taken)
+    ChannelsLastConv& scratch = *operands;
     scratch.onednn = conv.onednn;
     if (conv.constant_weight) {  // the real weight, already prepared
       scratch.weight = conv.weight;
@@ -120,10 +135,11 @@ Expected<std::unique_ptr<Kernel>> CreateConvolution(KernelArgs& a, const ConvEpi
   if (a.inputs[2].defined()) bias = a.inputs[2];
   const at::Tensor residual = epilogue.residual ? a.inputs[3] : at::Tensor();
   const CpuEpilogue* activation = epilogue.activation;
+  GE_ASSIGN_OR_RETURN(std::shared_ptr<ChannelAffine> affine, AffineOf(a, epilogue));
   return MakeKernel(a.task, [=, x = a.inputs[0], w = a.inputs[1], y = a.outputs[0]]() mutable {
     at::convolution_out(y, x, w, bias, c.stride, c.padding, c.dilation, /*transposed=*/false,
                         /*output_padding=*/{0, 0}, c.groups);
-    ApplyConvEpilogue(y, residual, activation);
+    ApplyConvEpilogue(y, affine.get(), residual, activation);
   });
 }
 
@@ -133,12 +149,16 @@ Expected<std::unique_ptr<Kernel>> CreateConv2D(KernelArgs& a) {
   return CreateConvolution(a, {});
 }
 
-// Conv2D with its residual add and activation (the library-epilogue rule makes it from an NHWC
-// Conv2D): oneDNN's post-ops where a oneDNN kernel wins, else ATen's in place after ATen's
-// convolution.
+// Conv2D with its batch norm, residual add and activation (the library-epilogue rule makes it
+// from an NHWC Conv2D): oneDNN's post-ops where a oneDNN kernel wins, else ATen's in place after
+// ATen's convolution.
 Expected<std::unique_ptr<Kernel>> CreateFusedConv2D(KernelArgs& a) {
   GE_ASSIGN_OR_RETURN(std::string name, a.Attr<std::string>("fused_op_type"));
   ConvEpilogue epilogue;
+  epilogue.batch_norm = a.inputs.size() > 7 && a.inputs[4].defined();
+  if (epilogue.batch_norm) {
+    GE_ASSIGN_OR_RETURN(epilogue.epsilon, a.Attr<double>("epsilon"));
+  }
   epilogue.residual = a.inputs.size() > 3 && a.inputs[3].defined();
   if (!name.empty()) {
     const std::optional<EpilogueActivation> activation = EpilogueActivationNamed(name);

@@ -102,7 +102,8 @@ Status InferConv2D(InferContext& ctx) {
   return {};
 }
 
-// Conv2D with its epilogue: an optional residual of the output's shape added, then an optional
+// Conv2D with its epilogue: an optional inference batch norm (inputs 4-7: all or none, each
+// [output channels]), an optional residual of the output's shape added, then an optional
 // activation of ops/epilogue_activation.h's table (fused_op_type, empty for none).
 Status InferFusedConv2D(InferContext& ctx) {
   const std::string activation = ctx.Attr<std::string>("fused_op_type");
@@ -112,6 +113,14 @@ Status InferFusedConv2D(InferContext& ctx) {
   if (ctx.HasInput(3) && ctx.Input(3).shape != ctx.Output(0).shape)
     return ctx.Error("residual must be the output's shape {}, got {}", ShapeToString(ctx.Output(0).shape),
                      ShapeToString(ctx.Input(3).shape));
+  const int batch_norm_inputs = ctx.HasInput(4) + ctx.HasInput(5) + ctx.HasInput(6) + ctx.HasInput(7);
+  if (batch_norm_inputs != 0 && batch_norm_inputs != 4)
+    return ctx.Error("the batch norm takes all four of scale, offset, mean and variance, got {}", batch_norm_inputs);
+  const int64_t channels = ctx.Input(1).shape.at(0);
+  for (int i = 4; i < 4 + batch_norm_inputs; ++i)
+    if (ctx.Input(i).shape != Shape{channels})
+      return ctx.Error("batch norm input {} must be [{}] (the output channels), got {}", i, channels,
+                       ShapeToString(ctx.Input(i).shape));
   // The output is its epilogue's (an Add's or an activation's), which carries no layout format.
   ctx.Output(0).format = ctx.Output(0).origin_format = Format::kND;
   return {};
@@ -318,13 +327,20 @@ void RegisterNnOps(OpRegistry& r) {
                                        .Input("filter", "T")
                                        .OptionalInput("bias", "T")
                                        .OptionalInput("residual", "T")
+                                       .OptionalInput("scale", "T")
+                                       .OptionalInput("offset", "T")
+                                       .OptionalInput("mean", "T")
+                                       .OptionalInput("variance", "T")
                                        .Output("y", "T"))
                        .Attr("fused_op_type", AttrType::kString, std::string())
+                       .Attr("epsilon", AttrType::kFloat, 1e-5)
                        .Infer(InferFusedConv2D)
                        .InferSymbolic(InferSymbolicBatchPasses)
-                       .Doc("y = act(Conv2D(x, filter, bias) + residual): Conv2D with its residual add (residual "
-                            "shaped as y) and activation (fused_op_type: empty, or one of ops/epilogue_activation.h: "
-                            "relu, gelu, gelu_tanh, sigmoid, tanh, silu) applied while the output is in cache")
+                       .Doc("y = act(BatchNorm(Conv2D(x, filter, bias)) + residual): Conv2D with its inference batch "
+                            "norm (scale, offset, mean, variance [Cout] and epsilon, as BatchNorm's; all four or "
+                            "none), residual add (residual shaped as y) and activation (fused_op_type: empty, or one "
+                            "of ops/epilogue_activation.h: relu, gelu, gelu_tanh, sigmoid, tanh, silu) applied while "
+                            "the output is in cache")
                        .Build());
   (void)r.Register(OpDef("Conv2DTranspose")
                        .TypeVar("T", kFloat)
