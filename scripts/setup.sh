@@ -3,10 +3,11 @@
 set -euo pipefail
 PY=${PY:-python3}
 
-deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev libssl-dev libdnnl-dev)
+deb_pkgs=(g++ make libprotobuf-dev protobuf-compiler libfmt-dev libgtest-dev ccache libxsimd-dev libssl-dev libdnnl-dev libxxhash-dev)
 # libxsimd-dev: the SIMD library generated vector kernels include (compiled at run time);
 # libssl-dev: OpenSSL's HMAC, which authenticates kernel-cache entries;
-# libdnnl-dev: oneDNN, whose convolution primitives the CPU device runs on its own buffers
+# libdnnl-dev: oneDNN, whose convolution primitives the CPU device runs on its own buffers;
+# libxxhash-dev: XXH3, the digest that tells a weight that is an input changed since it was packed
 source "$(dirname "$0")/debian.sh"
 ensure_debian_packages setup "${deb_pkgs[@]}"
 

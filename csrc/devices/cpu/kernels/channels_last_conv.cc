@@ -1,18 +1,16 @@
 #include "devices/cpu/kernels/channels_last_conv.h"
 
-#include <atomic>
 #include <cmath>
-#include <cstring>
 #include <memory>
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
-#include <ATen/ops/empty_strided.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "devices/cpu/kernels/repack_on_change.h"
 #include "ge/base/logging.h"
 
 namespace ge::cpu {
@@ -50,54 +48,6 @@ void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& pack
   const Status run = conv.Run(buffers);
   TORCH_CHECK(run.ok(), run.message());
 }
-
-// Whether two buffers of n bytes hold the same bytes, compared on the intra-op threads.
-bool SameBytes(const void* a, const void* b, int64_t n) {
-  constexpr int64_t kGrain = int64_t{1} << 20;
-  std::atomic<bool> same{true};
-  at::parallel_for(0, n, kGrain, [&](int64_t begin, int64_t end) {
-    if (same.load(std::memory_order_relaxed) &&
-        std::memcmp(static_cast<const char*>(a) + begin, static_cast<const char*>(b) + begin, end - begin) != 0)
-      same.store(false, std::memory_order_relaxed);
-  });
-  return same.load();
-}
-
-// A weight that is a graph input (not frozen), packed for oneDNN again only when its bytes
-// changed. Every call compares the weight with the bytes it was last packed from; content, not
-// a version counter, decides, because writes through `p.data` move no counter. The comparison
-// reads the weight and its snapshot where ATen's per-call reorder reads and writes the weight in
-// a slow kernel: on the Zen 3 a 512x512x3x3 weight compares in 1.7 ms and reorders in 6.6 ms.
-// The price is memory: the snapshot and the packing, two more copies of the weight.
-class RepackOnChange {
- public:
-  RepackOnChange(at::Tensor weight, std::shared_ptr<onednn::Conv2D> conv)
-      : weight_(std::move(weight)),
-        snapshot_(at::empty_strided(weight_.sizes(), weight_.strides(), weight_.options())),
-        packed_(at::empty({static_cast<int64_t>(conv->PackedWeightBytes())}, weight_.options().dtype(at::kByte))),
-        conv_(std::move(conv)) {}
-
-  const at::Tensor& Packed() {
-    if (!packed_once_ || !SameBytes(weight_.const_data_ptr(), snapshot_.const_data_ptr(), weight_.nbytes())) {
-      snapshot_.copy_(weight_);
-      const Status packed =
-          conv_->PackWeight(snapshot_.const_data_ptr<float>(), Dims(snapshot_.strides()), packed_.data_ptr());
-      TORCH_CHECK(packed.ok(), packed.message());
-      packed_once_ = true;
-    }
-    return packed_;
-  }
-
-  // What a call reads of the weight: the weight, its snapshot and, to run, the packing.
-  std::vector<MemoryRange> Memory(const at::Tensor& bias) const {
-    return MemoryOf({weight_, snapshot_, packed_, bias});
-  }
-
- private:
-  at::Tensor weight_, snapshot_, packed_;
-  std::shared_ptr<onednn::Conv2D> conv_;
-  bool packed_once_ = false;
-};
 
 bool Dense4d(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat && t.dim() == 4 && t.is_non_overlapping_and_dense();
@@ -228,8 +178,13 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                    },
                    MemoryOf({conv.packed_weight, bias})});
   if (conv.onednn && !conv.constant_weight) {
-    auto repack = std::make_shared<RepackOnChange>(conv.weight, conv.onednn);
-    std::vector<MemoryRange> cold = repack->Memory(bias);
+    auto repack = std::make_shared<RepackOnChange>(
+        conv.weight, conv.onednn->PackedWeightBytes(), [onednn = conv.onednn](const at::Tensor& weight, void* packed) {
+          return onednn->PackWeight(weight.const_data_ptr<float>(), Dims(weight.strides()), packed);
+        });
+    std::vector<MemoryRange> cold = repack->Memory();
+    const std::vector<MemoryRange> bias_memory = MemoryOf({bias});
+    cold.insert(cold.end(), bias_memory.begin(), bias_memory.end());
     out.push_back({"onednn_repack",
                    [c = ForOneDnn(conv), r = std::move(repack)]() mutable {
                      RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.y);

@@ -11,7 +11,8 @@
 //     convolution primitive made once for these shapes (devices/onednn/conv2d.h), writing
 //     straight into y, with the weight reordered into its blocked layout once, at load;
 //   "onednn_repack", for a weight that is a graph input: the same, with the weight packed again
-//     whenever its bytes differ from those it was last packed from (compared on every call).
+//     whenever its bytes changed since it was last packed (a digest on every call,
+//     repack_on_change.h).
 // Of ATen's two, the first wins where activations are large against the weight (ResNet's early
 // layers, ~30% per convolution on an AMD EPYC Zen 3), the second where the weight is (512
 // channels at 4x4: the per-call weight copy costs more than the layout saves) and for a
