@@ -5,6 +5,7 @@ against eager PyTorch, times both, runs a BERT-style encoder over several sequen
 default torch.compile (dynamic shapes), and shows the graph dump of the compiled CNN."""
 import logging
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -106,8 +107,11 @@ def main():
     print("  " + "\n  ".join(dumps))
     final_txt = next(d for d in dumps if d.endswith("_final.txt"))
     final = open(os.path.join(dump_dir, final_txt)).read()
-    first_op = final.index("op {", final.index('type: "Conv2D"') - 200)
-    print("The first Conv2D of the final graph (engine, stream, arena offset and source line per node):")
+    # (a convolution with its batch norm, residual add and ReLU folded in is a FusedConv2D)
+    conv = re.search(r'type: "(Fused)?Conv2D"', final)
+    first_op = final.index("op {", conv.start() - 200)
+    print(f"The first {conv.group(0)[7:-1]} of the final graph (engine, stream, arena offset and source line per "
+          "node):")
     print("  " + "\n  ".join(final[first_op:].splitlines()[:62]))
     print("\nOK: compiled outputs match eager.")
 
