@@ -40,8 +40,9 @@ constexpr double kBudgetUs = 20000;
 // The revision of the candidates' implementations, part of the store's file name: a decision
 // is only as good as the code it timed, so changing how a candidate runs (2: the oneDNN
 // candidates moved from ATen's operators, which allocated and copied their output, to the
-// engine's own primitives; 3: the few-row product streams one weight row at a time) bumps it
-// and every key is timed again.
+// engine's own primitives; 3: the few-row product streams one weight row at a time, every
+// candidate is timed on evicted weights, and a weight that is an input is repacked on a digest)
+// bumps it and every key is timed again.
 constexpr int kCandidatesRevision = 3;
 
 struct Registry {

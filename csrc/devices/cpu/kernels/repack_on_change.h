@@ -23,6 +23,7 @@ class RepackOnChange {
   // Writes `weight` (float32, any strides) in the packed layout into `packed` (packed_bytes).
   using Pack = std::function<Status(const at::Tensor& weight, void* packed)>;
 
+  // `weight`: non-overlapping and dense (its nbytes() from data_ptr() are exactly its elements).
   RepackOnChange(at::Tensor weight, size_t packed_bytes, Pack pack);
 
   // The packed weight, packed again first if the weight's bytes changed (or on the first call).
