@@ -11,15 +11,19 @@
 namespace ge::autofuse {
 namespace {
 
-// A float product whose only reader is the activation: nothing else needs the raw product.
+// A float32 library op (no int8 offsets) whose value `v` only its epilogue reads: nothing else
+// needs the raw value, and no control edge orders the op.
+bool FoldableLibraryOutput(Value v) {
+  const Node* op = v.node;
+  if (HasControlEdges(op) || !HasSingleUser(v) || FeedsNetOutput(v) || IsMutatedValue(v)) return false;
+  if (op->num_inputs() > 3 && op->input(3).valid()) return false;  // int8 offset_w
+  return op->GetAttrOr<int64_t>("offset_x", 0) == 0;
+}
+
+// A float product whose only reader is the activation.
 bool FoldableProduct(Value product) {
-  const Node* mm = product.node;
-  if (mm->type() != kOpMatMulV2 || HasControlEdges(mm) || !HasSingleUser(product) || FeedsNetOutput(product) ||
-      IsMutatedValue(product))
-    return false;
-  if (mm->num_inputs() > 3 && mm->input(3).valid()) return false;  // int8 offset_w
-  if (mm->GetAttrOr<int64_t>("offset_x", 0) != 0) return false;
-  const DataType dt = mm->output_desc(0).dtype;
+  if (product.node->type() != kOpMatMulV2 || !FoldableLibraryOutput(product)) return false;
+  const DataType dt = product.node->output_desc(0).dtype;
   return dt == DataType::kFloat || dt == DataType::kFloat16 || dt == DataType::kBFloat16;
 }
 
@@ -27,13 +31,8 @@ bool FoldableProduct(Value product) {
 // ATen's kernel, which has no epilogue of its own; the generated kernels take theirs.)
 bool FoldableConv(Value conv) {
   const Node* c = conv.node;
-  if (c->type() != kOpConv2D || HasControlEdges(c) || !HasSingleUser(conv) || FeedsNetOutput(conv) ||
-      IsMutatedValue(conv))
-    return false;
-  if (c->num_inputs() > 3 && c->input(3).valid()) return false;  // int8 offset_w
-  if (c->GetAttrOr<int64_t>("offset_x", 0) != 0 || c->GetAttrOr<std::string>("data_format", "NCHW") != "NHWC")
-    return false;
-  return c->output_desc(0).dtype == DataType::kFloat;
+  return c->type() == kOpConv2D && FoldableLibraryOutput(conv) &&
+         c->GetAttrOr<std::string>("data_format", "NCHW") == "NHWC" && c->output_desc(0).dtype == DataType::kFloat;
 }
 
 // The single reader of `v`, when it may be folded into v's producer: no control edges, and v's
