@@ -24,10 +24,15 @@ void Convolve(at::Tensor& y, const at::Tensor& x, const at::Tensor& weight, cons
 
 onednn::Dims4 Dims(at::IntArrayRef v) { return {v[0], v[1], v[2], v[3]}; }
 
+// Writes `weight` (in its strides) in `conv`'s primitive's layout into `packed`.
+Status PackInto(onednn::Conv2D& conv, const at::Tensor& weight, void* packed) {
+  return conv.PackWeight(weight.const_data_ptr<float>(), Dims(weight.strides()), packed);
+}
+
 // A weight in `conv`'s primitive's layout (a byte tensor, from torch's 64-byte-aligned allocator).
 Expected<at::Tensor> PackWeight(onednn::Conv2D& conv, const at::Tensor& weight) {
   at::Tensor packed = at::empty({static_cast<int64_t>(conv.PackedWeightBytes())}, weight.options().dtype(at::kByte));
-  GE_RETURN_IF_ERROR(conv.PackWeight(weight.const_data_ptr<float>(), Dims(weight.strides()), packed.data_ptr()));
+  GE_RETURN_IF_ERROR(PackInto(conv, weight, packed.data_ptr()));
   return packed;
 }
 
@@ -179,12 +184,10 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                    MemoryOf({conv.packed_weight, bias})});
   if (conv.onednn && !conv.constant_weight) {
     auto repack = std::make_shared<RepackOnChange>(
-        conv.weight, conv.onednn->PackedWeightBytes(), [onednn = conv.onednn](const at::Tensor& weight, void* packed) {
-          return onednn->PackWeight(weight.const_data_ptr<float>(), Dims(weight.strides()), packed);
-        });
+        conv.weight, conv.onednn->PackedWeightBytes(),
+        [onednn = conv.onednn](const at::Tensor& weight, void* packed) { return PackInto(*onednn, weight, packed); });
     std::vector<MemoryRange> cold = repack->Memory();
-    const std::vector<MemoryRange> bias_memory = MemoryOf({bias});
-    cold.insert(cold.end(), bias_memory.begin(), bias_memory.end());
+    if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
     out.push_back({"onednn_repack",
                    [c = ForOneDnn(conv), r = std::move(repack)]() mutable {
                      RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.y);
