@@ -2,8 +2,9 @@
 through NCHW copies ("nchw"), or a oneDNN convolution primitive of the engine's own, writing
 into the task's buffer, on a weight reordered into its blocked layout -- once at load for a
 constant weight ("onednn_packed", frozen parameters), again whenever its bytes change for a
-weight that is a graph input ("onednn_repack") -- whichever measured fastest for the shape on
-this CPU (csrc/devices/cpu/kernels/channels_last_conv.h). Each kernel, forced with
+weight that is a graph input ("onednn_repack"), or for few output pixels an im2col product that
+streams a packed weight once ("few_pixels") -- whichever measured fastest for the shape on this
+CPU (csrc/devices/cpu/kernels/channels_last_conv.h). Each kernel, forced with
 TORCHAIR_GE_CPU_CONV, must give eager's numbers, also after the weights change; the measured
 choice is reported; a forced oneDNN kernel calls no ATen convolution."""
 import pytest
@@ -109,6 +110,28 @@ def test_a_weight_that_is_an_input_is_read_again_when_it_changes(kernel, monkeyp
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
         model.down.weight.copy_(torch.randn_like(model.down.weight))
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_few_output_pixels_run_the_weight_streaming_kernel(frozen, batch, monkeypatch):
+    """At most 64 output pixels (a small input here; a batch-1 ResNet's last stage in practice):
+    "few_pixels" runs every convolution but the grouped one, as eager computes it -- and, for
+    weights that are inputs, again after they change."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "few_pixels")
+    model, x = block(), torch.randn(batch, 3, 9, 9)  # 25, 9, 9 and 9 output pixels per image
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config(frozen)),
+                             dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+            compiled(x)
+        weights = {tuple(e.input_shapes[1]) for e in prof.events() if e.name == "aten::convolution"}
+        assert weights == {(32, 8, 3, 3)}, weights  # conv2 (groups=4) only
+        if not frozen:
+            model.conv1.weight.data.mul_(-2.0)  # no version bump
+            model.stem[0].weight[0, 0, 0, 0] = 3.0
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
 
 
 def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
@@ -231,6 +254,7 @@ def test_batch_norms_fold_into_the_convolution_and_follow_their_parameters(tmp_p
 def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "winograd")
     compiled = torch.compile(block(), backend=torchair_ge.get_npu_backend(), dynamic=False)
-    expected = "TORCHAIR_GE_CPU_CONV='winograd': expected one of measure, nhwc, nchw, onednn_packed, onednn_repack"
+    expected = ("TORCHAIR_GE_CPU_CONV='winograd': expected one of measure, nhwc, nchw, onednn_packed, onednn_repack, "
+                "few_pixels")
     with pytest.raises(Exception, match=expected), torch.no_grad():
         compiled(torch.randn(1, 3, 33, 29))

@@ -1,5 +1,6 @@
 #include "devices/cpu/kernels/channels_last_conv.h"
 
+#include <atomic>
 #include <cmath>
 #include <memory>
 
@@ -90,17 +91,93 @@ std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
   return std::shared_ptr<onednn::Conv2D>(std::move(*made));
 }
 
+// An NCHW view of NHWC bytes, dense.
+bool DenseNhwc(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat && t.dim() == 4 && t.permute({0, 2, 3, 1}).is_contiguous();
+}
+
+// The few-pixel kernel's geometry where it takes these operands (float32, NHWC, groups 1, at
+// most kFewPixelsMax output pixels).
+std::optional<FewPixelGeometry> FewPixelsFor(const ChannelsLastConv& conv) {
+  const bool dense_bias =
+      !conv.bias || (conv.bias->scalar_type() == at::kFloat && conv.bias->is_contiguous() && conv.bias->dim() == 1);
+  if (!DenseNhwc(conv.x) || !DenseNhwc(conv.y) || conv.weight.scalar_type() != at::kFloat || conv.weight.dim() != 4 ||
+      !dense_bias || conv.window.groups != 1 || (conv.residual.defined() && !DenseNhwc(conv.residual)))
+    return std::nullopt;
+  FewPixelGeometry g;
+  g.n = conv.x.size(0);
+  g.cin = conv.x.size(1);
+  g.h = conv.x.size(2);
+  g.w = conv.x.size(3);
+  g.cout = conv.weight.size(0);
+  g.kh = conv.weight.size(2);
+  g.kw = conv.weight.size(3);
+  g.oh = conv.y.size(2);
+  g.ow = conv.y.size(3);
+  for (int d = 0; d < 2; ++d) {
+    g.stride[d] = conv.window.stride[d];
+    g.pad[d] = conv.window.padding[d];
+    g.dilation[d] = conv.window.dilation[d];
+  }
+  if (g.pixels() > kFewPixelsMax || g.pixels() == 0 || conv.weight.size(1) != g.cin) return std::nullopt;
+  return g;
+}
+
+Status PackFewPixels(const FewPixelGeometry& g, const at::Tensor& weight, void* packed) {
+  const int64_t strides[4] = {weight.stride(0), weight.stride(1), weight.stride(2), weight.stride(3)};
+  PackFewPixelWeight(g, weight.const_data_ptr<float>(), strides, static_cast<float*>(packed));
+  return {};
+}
+
+// y = conv(x) with the epilogue, by the few-pixel kernel on `packed`: the im2col (per call, split
+// over the pixels), the product split over blocks of output channels, then the activation in place.
+void RunFewPixels(const FewPixelGeometry& g, const ChannelsLastConv& c, const at::Tensor& packed) {
+  at::Tensor cols = at::empty({g.im2col_floats()}, c.x.options());
+  const float* x = c.x.const_data_ptr<float>();
+  at::parallel_for(0, g.pixels(), 1,
+                   [&](int64_t begin, int64_t end) { FewPixelIm2col(g, x, cols.data_ptr<float>(), begin, end); });
+  FewPixelArgs args;
+  args.geometry = &g;
+  args.cols = cols.const_data_ptr<float>();
+  args.packed = static_cast<const float*>(packed.const_data_ptr());
+  if (c.bias) args.bias = c.bias->const_data_ptr<float>();
+  if (c.affine) {
+    c.affine->Update();
+    args.scale = c.affine->scale().const_data_ptr<float>();
+    args.shift = c.affine->shift().const_data_ptr<float>();
+  }
+  if (c.residual.defined()) args.residual = c.residual.const_data_ptr<float>();
+  args.y = c.y.data_ptr<float>();
+  // Blocks handed out one at a time rather than split evenly up front: a block streams its part
+  // of the weight from memory, and one core of a VM was measured ~40% slower than the other
+  // over a whole call (a neighbour's load), which an even split makes everyone wait for.
+  std::atomic<int64_t> next{0};
+  at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
+    for (int64_t block = next++; block < g.blocks(); block = next++) FewPixelBlocks(args, block, block + 1);
+  });
+  if (c.activation != nullptr) {
+    at::Tensor y = c.y;
+    c.activation->apply_in_place(y);
+  }
+}
+
 // What ATen's kernels keep of `conv` (not oneDNN's primitive and packed weight) and what
 // oneDNN's keep (not the channels-last weight copy and NCHW scratch): the winning kernel holds
 // one prepared copy of a constant weight, not both.
 ChannelsLastConv ForAten(ChannelsLastConv c) {
   c.onednn = nullptr;
-  c.packed_weight = at::Tensor();
+  c.packed_weight = c.few_pixel_weight = at::Tensor();
   return c;
 }
 
 ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
-  c.weight = c.x_nchw = c.y_nchw = at::Tensor();
+  c.weight = c.x_nchw = c.y_nchw = c.few_pixel_weight = at::Tensor();
+  return c;
+}
+
+ChannelsLastConv ForFewPixels(ChannelsLastConv c) {
+  c.onednn = nullptr;
+  c.weight = c.x_nchw = c.y_nchw = c.packed_weight = at::Tensor();
   return c;
 }
 
@@ -149,9 +226,14 @@ void ApplyConvEpilogue(at::Tensor& y, ChannelAffine* affine, const at::Tensor& r
 
 Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
   conv.onednn = OneDnnConvFor(conv);
+  conv.few_pixels = FewPixelsFor(conv);
   if (!conv.constant_weight) return {};
   if (conv.onednn) {
     GE_ASSIGN_OR_RETURN(conv.packed_weight, PackWeight(*conv.onednn, conv.weight));
+  }
+  if (conv.few_pixels) {
+    conv.few_pixel_weight = at::empty({conv.few_pixels->packed_floats()}, conv.weight.options());
+    GE_RETURN_IF_ERROR(PackFewPixels(*conv.few_pixels, conv.weight, conv.few_pixel_weight.data_ptr()));
   }
   conv.weight = conv.weight.contiguous(at::MemoryFormat::ChannelsLast);
   return {};
@@ -194,10 +276,27 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                    },
                    std::move(cold)});
   }
+  if (conv.few_pixels && conv.few_pixel_weight.defined())
+    out.push_back({"few_pixels",
+                   [g = *conv.few_pixels, c = ForFewPixels(conv)]() { RunFewPixels(g, c, c.few_pixel_weight); },
+                   MemoryOf({conv.few_pixel_weight, bias})});
+  if (conv.few_pixels && !conv.constant_weight) {
+    const FewPixelGeometry g = *conv.few_pixels;
+    auto repack = std::make_shared<RepackOnChange>(
+        conv.weight, static_cast<size_t>(g.packed_floats()) * sizeof(float),
+        [g](const at::Tensor& weight, void* packed) { return PackFewPixels(g, weight, packed); });
+    std::vector<MemoryRange> cold = repack->Memory();
+    if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
+    out.push_back({"few_pixels",
+                   [g, c = ForFewPixels(conv), r = std::move(repack)]() { RunFewPixels(g, c, r->Packed()); },
+                   std::move(cold)});
+  }
   return out;
 }
 
-std::vector<std::string> ForcibleConvKernels() { return {"nhwc", "nchw", "onednn_packed", "onednn_repack"}; }
+std::vector<std::string> ForcibleConvKernels() {
+  return {"nhwc", "nchw", "onednn_packed", "onednn_repack", "few_pixels"};
+}
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv) {
   return fmt::format("Conv2D NHWC {} x{} w{} stride{} pad{} dilation{} groups={}{}{}{}{}{} threads={}",

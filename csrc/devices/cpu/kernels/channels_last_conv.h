@@ -12,7 +12,9 @@
 //     straight into y, with the weight reordered into its blocked layout once, at load;
 //   "onednn_repack", for a weight that is a graph input: the same, with the weight packed again
 //     whenever its bytes changed since it was last packed (a digest on every call,
-//     repack_on_change.h).
+//     repack_on_change.h);
+//   "few_pixels", for at most kFewPixelsMax output pixels (few_pixel_conv.h): an im2col and a
+//     product that streams a packed weight once (packed at load, or again on a change as above).
 // Of ATen's two, the first wins where activations are large against the weight (ResNet's early
 // layers, ~30% per convolution on an AMD EPYC Zen 3), the second where the weight is (512
 // channels at 4x4: the per-call weight copy costs more than the layout saves) and for a
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "devices/cpu/kernels/epilogue_activations.h"
+#include "devices/cpu/kernels/few_pixel_conv.h"
 #include "devices/cpu/kernels/filter_gradient.h"
 #include "devices/cpu/kernels/kernel_choice.h"
 #include "devices/onednn/conv2d.h"
@@ -70,6 +73,9 @@ struct ChannelsLastConv {
   bool constant_weight = false;
   std::shared_ptr<onednn::Conv2D> onednn;
   at::Tensor packed_weight;
+  // The "few_pixels" kernel's geometry (unset: not offered) and a constant weight in its layout.
+  std::optional<FewPixelGeometry> few_pixels;
+  at::Tensor few_pixel_weight;
   // A FusedConv2D's epilogue: y = y * scale + shift per channel (null: none), y += residual (an
   // NCHW view of y's shape; undefined: none), then the activation (null: none).
   std::shared_ptr<ChannelAffine> affine;
@@ -77,9 +83,10 @@ struct ChannelsLastConv {
   const CpuEpilogue* activation = nullptr;
 };
 
-// Once, at load: makes conv.onednn where oneDNN takes these operands (float32, a dense bias)
-// and, for a constant weight, its two prepared copies (channels-last for ATen, blocked for
-// oneDNN). A convolution oneDNN has no primitive for keeps the ATen kernels only.
+// Once, at load: makes conv.onednn where oneDNN takes these operands (float32, a dense bias) and
+// conv.few_pixels where that kernel does, and, for a constant weight, its prepared copies
+// (channels-last for ATen, blocked for oneDNN, packed for few_pixels). A convolution neither
+// takes keeps the ATen kernels only.
 Status PrepareChannelsLastConv(ChannelsLastConv& conv);
 
 // A FusedConv2D's epilogue after an ATen convolution into y (NCHW order, any strides): the

@@ -41,9 +41,9 @@ constexpr double kBudgetUs = 20000;
 // is only as good as the code it timed, so changing how a candidate runs (2: the oneDNN
 // candidates moved from ATen's operators, which allocated and copied their output, to the
 // engine's own primitives; 3: the few-row product streams one weight row at a time, every
-// candidate is timed on evicted weights, and a weight that is an input is repacked on a digest)
-// bumps it and every key is timed again.
-constexpr int kCandidatesRevision = 3;
+// candidate is timed on evicted weights, and a weight that is an input is repacked on a digest;
+// 4: convolutions with few output pixels gain the few_pixels candidate) bumps it and every key is timed again.
+constexpr int kCandidatesRevision = 4;
 
 struct Registry {
   std::mutex mutex;
@@ -212,6 +212,13 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
   }
   const std::vector<KernelCandidate> candidates = make_candidates();
   if (candidates.size() < 2) return 0;  // nothing to choose: not recorded, asked again next time
+  std::vector<std::string> timed_names;
+  for (const KernelCandidate& c : candidates) timed_names.push_back(c.name);
+  if (timed_names != names) {  // the winner's index would name another kernel: keep the first
+    GE_LOGE("kernel choice for '{}': the timed candidates [{}] are not the task's [{}]; running {}", key,
+            fmt::join(timed_names, ","), fmt::join(names, ","), names.front());
+    return 0;
+  }
   KernelChoice choice = Measure(key, candidates);
   registry.winners.emplace(choice_key, choice.winner);
   if (Decisive(choice)) Store(registry.store_path, choice_key, choice.names[static_cast<size_t>(choice.winner)]);

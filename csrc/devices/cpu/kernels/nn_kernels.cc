@@ -106,9 +106,11 @@ Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, const 
     if (!operands.ok()) return std::vector<KernelCandidate>();  // (stand-ins of operands that were taken)
     ChannelsLastConv& scratch = *operands;
     scratch.onednn = conv.onednn;
+    scratch.few_pixels = conv.few_pixels;
     if (conv.constant_weight) {  // the real weight, already prepared
       scratch.weight = conv.weight;
       scratch.packed_weight = conv.packed_weight;
+      scratch.few_pixel_weight = conv.few_pixel_weight;
     }
     return ChannelsLastConvCandidates(scratch);
   };
