@@ -106,6 +106,19 @@ TEST_F(KernelChoiceTest, AKeyOfferingAnotherSetOfCandidatesIsDecidedOnItsOwn) {
   EXPECT_EQ(ChooseByMeasurement("test subset", {"slow", "fast"}, two), 1);
 }
 
+// The timed candidates must be the task's, in its order: a winner's index among others would run
+// another kernel than the one timed (a convolution's scratch once built one candidate fewer).
+TEST_F(KernelChoiceTest, TimedCandidatesThatAreNotTheTasksDecideNothing) {
+  auto fewer = [] { return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}}; };
+  auto reordered = [] {
+    return std::vector<KernelCandidate>{{"fast", [] {}}, {"slow", [] { Sleep(2000); }}, {"new", [] {}}};
+  };
+  EXPECT_EQ(ChooseByMeasurement("test mismatch", {"slow", "fast", "new"}, fewer), 0);
+  EXPECT_EQ(ChooseByMeasurement("test mismatch", {"slow", "fast", "new"}, reordered), 0);
+  const auto choices = KernelChoices();
+  EXPECT_EQ(Find(choices, "test mismatch"), nullptr);  // nothing recorded or stored
+}
+
 TEST_F(KernelChoiceTest, ALaterProcessStartsWithTheStoredWinner) {
   auto candidates = [] { return std::vector<KernelCandidate>{{"slow", [] { Sleep(2000); }}, {"fast", [] {}}}; };
   EXPECT_EQ(ChooseByMeasurement("test stored", {"slow", "fast"}, candidates), 1);
