@@ -307,6 +307,34 @@ TEST_P(AutofuseTest, MatMulActivationsBecomeLibraryEpilogues) {
   EXPECT_EQ(fused.summary.task_num, 1);
 }
 
+// A Linear on [batch, seq, features] is a 2-D product viewed back to 3-D: the activation after
+// the view folds into the product as well (bert's FFN), the view reading the activated value;
+// a view someone else also reads keeps its activation.
+TEST_P(AutofuseTest, AnActivationAfterAViewOfTheProductFoldsIntoIt) {
+  const ScopedEnv one_product_kernel("TORCHAIR_GE_CPU_MATMUL", "mkl");
+  auto viewed = [](es::GraphBuilder& b, const std::vector<es::EsTensor>& in) {
+    return es::Reshape(es::MatMulV2(in[0], in[1], in[2], {}, false, true), b.CreateVector({4, 16, 32}));
+  };
+  Check(
+      "matmul + view + activation",
+      [&](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+        return std::vector<es::EsTensor>{es::Relu(viewed(b, in)) * Scalar(b, 2.0, t), es::Gelu(viewed(b, in))};
+      },
+      {{{64, 48}, {32, 48}, {32}}}, 2);
+  const Result folded =
+      Run([&](es::GraphBuilder& b, DataType,
+              const std::vector<es::EsTensor>& in) { return std::vector<es::EsTensor>{es::Sigmoid(viewed(b, in))}; },
+          {{{64, 48}, {32, 48}, {32}}}, GetParam(), true);
+  EXPECT_EQ(folded.summary.autofuse.library_epilogues, 1);
+  const Result shared = Run(
+      [&](es::GraphBuilder& b, DataType, const std::vector<es::EsTensor>& in) {
+        auto view = viewed(b, in);
+        return std::vector<es::EsTensor>{es::Sigmoid(view), view};
+      },
+      {{{64, 48}, {32, 48}, {32}}}, GetParam(), true);
+  EXPECT_EQ(shared.summary.autofuse.library_epilogues, 0);
+}
+
 // A channels-last float Conv2D followed by its inference BatchNorm, residual Add and/or
 // activation becomes one FusedConv2D (oneDNN's post-ops); the numbers are the unfused graph's.
 // Both runs use one convolution kernel (oneDNN's, the weight an input) so that only the

@@ -118,26 +118,52 @@ Expected<bool> FoldConvEpilogue(Graph& graph, Node* conv) {
   return true;
 }
 
+// The Reshape between a product and its activation, when the activation may move before it: a
+// Linear on a [batch, seq, features] input is a 2-D product and a view back to 3-D (bert's FFN:
+// MatMulV2 -> Reshape -> Gelu), and an elementwise activation gives the same values either side
+// of a view. Null when `act` reads something else, or the view's value is needed elsewhere.
+Node* ViewBetween(Node* act) {
+  Node* view = act->input(0).node;
+  if (view->type() != kOpReshape || HasControlEdges(view) || OnlyReader(Value{view, 0}) != act ||
+      !FoldableProduct(view->input(0)) || !CanBypass(act, Value{view, 0}))
+    return nullptr;
+  return view;
+}
+
+// MatMulV2 [-> Reshape] -> activation as FusedMatMul [-> Reshape]; false when `act` is not an
+// activation of a foldable product.
+Expected<bool> FoldProductEpilogue(Graph& graph, Node* act) {
+  const std::optional<EpilogueActivation> activation = EpilogueActivationOf(*act);
+  if (!activation || act->num_inputs() != 1 || HasControlEdges(act)) return false;
+  Node* view = ViewBetween(act);
+  if (view == nullptr && !FoldableProduct(act->input(0))) return false;
+  const std::string name(EpilogueActivationName(*activation));
+  Node* mm = view != nullptr ? view->input(0).node : act->input(0).node;
+  const std::vector<Value> inputs = {mm->input(0), mm->input(1), mm->num_inputs() > 2 ? mm->input(2) : Value{}};
+  Node* fused = graph.AddNode(kOpFusedMatMul, mm->name() + "_" + name, inputs, 1);
+  fused->SetAttr("transpose_x1", mm->GetAttrOr<bool>("transpose_x1", false));
+  fused->SetAttr("transpose_x2", mm->GetAttrOr<bool>("transpose_x2", false));
+  fused->SetAttr("fused_op_type", name);
+  Node* replaced = view != nullptr ? mm : act;  // the value the fused op's output stands for
+  GE_RETURN_IF_ERROR(SubstituteNode(graph, replaced, fused));
+  fused->output_desc(0).symbolic = replaced->output_desc(0).symbolic;  // at any size
+  if (view != nullptr) {
+    GE_RETURN_IF_ERROR(Bypass(graph, act, Value{view, 0}));  // the view now reads the activated product
+  } else {
+    GE_RETURN_IF_ERROR(graph.RemoveNode(act));
+  }
+  GE_RETURN_IF_ERROR(graph.RemoveNode(mm));
+  return true;
+}
+
 }  // namespace
 
 Expected<int> FoldLibraryEpilogues(Graph& graph) {
   int folded = 0;
   GE_ASSIGN_OR_RETURN(std::vector<Node*> order, graph.TopologicalOrder());
   for (Node* act : order) {
-    const std::optional<EpilogueActivation> activation = EpilogueActivationOf(*act);
-    if (!activation || act->num_inputs() != 1 || HasControlEdges(act) || !FoldableProduct(act->input(0))) continue;
-    const std::string name(EpilogueActivationName(*activation));
-    Node* mm = act->input(0).node;
-    const std::vector<Value> inputs = {mm->input(0), mm->input(1), mm->num_inputs() > 2 ? mm->input(2) : Value{}};
-    Node* fused = graph.AddNode(kOpFusedMatMul, mm->name() + "_" + name, inputs, 1);
-    fused->SetAttr("transpose_x1", mm->GetAttrOr<bool>("transpose_x1", false));
-    fused->SetAttr("transpose_x2", mm->GetAttrOr<bool>("transpose_x2", false));
-    fused->SetAttr("fused_op_type", name);
-    GE_RETURN_IF_ERROR(SubstituteNode(graph, act, fused));
-    fused->output_desc(0).symbolic = act->output_desc(0).symbolic;  // the value it replaces, at any size
-    GE_RETURN_IF_ERROR(graph.RemoveNode(act));
-    GE_RETURN_IF_ERROR(graph.RemoveNode(mm));
-    ++folded;
+    GE_ASSIGN_OR_RETURN(bool fused, FoldProductEpilogue(graph, act));
+    folded += fused ? 1 : 0;
   }
   GE_ASSIGN_OR_RETURN(order, graph.TopologicalOrder());
   for (Node* node : order) {
