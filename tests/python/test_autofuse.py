@@ -43,7 +43,8 @@ def test_zoo_models_match_eager_with_fewer_kernels(entry):
 
 
 class _Block(torch.nn.Module):
-    """A small transformer-ish block: layer norm, matmul + GELU (tanh) epilogue, softmax, residual."""
+    """A small transformer-ish block: layer norm, matmul + GELU (tanh) (a library epilogue: the
+    product's), softmax, residual (generated kernels)."""
 
     def __init__(self, width=48):
         super().__init__()
@@ -69,7 +70,7 @@ def test_cache_hits_on_the_second_compile_and_rebuilds_a_corrupt_entry(tmp_path,
     out, (first,) = _compile(model, inputs)
     torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
     info = first["autofuse"]
-    assert info["kernels"] >= 2 and not info["cache_hit"] and info["build_ms"] > 0
+    assert info["kernels"] >= 1 and not info["cache_hit"] and info["build_ms"] > 0
     assert info["library"].startswith(str(tmp_path / "cache"))
     assert stat.S_IMODE(os.stat(tmp_path / "cache" / "kernels").st_mode) == 0o700
     assert "extern \"C\"" in open(info["source"]).read()
