@@ -6,11 +6,6 @@
 
 namespace ge::cpu {
 namespace gemv_detail {
-void RowsAvx512(const GemvArgs& a, int64_t begin, int64_t end);
-void RowsAvx2(const GemvArgs& a, int64_t begin, int64_t end);
-}  // namespace gemv_detail
-
-namespace {
 
 void RowsPortable(const GemvArgs& a, int64_t begin, int64_t end) {
   for (int64_t m = 0; m < a.rows; ++m)
@@ -21,13 +16,17 @@ void RowsPortable(const GemvArgs& a, int64_t begin, int64_t end) {
     }
 }
 
+}  // namespace gemv_detail
+
+namespace {
+
 using RowsFn = void (*)(const GemvArgs&, int64_t, int64_t);
 
 RowsFn PickRows() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return gemv_detail::RowsAvx512;
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return gemv_detail::RowsAvx2;
-  return RowsPortable;
+  return gemv_detail::RowsPortable;
 }
 
 }  // namespace

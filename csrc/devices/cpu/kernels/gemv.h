@@ -29,4 +29,10 @@ void GemvRows(const GemvArgs& a, int64_t begin, int64_t end);
 // The same, for every j, split over the intra-op threads by weight rows.
 void Gemv(const GemvArgs& a);
 
+namespace gemv_detail {  // each body GemvRows picks from (tests call each)
+void RowsPortable(const GemvArgs& a, int64_t begin, int64_t end);
+void RowsAvx2(const GemvArgs& a, int64_t begin, int64_t end);    // CPUs with AVX2 and FMA only
+void RowsAvx512(const GemvArgs& a, int64_t begin, int64_t end);  // CPUs with AVX-512F only
+}  // namespace gemv_detail
+
 }  // namespace ge::cpu

@@ -44,7 +44,4 @@ void Rows(const GemvArgs& a, int64_t begin, int64_t end) {
   }
 }
 
-void RowsAvx512(const GemvArgs& a, int64_t begin, int64_t end);
-void RowsAvx2(const GemvArgs& a, int64_t begin, int64_t end);
-
 }  // namespace ge::cpu::gemv_detail

@@ -1,0 +1,63 @@
+// The few-row product kernel (gemv.h) against ATen's product: each instruction set's body (the
+// AVX2 one too, on a CPU that also has AVX-512), for 1 to kGemvMaxRows input rows, depths that end
+// in a vector pair, a single vector and a scalar tail, a bias or none, and row strides wider than
+// the rows.
+#include "devices/cpu/kernels/gemv.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/randn.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ge::cpu {
+namespace {
+
+using Body = void (*)(const GemvArgs&, int64_t, int64_t);
+
+std::vector<std::pair<std::string, Body>> Bodies() {
+  std::vector<std::pair<std::string, Body>> bodies{{"portable", gemv_detail::RowsPortable}, {"dispatched", GemvRows}};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    bodies.emplace_back("avx2", gemv_detail::RowsAvx2);
+  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", gemv_detail::RowsAvx512);
+  return bodies;
+}
+
+TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
+  for (int64_t rows = 1; rows <= kGemvMaxRows; ++rows)
+    for (int64_t k : {32, 59, 133}) {
+      const int64_t n = 7;
+      const at::Tensor x = at::randn({rows, k + 5}).narrow(1, 0, k);  // row stride k + 5
+      const at::Tensor w = at::randn({n, k}), bias = at::randn({n});
+      for (bool with_bias : {false, true}) {
+        at::Tensor expected = at::matmul(x, w.t());
+        if (with_bias) expected = expected.add(bias);
+        for (const auto& [name, body] : Bodies()) {
+          at::Tensor y = at::empty({rows, n + 3});  // row stride n + 3
+          const GemvArgs args{x.const_data_ptr<float>(),
+                              rows,
+                              x.stride(0),
+                              w.const_data_ptr<float>(),
+                              n,
+                              k,
+                              with_bias ? bias.const_data_ptr<float>() : nullptr,
+                              y.data_ptr<float>(),
+                              y.stride(0)};
+          body(args, 0, 3);  // two calls, as two work items would
+          body(args, 3, n);
+          const at::Tensor got = y.narrow(1, 0, n);
+          EXPECT_TRUE(got.allclose(expected, 1e-4, 1e-4))
+              << name << " rows=" << rows << " k=" << k << " bias=" << with_bias << ": max abs err "
+              << got.sub(expected).abs().max().item<float>();
+        }
+      }
+    }
+}
+
+}  // namespace
+}  // namespace ge::cpu
