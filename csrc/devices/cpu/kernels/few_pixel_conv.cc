@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "devices/cpu/kernels/isa_dispatch.h"
+
 namespace ge::cpu {
 namespace few_pixel_detail {
 
@@ -22,19 +24,6 @@ void BlocksPortable(const FewPixelArgs& a, int64_t begin, int64_t end) {
 }
 
 }  // namespace few_pixel_detail
-
-namespace {
-
-using BlocksFn = void (*)(const FewPixelArgs&, int64_t, int64_t);
-
-BlocksFn PickBlocks() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return few_pixel_detail::BlocksAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return few_pixel_detail::BlocksAvx2;
-  return few_pixel_detail::BlocksPortable;
-}
-
-}  // namespace
 
 void PackFewPixelWeight(const FewPixelGeometry& g, const float* weight, const int64_t strides[4], float* packed) {
   const int64_t k_depth = g.depth();
@@ -68,7 +57,8 @@ void FewPixelIm2col(const FewPixelGeometry& g, const float* x, float* cols, int6
 }
 
 void FewPixelBlocks(const FewPixelArgs& a, int64_t begin, int64_t end) {
-  static const BlocksFn blocks = PickBlocks();
+  static const auto blocks =
+      ForThisCpu(&few_pixel_detail::BlocksAvx512, &few_pixel_detail::BlocksAvx2, &few_pixel_detail::BlocksPortable);
   blocks(a, begin, end);
 }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "devices/cpu/kernels/isa_dispatch.h"
+
 namespace ge::cpu {
 namespace gemv_detail {
 
@@ -18,21 +20,8 @@ void RowsPortable(const GemvArgs& a, int64_t begin, int64_t end) {
 
 }  // namespace gemv_detail
 
-namespace {
-
-using RowsFn = void (*)(const GemvArgs&, int64_t, int64_t);
-
-RowsFn PickRows() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return gemv_detail::RowsAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return gemv_detail::RowsAvx2;
-  return gemv_detail::RowsPortable;
-}
-
-}  // namespace
-
 void GemvRows(const GemvArgs& a, int64_t begin, int64_t end) {
-  static const RowsFn rows = PickRows();
+  static const auto rows = ForThisCpu(&gemv_detail::RowsAvx512, &gemv_detail::RowsAvx2, &gemv_detail::RowsPortable);
   rows(a, begin, end);
 }
 
