@@ -91,7 +91,7 @@ std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
   return std::shared_ptr<onednn::Conv2D>(std::move(*made));
 }
 
-// An NCHW view of NHWC bytes, dense.
+// A float32 NCHW view of dense NHWC bytes (channels-last strides).
 bool DenseNhwc(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat && t.dim() == 4 && t.permute({0, 2, 3, 1}).is_contiguous();
 }
@@ -101,8 +101,10 @@ bool DenseNhwc(const at::Tensor& t) {
 std::optional<FewPixelGeometry> FewPixelsFor(const ChannelsLastConv& conv) {
   const bool dense_bias =
       !conv.bias || (conv.bias->scalar_type() == at::kFloat && conv.bias->is_contiguous() && conv.bias->dim() == 1);
+  // (A dense weight: one that is an input is digested as stored, RepackOnChange.)
   if (!DenseNhwc(conv.x) || !DenseNhwc(conv.y) || conv.weight.scalar_type() != at::kFloat || conv.weight.dim() != 4 ||
-      !dense_bias || conv.window.groups != 1 || (conv.residual.defined() && !DenseNhwc(conv.residual)))
+      !conv.weight.is_non_overlapping_and_dense() || !dense_bias || conv.window.groups != 1 ||
+      (conv.residual.defined() && !DenseNhwc(conv.residual)))
     return std::nullopt;
   FewPixelGeometry g;
   g.n = conv.x.size(0);
