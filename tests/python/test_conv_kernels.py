@@ -258,3 +258,69 @@ def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):
                 "few_pixels")
     with pytest.raises(Exception, match=expected), torch.no_grad():
         compiled(torch.randn(1, 3, 33, 29))
+
+
+class ConvPool(nn.Module):
+    """A max pool between two convolutions (a ResNet stem's), which the ChannelsLast pass keeps
+    NHWC."""
+
+    def __init__(self, kernel, stride, padding, ceil_mode, return_indices=False):
+        super().__init__()
+        self.stem, self.block = nn.Conv2d(3, 16, 3, 1, 1), nn.Conv2d(16, 16, 3, 1, 1)
+        self.pool = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=ceil_mode,
+                         return_indices=return_indices)
+
+    def forward(self, x):
+        pooled = F.max_pool2d(torch.relu(self.stem(x)), **self.pool)
+        if self.pool["return_indices"]:
+            return self.block(pooled[0]), pooled[1]
+        return self.block(pooled)
+
+
+@pytest.mark.parametrize("kernel,stride,padding,ceil_mode", [(3, 2, 1, False), (2, 2, 0, True), (3, 1, 1, False),
+                                                             (3, 2, 0, True)])
+def test_channels_last_max_pools_run_without_indices(kernel, stride, padding, ceil_mode):
+    """An NHWC float max pool whose indices nobody reads (a ResNet stem's, in inference) runs the
+    engine's own loop, not ATen's kernel that writes an int64 index per output: eager's numbers,
+    a NaN in a window included."""
+    torch.manual_seed(0)
+    model = ConvPool(kernel, stride, padding, ceil_mode).eval()
+    x = torch.randn(2, 3, 13, 10)
+    x[0, 1, 6, 4] = float("nan")  # a NaN in the convolution's 3x3 neighbourhood, then in pools' windows
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, equal_nan=True)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled(x)
+    assert not any("max_pool" in e.key for e in prof.key_averages()), [e.key for e in prof.key_averages()]
+
+
+def test_a_max_pool_whose_indices_are_read_keeps_atens_kernel():
+    torch.manual_seed(0)
+    model, x = ConvPool(3, 2, 1, False, return_indices=True).eval(), torch.randn(2, 3, 13, 10)
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with torch.no_grad():
+        (values, indices), (expected_values, expected_indices) = compiled(x), model(x)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled(x)
+    assert any("max_pool2d_with_indices" in e.key for e in prof.key_averages())
+    torch.testing.assert_close(values, expected_values, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(indices, expected_indices)
+
+
+@pytest.mark.parametrize("kernel,frozen", [("nhwc", False), ("onednn_repack", False), ("few_pixels", False),
+                                           ("onednn_packed", True), ("few_pixels", True)])
+def test_a_nan_goes_through_every_epilogue_as_in_eager(kernel, frozen, monkeypatch):
+    """torch's activations propagate NaN; oneDNN's ReLU post-op turns it into 0 (ReLU is applied
+    after the primitive instead): every kernel, every epilogue, a NaN in the input (35 output
+    pixels: few_pixels takes them)."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+    torch.manual_seed(0)
+    model, x = ConvEpilogues().eval(), torch.randn(1, 8, 5, 7)
+    x[0, 3, 2, 2] = float("nan")
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config(frozen)),
+                             dynamic=False)
+    with torch.no_grad():
+        expected = model(x)
+        assert expected.isnan().any()
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=1e-4, equal_nan=True)

@@ -190,3 +190,21 @@ def test_timing_products_leaves_the_users_random_stream_alone():
         out = compiled(torch.ones(41, 320))  # a new instance, a product shape not timed before
     assert torch.equal(torch.get_rng_state(), state)
     torch.testing.assert_close(out, model(torch.ones(41, 320)))
+
+
+@pytest.mark.parametrize("activation", [torch.nn.ReLU(), torch.nn.GELU(), torch.nn.GELU(approximate="tanh"),
+                                        torch.nn.Sigmoid(), torch.nn.Tanh(), torch.nn.SiLU()])
+@pytest.mark.parametrize("frozen", [False, True])
+def test_a_nan_goes_through_every_epilogue_as_in_eager(activation, frozen, product_kernel):
+    """torch's activations propagate NaN; oneDNN's ReLU post-op would turn it into 0 (the product
+    applies ReLU after oneDNN's primitive instead)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(40, 24), activation).eval()
+    x = torch.randn(3, 40)
+    x[1, 7] = float("nan")
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=frozen_config(frozen)),
+                             dynamic=False)
+    with torch.no_grad():
+        expected = model(x)
+        assert expected.isnan().any()
+        torch.testing.assert_close(compiled(x), expected, equal_nan=True)

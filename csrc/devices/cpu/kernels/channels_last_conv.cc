@@ -39,7 +39,7 @@ Expected<at::Tensor> PackWeight(onednn::Conv2D& conv, const at::Tensor& weight) 
 
 void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& packed,
                const std::optional<at::Tensor>& bias, ChannelAffine* affine, const at::Tensor& residual,
-               at::Tensor& y) {
+               const CpuEpilogue* activation, at::Tensor& y) {
   onednn::Conv2DBuffers buffers;
   buffers.x = x.const_data_ptr<float>();
   buffers.packed_weight = packed.const_data_ptr();
@@ -53,6 +53,9 @@ void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& pack
   buffers.y = y.data_ptr<float>();
   const Status run = conv.Run(buffers);
   TORCH_CHECK(run.ok(), run.message());
+  // (an activation the primitive has no post-op for: epilogue_activations.cc)
+  if (activation != nullptr && activation->primitive_post_op == onednn::Activation::kNone)
+    activation->apply_in_place(y);
 }
 
 bool Dense4d(const at::Tensor& t) {
@@ -263,7 +266,7 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
   if (conv.onednn && conv.packed_weight.defined())
     out.push_back({"onednn_packed",
                    [c = ForOneDnn(conv)]() mutable {
-                     RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.affine.get(), c.residual, c.y);
+                     RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.affine.get(), c.residual, c.activation, c.y);
                    },
                    MemoryOf({conv.packed_weight, bias})});
   if (conv.onednn && !conv.constant_weight) {
@@ -274,7 +277,7 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
     if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
     out.push_back({"onednn_repack",
                    [c = ForOneDnn(conv), r = std::move(repack)]() mutable {
-                     RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.y);
+                     RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.activation, c.y);
                    },
                    std::move(cold)});
   }

@@ -10,7 +10,10 @@ namespace ge::cpu {
 
 const CpuEpilogue* FindCpuEpilogue(EpilogueActivation activation) {
   static const CpuEpilogue kTable[] = {
-      {EpilogueActivation::kRelu, [](at::Tensor& y) { at::relu_(y); }, onednn::Activation::kRelu},
+      // No oneDNN post-op for ReLU: oneDNN's turns NaN into 0 (a max with 0 that returns the 0
+      // when the value is NaN), torch's propagates it -- the engine's primitives leave it to
+      // apply_in_place after them (a pass over the output, ~1-2% of a batch-1 ResNet).
+      {EpilogueActivation::kRelu, [](at::Tensor& y) { at::relu_(y); }, onednn::Activation::kNone},
       {EpilogueActivation::kGelu, [](at::Tensor& y) { at::gelu_out(y, y, "none"); }, onednn::Activation::kGeluErf},
       {EpilogueActivation::kGeluTanh, [](at::Tensor& y) { at::gelu_out(y, y, "tanh"); }, onednn::Activation::kGeluTanh},
       {EpilogueActivation::kSigmoid, [](at::Tensor& y) { at::sigmoid_out(y, y); }, onednn::Activation::kSigmoid},

@@ -15,7 +15,8 @@ namespace ge::cpu {
 struct CpuEpilogue {
   EpilogueActivation activation;
   void (*apply_in_place)(at::Tensor& y);
-  onednn::Activation primitive_post_op;  // of the engine's oneDNN primitives (devices/onednn)
+  // Of the engine's oneDNN primitives (devices/onednn); kNone: they run apply_in_place after.
+  onednn::Activation primitive_post_op;
 };
 
 // The row for `activation`; every activation of the core's table has one (checked by a test).

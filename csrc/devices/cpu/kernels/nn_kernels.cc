@@ -13,6 +13,7 @@
 #include "devices/cpu/kernel_registry.h"
 #include "devices/cpu/kernels/channels_last_conv.h"
 #include "devices/cpu/kernels/filter_gradient.h"
+#include "devices/cpu/kernels/max_pool_nhwc.h"
 
 namespace ge::cpu {
 namespace {
@@ -241,7 +242,12 @@ MaxPoolTensors MaxPoolOperands(const KernelArgs& a, bool with_argmax) {
   if (ChannelsLast(a)) {
     t.x = NchwView(a.inputs[0], true);
     t.y = NchwView(a.outputs[0], true);
-    t.indices = NchwView(with_argmax ? a.outputs[1] : a.workspaces[0], true);  // NHWC-shaped
+    // (no workspace: a float pool the native kernel did not take after all -- a strided input)
+    const at::Tensor indices = with_argmax ? a.outputs[1]
+                               : a.workspaces.empty()
+                                   ? at::empty(a.outputs[0].sizes(), a.outputs[0].options().dtype(at::kLong))
+                                   : a.workspaces[0];
+    t.indices = NchwView(indices, true);  // NHWC-shaped
     return t;
   }
   t.x = AsChannelsLast(a.workspaces[0]);
@@ -254,17 +260,41 @@ MaxPoolTensors MaxPoolOperands(const KernelArgs& a, bool with_argmax) {
 }
 
 // The workspaces of a max pool: channels-last copies of an NCHW x and y and the indices (an
-// NHWC pool needs only the indices, and with an argmax output not even those).
+// NHWC pool needs only the indices; with an argmax output, or in float32 -- MaxPoolNhwc, which
+// computes none -- not even those).
 std::vector<TensorDesc> MaxPoolWorkspaces(const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs,
                                           const AttrMap& attrs) {
   const TensorDesc indices(DataType::kInt64, outputs.at(0).shape);
-  if (ChannelsLast(attrs)) return outputs.size() > 1 ? std::vector<TensorDesc>{} : std::vector<TensorDesc>{indices};
+  if (ChannelsLast(attrs))
+    return outputs.size() > 1 || inputs.at(0).dtype == DataType::kFloat ? std::vector<TensorDesc>{}
+                                                                        : std::vector<TensorDesc>{indices};
   return {inputs.at(0), outputs.at(0), indices};
+}
+
+// An NHWC float32 pool whose indices nobody reads (MaxPoolV3; MaxPoolWithArgmaxV2 in inference)
+// on dense tensors: MaxPoolNhwc's shape for it, else none (ATen's kernel runs).
+std::optional<NhwcPoolShape> NativeMaxPool(const KernelArgs& a, bool with_argmax, const PoolWindow& w) {
+  const at::Tensor &x = a.inputs[0], &y = a.outputs[0];
+  const bool argmax_read = with_argmax && (a.task.output_used.size() < 2 || a.task.output_used[1]);
+  if (!ChannelsLast(a) || argmax_read || x.scalar_type() != at::kFloat || y.scalar_type() != at::kFloat ||
+      !x.is_contiguous() || !y.is_contiguous() || x.dim() != 4)
+    return std::nullopt;
+  NhwcPoolShape s{x.size(0), x.size(1), x.size(2), x.size(3), y.size(1), y.size(2), {}, {}, {}};
+  for (int d = 0; d < 2; ++d) {
+    s.kernel[d] = w.kernel[static_cast<size_t>(d)];
+    s.stride[d] = w.stride[static_cast<size_t>(d)];
+    s.pad[d] = w.padding[static_cast<size_t>(d)];
+  }
+  return s;
 }
 
 Expected<std::unique_ptr<Kernel>> CreateMaxPool(KernelArgs& a, bool with_argmax) {
   GE_ASSIGN_OR_RETURN(PoolWindow w, ReadPoolWindow(a));
-  const size_t workspaces = ChannelsLast(a) ? (with_argmax ? 0 : 1) : 3;
+  if (const std::optional<NhwcPoolShape> native = NativeMaxPool(a, with_argmax, w))
+    return MakeKernel(a.task, [s = *native, x = a.inputs[0], y = a.outputs[0]]() mutable {
+      MaxPoolNhwc(s, x.const_data_ptr<float>(), y.data_ptr<float>());
+    });
+  const size_t workspaces = ChannelsLast(a) ? (with_argmax || a.inputs[0].scalar_type() == at::kFloat ? 0 : 1) : 3;
   GE_CHECK(a.workspaces.size() == workspaces, "{} '{}': expected {} workspaces", a.task.type, a.task.name, workspaces);
   return MakeKernel(a.task, [w, t = MaxPoolOperands(a, with_argmax)]() mutable {
     if (t.x_in.defined()) t.x.copy_(t.x_in);
