@@ -53,9 +53,7 @@ void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& pack
   buffers.y = y.data_ptr<float>();
   const Status run = conv.Run(buffers);
   TORCH_CHECK(run.ok(), run.message());
-  // (an activation the primitive has no post-op for: epilogue_activations.cc)
-  if (activation != nullptr && activation->primitive_post_op == onednn::Activation::kNone)
-    activation->apply_in_place(y);
+  FinishAfterPrimitive(activation, y);
 }
 
 bool Dense4d(const at::Tensor& t) {
@@ -64,10 +62,13 @@ bool Dense4d(const at::Tensor& t) {
 
 // oneDNN's primitive for these operands, or null where it does not take them (then only the
 // ATen kernels are offered).
+// No bias, or a contiguous float32 one.
+bool DenseBias(const ChannelsLastConv& conv) {
+  return !conv.bias || (conv.bias->scalar_type() == at::kFloat && conv.bias->is_contiguous() && conv.bias->dim() == 1);
+}
+
 std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
-  const bool dense_bias =
-      !conv.bias || (conv.bias->scalar_type() == at::kFloat && conv.bias->is_contiguous() && conv.bias->dim() == 1);
-  if (!Dense4d(conv.x) || !Dense4d(conv.weight) || !Dense4d(conv.y) || !dense_bias ||
+  if (!Dense4d(conv.x) || !Dense4d(conv.weight) || !Dense4d(conv.y) || !DenseBias(conv) ||
       (conv.residual.defined() && !Dense4d(conv.residual)))
     return nullptr;
   onednn::Conv2DSpec spec;
@@ -102,11 +103,9 @@ bool DenseNhwc(const at::Tensor& t) {
 // The few-pixel kernel's geometry where it takes these operands (float32, NHWC, groups 1, at
 // most kFewPixelsMax output pixels).
 std::optional<FewPixelGeometry> FewPixelsFor(const ChannelsLastConv& conv) {
-  const bool dense_bias =
-      !conv.bias || (conv.bias->scalar_type() == at::kFloat && conv.bias->is_contiguous() && conv.bias->dim() == 1);
   // (A dense weight: one that is an input is digested as stored, RepackOnChange.)
   if (!DenseNhwc(conv.x) || !DenseNhwc(conv.y) || conv.weight.scalar_type() != at::kFloat || conv.weight.dim() != 4 ||
-      !conv.weight.is_non_overlapping_and_dense() || !dense_bias || conv.window.groups != 1 ||
+      !conv.weight.is_non_overlapping_and_dense() || !DenseBias(conv) || conv.window.groups != 1 ||
       (conv.residual.defined() && !DenseNhwc(conv.residual)))
     return std::nullopt;
   FewPixelGeometry g;

@@ -25,4 +25,8 @@ const CpuEpilogue* FindCpuEpilogue(EpilogueActivation activation) {
   return nullptr;
 }
 
+void FinishAfterPrimitive(const CpuEpilogue* epilogue, at::Tensor& y) {
+  if (epilogue != nullptr && epilogue->primitive_post_op == onednn::Activation::kNone) epilogue->apply_in_place(y);
+}
+
 }  // namespace ge::cpu

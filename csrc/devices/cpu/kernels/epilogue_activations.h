@@ -22,4 +22,8 @@ struct CpuEpilogue {
 // The row for `activation`; every activation of the core's table has one (checked by a test).
 const CpuEpilogue* FindCpuEpilogue(EpilogueActivation activation);
 
+// After an engine oneDNN primitive made with `epilogue`'s post-op wrote y: the activation it has
+// no post-op for (kNone), applied in place. Null `epilogue`, or one the primitive applied: nothing.
+void FinishAfterPrimitive(const CpuEpilogue* epilogue, at::Tensor& y);
+
 }  // namespace ge::cpu

@@ -49,9 +49,7 @@ std::optional<OneDnnProduct> PrepareOneDnnProduct(const at::Tensor& x1, const at
     GE_LOGD("no oneDNN kernel for a product: {}", made.status().message());
     return std::nullopt;
   }
-  OneDnnProduct product{std::move(*made), {}};
-  if (activation != nullptr && activation->primitive_post_op == onednn::Activation::kNone)
-    product.activation_after = activation->apply_in_place;
+  OneDnnProduct product{std::move(*made), {}, activation};
   if (x2_is_constant) {
     product.packed_weight =
         at::empty({static_cast<int64_t>(product.primitive->PackedWeightBytes())}, x2.options().dtype(at::kByte));
@@ -69,11 +67,11 @@ std::function<void()> OneDnnProductKernel(const OneDnnProduct& product, const at
                                           const at::Tensor& bias, const at::Tensor& y) {
   // The packed weight where there is one, else x2 read in place.
   const at::Tensor weight = product.packed_weight.defined() ? product.packed_weight : x2;
-  return [mm = product.primitive, x1, weight, bias, after = product.activation_after, y = at::Tensor(y)]() mutable {
+  return [mm = product.primitive, x1, weight, bias, activation = product.activation, y = at::Tensor(y)]() mutable {
     const Status run = mm->Run(x1.const_data_ptr<float>(), weight.const_data_ptr(),
                                bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>());
     TORCH_CHECK(run.ok(), run.message());
-    if (after != nullptr) after(y);
+    FinishAfterPrimitive(activation, y);
   };
 }
 

@@ -20,8 +20,8 @@ namespace ge::cpu {
 // these dtypes and layouts. Whether it beats at::mm is the caller's measurement.
 struct OneDnnProduct {
   std::shared_ptr<onednn::MatMul> primitive;
-  at::Tensor packed_weight;                           // undefined: x2 is read in place
-  void (*activation_after)(at::Tensor& y) = nullptr;  // an activation oneDNN does not apply as torch does
+  at::Tensor packed_weight;                 // undefined: x2 is read in place
+  const CpuEpilogue* activation = nullptr;  // what the primitive's post-op leaves undone runs after it
 };
 std::optional<OneDnnProduct> PrepareOneDnnProduct(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
                                                   bool x2_is_constant, const CpuEpilogue* activation,
