@@ -133,10 +133,16 @@ Status PackFewPixels(const FewPixelGeometry& g, const at::Tensor& weight, void* 
   return {};
 }
 
-// y = conv(x) with the epilogue, by the few-pixel kernel on `packed`: the im2col (per call, split
-// over the pixels), the product split over blocks of output channels, then the activation in place.
-void RunFewPixels(const FewPixelGeometry& g, const ChannelsLastConv& c, const at::Tensor& packed) {
-  at::Tensor cols = at::empty({g.im2col_floats()}, c.x.options());
+// The im2col scratch of a few-pixel kernel, made with it at load: a run allocates nothing (each
+// pooled program of a graph has kernels of its own, so concurrent runs never share one).
+at::Tensor Im2colScratch(const FewPixelGeometry& g, const at::Tensor& x) {
+  return at::empty({g.im2col_floats()}, x.options());
+}
+
+// y = conv(x) with the epilogue, by the few-pixel kernel on `packed`: the im2col into `cols`
+// (split over the pixels), the product split over blocks of output channels, then the activation
+// in place.
+void RunFewPixels(const FewPixelGeometry& g, const ChannelsLastConv& c, const at::Tensor& packed, at::Tensor& cols) {
   const float* x = c.x.const_data_ptr<float>();
   at::parallel_for(0, g.pixels(), 1,
                    [&](int64_t begin, int64_t end) { FewPixelIm2col(g, x, cols.data_ptr<float>(), begin, end); });
@@ -281,9 +287,12 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                    std::move(cold)});
   }
   if (conv.few_pixels && conv.few_pixel_weight.defined())
-    out.push_back({"few_pixels",
-                   [g = *conv.few_pixels, c = ForFewPixels(conv)]() { RunFewPixels(g, c, c.few_pixel_weight); },
-                   MemoryOf({conv.few_pixel_weight, bias})});
+    out.push_back(
+        {"few_pixels",
+         [g = *conv.few_pixels, c = ForFewPixels(conv), cols = Im2colScratch(*conv.few_pixels, conv.x)]() mutable {
+           RunFewPixels(g, c, c.few_pixel_weight, cols);
+         },
+         MemoryOf({conv.few_pixel_weight, bias})});
   if (conv.few_pixels && !conv.constant_weight) {
     const FewPixelGeometry g = *conv.few_pixels;
     auto repack = std::make_shared<RepackOnChange>(
@@ -292,7 +301,9 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
     std::vector<MemoryRange> cold = repack->Memory();
     if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
     out.push_back({"few_pixels",
-                   [g, c = ForFewPixels(conv), r = std::move(repack)]() { RunFewPixels(g, c, r->Packed()); },
+                   [g, c = ForFewPixels(conv), r = std::move(repack), cols = Im2colScratch(g, conv.x)]() mutable {
+                     RunFewPixels(g, c, r->Packed(), cols);
+                   },
                    std::move(cold)});
   }
   return out;
