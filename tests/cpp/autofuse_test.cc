@@ -21,6 +21,7 @@
 #include "devices/cpu/kernels/epilogue_activations.h"
 #include "ge/base/half.h"
 #include "ge/autofuse/autofuse_stage.h"
+#include "ge/autofuse/cpp_vector.h"
 #include "ge/autofuse/kernel_builder.h"
 #include "ge/es/es_ops.h"
 #include "ge/ops/epilogue_activation.h"
@@ -155,6 +156,12 @@ class AutofuseTest : public ::testing::TestWithParam<DataType> {
   }
 };
 
+uint32_t Bits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
 es::EsTensor Axes(es::GraphBuilder& b, std::vector<int64_t> axes) { return b.CreateVector(axes); }
 es::EsTensor Scalar(es::GraphBuilder& b, double v, DataType t) { return b.CreateScalar(v, t); }
 
@@ -240,6 +247,32 @@ TEST_P(AutofuseTest, ComparisonsSelectsAndNaNs) {
           return std::vector<es::EsTensor>{es::Relu(pick), es::Cast(es::Greater(pick, in[1]), DataType::kBool)};
         },
         {{{4, 31}, {31}}});
+}
+
+// Vector kernels write some adds and subtracts as a multiply-add by one (they issue to the
+// multiply pipes then): a * 1 is exact, so every value is the unfused graph's to the bit --
+// tensor and scalar operands on either side, signed zeros included.
+TEST_P(AutofuseTest, AddsWrittenAsMultiplyAddsRoundAsAdds) {
+  const Build chain = [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    es::EsTensor x = in[0], y = in[1];
+    for (int round = 0; round < 3; ++round) {
+      x = es::Relu(x * Scalar(b, 0.9, t) + Scalar(b, 0.1, t)) - Scalar(b, 0.05, t);
+      x = (x - y) * y + (Scalar(b, -0.0, t) - x);
+      x = es::Maximum(x + y, y - x) - x;
+    }
+    return std::vector<es::EsTensor>{x, Scalar(b, 0.0, t) - x * Scalar(b, 0.0, t)};
+  };
+  const Inputs in{{{5, 77}, {77}}};
+  const Result plain = Run(chain, in, GetParam(), false);
+  for (const char* codegen : {"vector", "blocks"}) {
+    const Result fused = Run(chain, in, GetParam(), true, false, codegen);
+    ASSERT_EQ(fused.summary.autofuse.kernels, 1) << codegen;
+    ASSERT_EQ(fused.outputs.size(), plain.outputs.size());
+    for (size_t k = 0; k < plain.outputs.size(); ++k)
+      for (size_t i = 0; i < plain.outputs[k].size(); ++i)
+        ASSERT_EQ(Bits(fused.outputs[k][i]), Bits(plain.outputs[k][i]))
+            << codegen << " output " << k << " [" << i << "]: " << fused.outputs[k][i] << " vs " << plain.outputs[k][i];
+  }
 }
 
 TEST_P(AutofuseTest, TransposesAreReadThroughPermutedStrides) {
@@ -463,6 +496,54 @@ TEST(KernelIrTest, OutputsAreStorableOnlyOverInputsReadAtTheSameElement) {
   reducing.stores = {{0, 8}};
   reducing.ResetRowLevels();
   EXPECT_TRUE(reducing.InputsStorableOver(0).empty());
+}
+
+// Which adds a vector kernel moves onto the multiply pipes: in issue order, an add or subtract
+// goes there while the adds (add, subtract, max, min, ReLU, comparisons) outnumber the multiplies.
+TEST(VectorCodegenTest, AddsGoToTheMultipliersUntilThePipesAreEven) {
+  using autofuse::KFn;
+  using autofuse::OpKind;
+  autofuse::KernelIR ir;
+  auto push = [&ir](OpKind kind, KFn fn, std::vector<int> args, bool row = false) {
+    autofuse::KOp op;
+    op.kind = kind;
+    op.fn = fn;
+    op.args = std::move(args);
+    op.row = row;
+    ir.ops.push_back(op);
+    return static_cast<int>(ir.ops.size()) - 1;
+  };
+  const int c = push(OpKind::kConst, KFn::kNone, {}, true);
+  const int x = push(OpKind::kLoad, KFn::kNone, {});
+  std::vector<int> ops;
+  auto op = [&](OpKind kind, KFn fn, std::vector<int> args) {
+    ops.push_back(push(kind, fn, std::move(args)));
+    return ops.back();
+  };
+  // tiny_chain's rounds: relu(v * a + b) - c; every round's subtract moves.
+  int v = x;
+  std::set<int> subtracts;
+  for (int round = 0; round < 3; ++round) {
+    v = op(OpKind::kUnary, KFn::kRelu, {op(OpKind::kBinary, KFn::kAdd, {op(OpKind::kBinary, KFn::kMul, {v, c}), c})});
+    v = op(OpKind::kBinary, KFn::kSub, {v, c});
+    subtracts.insert(v);
+  }
+  EXPECT_EQ(autofuse::AddsForTheMultiplier(ir, ops), subtracts);
+  // Adds alone: every second one.
+  ops.clear();
+  std::set<int> every_second;
+  for (int k = 0; k < 6; ++k) {
+    v = op(OpKind::kBinary, k % 3 ? KFn::kAdd : KFn::kSub, {v, x});
+    if (k % 2) every_second.insert(v);
+  }
+  EXPECT_EQ(autofuse::AddsForTheMultiplier(ir, ops), every_second);
+  // Multiplies enough to keep up, or a row-level add (a scalar, not a vector): none moves.
+  ops.clear();
+  for (int k = 0; k < 3; ++k) v = op(OpKind::kBinary, KFn::kMul, {v, x});
+  for (int k = 0; k < 3; ++k) v = op(OpKind::kBinary, KFn::kAdd, {v, x});
+  ops.push_back(push(OpKind::kBinary, KFn::kAdd, {c, c}, /*row=*/true));
+  ops.push_back(push(OpKind::kBinary, KFn::kAdd, {c, c}, /*row=*/true));
+  EXPECT_TRUE(autofuse::AddsForTheMultiplier(ir, ops).empty());
 }
 
 // The activation table is the one source: one spelling each, and a CPU body for every row.

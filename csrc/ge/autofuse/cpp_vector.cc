@@ -70,6 +70,38 @@ inline GeV ge_vgelu_tanh(GeV x) {
   return GeV(0.5f) * x * (GeV(1.f) + xsimd::tanh(inner));
 }
 
+// a + b and a - b as a multiply-add by one: the same value and rounding (a * 1 is exact), on
+// the multiply pipes. Where a CPU has add pipes apart from its multiply/FMA pipes (AMD's Zen: two
+// of each), a chain of adds, subtracts, max and multiplies runs at the pace of its busier pair;
+// some adds moved to the multipliers even them out (AddsForTheMultiplier). Where adds issue to
+// the FMA ports anyway (Intel's cores) it changes nothing. The one is hidden from the compiler,
+// which would otherwise fold the product away and give the add back.
+inline GeV ge_vone() {
+  GeV one(1.f);
+#if defined(__GNUC__) && (XSIMD_WITH_AVX512F || XSIMD_WITH_FMA3_AVX)
+  __asm__("" : "+v"(one.data));
+#endif
+  return one;
+}
+inline GeV ge_vadd_fma(GeV a, GeV b) {
+#if XSIMD_WITH_AVX512F
+  return _mm512_fmadd_ps(a, ge_vone(), b);
+#elif XSIMD_WITH_FMA3_AVX
+  return _mm256_fmadd_ps(a, ge_vone(), b);
+#else
+  return a + b;
+#endif
+}
+inline GeV ge_vsub_fma(GeV a, GeV b) {
+#if XSIMD_WITH_AVX512F
+  return _mm512_fnmadd_ps(b, ge_vone(), a);
+#elif XSIMD_WITH_FMA3_AVX
+  return _mm256_fnmadd_ps(b, ge_vone(), a);
+#else
+  return a - b;
+#endif
+}
+
 // Rounding to bfloat16 and back, as ge_f32_to_bf16 does (to nearest even; NaN stays NaN).
 inline GeV ge_vround_bf16(GeV x) {
   using U = xsimd::batch<uint32_t>;
@@ -213,6 +245,59 @@ std::string VBinary(KFn fn, const std::string& a, const std::string& b) {
     case KFn::kMin: return fmt::format("ge_vmin({}, {})", a, b);
     default: return BinaryExpr(fn, a, b);
   }
+}
+
+std::string VBinaryOnTheMultiplier(KFn fn, const std::string& a, const std::string& b) {
+  return fmt::format("{}({}, {})", fn == KFn::kSub ? "ge_vsub_fma" : "ge_vadd_fma", a, b);
+}
+
+namespace {
+
+// The pipes an element float op issues to on a CPU with separate add and multiply pipes.
+enum class FpPipe { kMultiply, kAdd, kEither, kOther };
+
+FpPipe PipeOf(const KOp& op) {
+  if (op.kind == OpKind::kUnary) return op.fn == KFn::kRelu ? FpPipe::kAdd : FpPipe::kOther;
+  if (op.kind != OpKind::kBinary) return FpPipe::kOther;
+  switch (op.fn) {
+    case KFn::kMul: return FpPipe::kMultiply;
+    case KFn::kAdd:
+    case KFn::kSub: return op.type == ScalarType::kFloat ? FpPipe::kEither : FpPipe::kOther;
+    case KFn::kMax:
+    case KFn::kMin:
+    case KFn::kLt:
+    case KFn::kLe:
+    case KFn::kGt:
+    case KFn::kGe:
+    case KFn::kEq:
+    case KFn::kNe: return FpPipe::kAdd;
+    default: return FpPipe::kOther;
+  }
+}
+
+}  // namespace
+
+std::set<int> AddsForTheMultiplier(const KernelIR& k, const std::vector<int>& ops) {
+  std::set<int> moved;
+  int multiplies = 0, adds = 0;
+  for (int id : ops) {
+    const KOp& op = k.ops[static_cast<size_t>(id)];
+    if (op.row) continue;  // a scalar, once per row
+    switch (PipeOf(op)) {
+      case FpPipe::kMultiply: ++multiplies; break;
+      case FpPipe::kAdd: ++adds; break;
+      case FpPipe::kEither:
+        if (adds > multiplies) {
+          moved.insert(id);
+          ++multiplies;
+        } else {
+          ++adds;
+        }
+        break;
+      case FpPipe::kOther: break;
+    }
+  }
+  return moved;
 }
 
 std::string VSelect(ScalarType t, const std::string& c, const std::string& a, const std::string& b) {

@@ -5,7 +5,9 @@
 // kVectorPrelude follows kScalarPrelude in a translation unit (it uses its helpers).
 #pragma once
 
+#include <set>
 #include <string>
+#include <vector>
 
 #include "ge/autofuse/kernel_ir.h"
 
@@ -28,6 +30,11 @@ std::string VStore(DataType t, const std::string& pointer, const std::string& v)
 std::string VGather(DataType t, const std::string& element_of_l);
 std::string VUnary(KFn fn, const std::string& x);
 std::string VBinary(KFn fn, const std::string& a, const std::string& b);
+// The element float adds and subtracts of `ops` (in issue order) to write as a multiply-add by
+// one (VBinaryOnTheMultiplier), so that the chain's multiplies and adds come out even: on CPUs
+// with separate add and multiply pipes the busier pair sets its pace (ge_vadd_fma's comment).
+std::set<int> AddsForTheMultiplier(const KernelIR& k, const std::vector<int>& ops);
+std::string VBinaryOnTheMultiplier(KFn fn, const std::string& a, const std::string& b);  // kAdd or kSub
 std::string VSelect(ScalarType t, const std::string& c, const std::string& a, const std::string& b);
 std::string VCast(ScalarType from, ScalarType to, const std::string& x);
 std::string VCombine(KFn fn, const std::string& acc, const std::string& v);  // a reduction step

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "ge/autofuse/cpp_scalar.h"
 #include "ge/autofuse/cpp_vector.h"
@@ -113,11 +114,12 @@ class VectorLoopWriter final : public KernelWriter {
   // One step's vectors: every element op of `ops` once per unrolled copy, copy by copy within
   // each op so that the copies' independent chains interleave.
   void EmitVectors(const std::vector<int>& ops, const std::vector<std::string>& lanes, const std::string& indent) {
+    const std::set<int> on_multiplier = AddsForTheMultiplier(k_, ops);
     for (int id : ops) {
       const KOp& op = k_.ops[static_cast<size_t>(id)];
       for (size_t u = 0; u < lanes.size(); ++u) {
         const std::string value = cached_ready_.count(id) ? fmt::format("GeV::load_unaligned(c{} + {})", id, lanes[u])
-                                                          : VectorExpr(op, lanes[u], u);
+                                                          : VectorExpr(op, lanes[u], u, on_multiplier.count(id) > 0);
         out_ += fmt::format("{}const {} {} = {};\n", indent, VType(op.type), VName(id, u), value);
         if (cached_.count(id) && !cached_ready_.count(id))
           out_ += fmt::format("{}{}.store_unaligned(c{} + {});\n", indent, VName(id, u), id, lanes[u]);
@@ -126,8 +128,8 @@ class VectorLoopWriter final : public KernelWriter {
   }
 
   // An element op as a vector of the elements from `index` on; operands are this copy's vectors,
-  // or row-level scalars broadcast.
-  std::string VectorExpr(const KOp& op, const std::string& index, size_t u) const {
+  // or row-level scalars broadcast. `on_multiplier`: an add or subtract written as a multiply-add.
+  std::string VectorExpr(const KOp& op, const std::string& index, size_t u, bool on_multiplier) const {
     auto a = [&](size_t n) {
       const int id = op.args[n];
       const KOp& arg = k_.ops[static_cast<size_t>(id)];
@@ -144,7 +146,8 @@ class VectorLoopWriter final : public KernelWriter {
       }
       case OpKind::kConst: return VBroadcast(op.type, Expr(op, index));
       case OpKind::kUnary: return VUnary(op.fn, a(0));
-      case OpKind::kBinary: return VBinary(op.fn, a(0), a(1));
+      case OpKind::kBinary:
+        return on_multiplier ? VBinaryOnTheMultiplier(op.fn, a(0), a(1)) : VBinary(op.fn, a(0), a(1));
       case OpKind::kSelect: return VSelect(op.type, a(0), a(1), a(2));
       case OpKind::kCast: return VCast(k_.ops[static_cast<size_t>(op.args[0])].type, op.type, a(0));
       case OpKind::kReduce:
