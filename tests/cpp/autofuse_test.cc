@@ -184,6 +184,19 @@ TEST_P(AutofuseTest, LayerNormWithResidualAndStatistics) {
         {{{2, 7, 33}, {2, 7, 33}, {33}, {33}}});
 }
 
+// Rows long enough for every unrolled step of the vector loops (16 vectors of 16 lanes with
+// AVX-512, 8 of 8 with AVX2) and the single vectors and scalars after them, in the element loops
+// and in the reductions' (sum, max).
+TEST_P(AutofuseTest, LongRowsRunEveryUnrolledStep) {
+  Check(
+      "long rows",
+      [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+        auto ln = es::LayerNorm(in[0] * in[1] - in[1], in[1], in[2], -1, -1, 1e-5);
+        return std::vector<es::EsTensor>{es::SoftmaxV2(in[0]), ln[0], es::Relu(in[0] + in[2])};
+      },
+      {{{3, 1031}, {1031}, {1031}}}, 3);
+}
+
 TEST_P(AutofuseTest, RmsNormFromPrimitives) {
   Check("rms norm",
         [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
