@@ -9,6 +9,7 @@
 #include "ge/compiler/schedule.h"
 #include "ge/compiler/stream_assign.h"
 #include "ge/es/es_ops.h"
+#include "ge/runtime/sink_executor.h"
 #include "ge/session.h"
 
 namespace ge {
@@ -118,6 +119,40 @@ TEST(StreamRunTest, AFailingTaskStopsEveryStreamWithItsError) {
   (void)RunBranches({{option::kStreamReplay, "always"}}, x, &status, /*with_collective=*/true);
   ASSERT_FALSE(status.ok());  // the all-reduce names a group nobody made; the join waits for it
   EXPECT_NE(status.ToString().find("HcomAllReduce"), std::string::npos) << status.ToString();
+}
+
+// The auto replay's verdict: each streams run against the task-order run next to it, the first
+// pair left out; the streams kept only when they save more than kStreamsMustSave leaves.
+TEST(StreamReplayTest, AdjacentPairsDecideAndTheStreamsMustClearlyWin) {
+  auto judge = [](std::vector<int64_t> task_order, std::vector<int64_t> streams) {
+    return JudgeStreamReplay(task_order, streams);
+  };
+  EXPECT_FALSE(judge(std::vector<int64_t>(kStreamReplayPairs, 100), std::vector<int64_t>(kStreamReplayPairs - 1, 50)));
+  // Halved by the streams (mmoe's experts): kept, whatever the first pair says.
+  std::vector<int64_t> order(kStreamReplayPairs, 1000), halved(kStreamReplayPairs, 500);
+  halved[0] = 5000;
+  auto verdict = judge(order, halved);
+  ASSERT_TRUE(verdict);
+  EXPECT_TRUE(verdict->streams);
+  EXPECT_DOUBLE_EQ(verdict->ratio, 0.5);
+  EXPECT_EQ(verdict->pairs, kStreamReplayPairs - 1);
+  // 5% faster on streams: too close to tell from the load of the moment, the task order stays.
+  std::vector<int64_t> close(kStreamReplayPairs, 950);
+  verdict = judge(order, close);
+  ASSERT_TRUE(verdict);
+  EXPECT_FALSE(verdict->streams);
+  // A load that comes and goes: the task order's runs happen to fall into the busy stretches
+  // more often, so the medians of each side alone would pick the streams; in two pairs of
+  // three the streams are 1.3x slower, and the task order stays.
+  std::vector<int64_t> busy_order, busy_streams;
+  for (size_t i = 0; i < kStreamReplayPairs; ++i) {
+    const int64_t load = i % 3 == 0 ? 1 : 3;  // a third of the pairs quiet
+    busy_order.push_back(1000 * load);
+    busy_streams.push_back(1300 * (i % 3 == 1 ? 1 : load));  // and one more quiet streams run
+  }
+  verdict = judge(busy_order, busy_streams);
+  ASSERT_TRUE(verdict);
+  EXPECT_FALSE(verdict->streams);
 }
 
 }  // namespace

@@ -39,19 +39,32 @@ bool SinkExecutor::UseStreams(uint64_t run) const {
   return mode == Mode::kStreams || (mode == Mode::kTiming && run % 2 == 1);
 }
 
+std::optional<StreamReplayVerdict> JudgeStreamReplay(const std::vector<int64_t>& task_order_ns,
+                                                     const std::vector<int64_t>& streams_ns) {
+  const size_t pairs = std::min(task_order_ns.size(), streams_ns.size());
+  if (pairs < kStreamReplayPairs) return std::nullopt;
+  // Each streams run against the task-order run next to it: a neighbour's load that comes and
+  // goes weighs on both sides of a pair. The first pair (each side's first run) is left out.
+  std::vector<double> ratios;
+  for (size_t i = 1; i < pairs; ++i)
+    ratios.push_back(static_cast<double>(streams_ns[i]) / static_cast<double>(std::max<int64_t>(task_order_ns[i], 1)));
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+  StreamReplayVerdict verdict;
+  verdict.ratio = ratios[ratios.size() / 2];
+  verdict.pairs = ratios.size();
+  verdict.streams = verdict.ratio < kStreamsMustSave;
+  return verdict;
+}
+
 void SinkExecutor::RecordTiming(bool streams, int64_t ns) {
   std::lock_guard<std::mutex> lock(timing_mu_);
   if (mode_.load() != Mode::kTiming) return;
   timed_[streams].push_back(ns);
-  if (timed_[0].size() + timed_[1].size() < kTimedRuns || timed_[0].empty() || timed_[1].empty()) return;
-  auto median = [](std::vector<int64_t> v) {
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-    return v[v.size() / 2];
-  };
-  const int64_t in_order = median(timed_[0]), on_streams = median(timed_[1]);
-  mode_ = on_streams < in_order ? Mode::kStreams : Mode::kTaskOrder;
-  GE_LOGI("graph '{}': {} streams {:.1f} us, task order {:.1f} us (medians): runs {}", model_->graph_name,
-          model_->stream_program.streams.size(), on_streams / 1e3, in_order / 1e3, StreamMode());
+  const std::optional<StreamReplayVerdict> verdict = JudgeStreamReplay(timed_[0], timed_[1]);
+  if (!verdict) return;
+  mode_ = verdict->streams ? Mode::kStreams : Mode::kTaskOrder;
+  GE_LOGI("graph '{}': {} streams / task order {:.3f} (median of {} adjacent pairs): runs {}", model_->graph_name,
+          model_->stream_program.streams.size(), verdict->ratio, verdict->pairs, StreamMode());
 }
 
 Status SinkExecutor::Warmup() {

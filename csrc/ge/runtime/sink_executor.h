@@ -5,12 +5,13 @@
 // A model with several streams replays either on its streams (StreamRunner) or as one stream in
 // task order (also valid for its memory plan). Which is faster depends on the machine and the
 // sizes, so with ge.exec.streamReplay=auto the first runs alternate between the two and the
-// faster median is kept; "always" keeps the streams.
+// streams are kept when they clearly win (kStreamsMustSave); "always" keeps the streams.
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "ge/runtime/device.h"
@@ -18,6 +19,25 @@
 #include "ge/runtime/stream_runner.h"
 
 namespace ge {
+
+// With ge.exec.streamReplay=auto: runs alternate between the streams and the task order until
+// each way has run this many times.
+inline constexpr size_t kStreamReplayPairs = 12;
+// The streams are kept only when they take at most this share of the task order's time. Where
+// the two are closer, the load of the moment decides: a neighbour that takes a core slows a
+// two-thread team's every op and one-thread streams less, and the task order, which gives every
+// op all the intra-op threads, wins again once the machine is quiet (a batch-1 ResNet on a
+// 2-core Zen 4: streams picked in a busy moment ran 1.34x slower after).
+inline constexpr double kStreamsMustSave = 0.9;
+
+struct StreamReplayVerdict {
+  bool streams = false;  // keep the streams (else the task order)
+  double ratio = 1;      // streams / task order: the median over adjacent pairs of runs
+  size_t pairs = 0;      // pairs the median is over
+};
+// The verdict once both ways have kStreamReplayPairs run times (in run order), else nullopt.
+std::optional<StreamReplayVerdict> JudgeStreamReplay(const std::vector<int64_t>& task_order_ns,
+                                                     const std::vector<int64_t>& streams_ns);
 
 class SinkExecutor {
  public:
@@ -43,7 +63,6 @@ class SinkExecutor {
     std::unique_ptr<StreamRunner> runner;
   };
   enum class Mode : uint8_t { kSingle, kTiming, kStreams, kTaskOrder };
-  static constexpr int kTimedRuns = 16;  // alternating, 8 each way
 
   bool UseStreams(uint64_t run) const;
   void RecordTiming(bool streams, int64_t ns);
