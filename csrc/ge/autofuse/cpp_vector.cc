@@ -76,31 +76,23 @@ inline GeV ge_vgelu_tanh(GeV x) {
 // some adds moved to the multipliers even them out (AddsForTheMultiplier). Where adds issue to
 // the FMA ports anyway (Intel's cores) it changes nothing. The one is hidden from the compiler,
 // which would otherwise fold the product away and give the add back.
+#if XSIMD_WITH_AVX512F || XSIMD_WITH_FMA3_AVX
 inline GeV ge_vone() {
   GeV one(1.f);
-#if defined(__GNUC__) && (XSIMD_WITH_AVX512F || XSIMD_WITH_FMA3_AVX)
   __asm__("" : "+v"(one.data));
-#endif
   return one;
 }
-inline GeV ge_vadd_fma(GeV a, GeV b) {
-#if XSIMD_WITH_AVX512F
-  return _mm512_fmadd_ps(a, ge_vone(), b);
-#elif XSIMD_WITH_FMA3_AVX
-  return _mm256_fmadd_ps(a, ge_vone(), b);
-#else
-  return a + b;
 #endif
-}
-inline GeV ge_vsub_fma(GeV a, GeV b) {
 #if XSIMD_WITH_AVX512F
-  return _mm512_fnmadd_ps(b, ge_vone(), a);
+inline GeV ge_vadd_fma(GeV a, GeV b) { return _mm512_fmadd_ps(a, ge_vone(), b); }
+inline GeV ge_vsub_fma(GeV a, GeV b) { return _mm512_fnmadd_ps(b, ge_vone(), a); }
 #elif XSIMD_WITH_FMA3_AVX
-  return _mm256_fnmadd_ps(b, ge_vone(), a);
+inline GeV ge_vadd_fma(GeV a, GeV b) { return _mm256_fmadd_ps(a, ge_vone(), b); }
+inline GeV ge_vsub_fma(GeV a, GeV b) { return _mm256_fnmadd_ps(b, ge_vone(), a); }
 #else
-  return a - b;
+inline GeV ge_vadd_fma(GeV a, GeV b) { return a + b; }
+inline GeV ge_vsub_fma(GeV a, GeV b) { return a - b; }
 #endif
-}
 
 // Rounding to bfloat16 and back, as ge_f32_to_bf16 does (to nearest even; NaN stays NaN).
 inline GeV ge_vround_bf16(GeV x) {
