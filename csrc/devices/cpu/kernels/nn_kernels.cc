@@ -262,12 +262,16 @@ MaxPoolTensors MaxPoolOperands(const KernelArgs& a, bool with_argmax) {
 // The workspaces of a max pool: channels-last copies of an NCHW x and y and the indices (an
 // NHWC pool needs only the indices; with an argmax output, or in float32 -- MaxPoolNhwc, which
 // computes none -- not even those).
+// Whether an NHWC pool needs an indices workspace: not with an argmax output, nor in float32.
+bool NhwcPoolIndicesWorkspace(bool with_argmax, bool float32) { return !with_argmax && !float32; }
+
 std::vector<TensorDesc> MaxPoolWorkspaces(const std::vector<TensorDesc>& inputs, const std::vector<TensorDesc>& outputs,
                                           const AttrMap& attrs) {
   const TensorDesc indices(DataType::kInt64, outputs.at(0).shape);
   if (ChannelsLast(attrs))
-    return outputs.size() > 1 || inputs.at(0).dtype == DataType::kFloat ? std::vector<TensorDesc>{}
-                                                                        : std::vector<TensorDesc>{indices};
+    return NhwcPoolIndicesWorkspace(outputs.size() > 1, inputs.at(0).dtype == DataType::kFloat)
+               ? std::vector<TensorDesc>{indices}
+               : std::vector<TensorDesc>{};
   return {inputs.at(0), outputs.at(0), indices};
 }
 
@@ -294,7 +298,8 @@ Expected<std::unique_ptr<Kernel>> CreateMaxPool(KernelArgs& a, bool with_argmax)
     return MakeKernel(a.task, [s = *native, x = a.inputs[0], y = a.outputs[0]]() mutable {
       MaxPoolNhwc(s, x.const_data_ptr<float>(), y.data_ptr<float>());
     });
-  const size_t workspaces = ChannelsLast(a) ? (with_argmax || a.inputs[0].scalar_type() == at::kFloat ? 0 : 1) : 3;
+  const size_t workspaces =
+      ChannelsLast(a) ? NhwcPoolIndicesWorkspace(with_argmax, a.inputs[0].scalar_type() == at::kFloat) : 3;
   GE_CHECK(a.workspaces.size() == workspaces, "{} '{}': expected {} workspaces", a.task.type, a.task.name, workspaces);
   return MakeKernel(a.task, [w, t = MaxPoolOperands(a, with_argmax)]() mutable {
     if (t.x_in.defined()) t.x.copy_(t.x_in);
