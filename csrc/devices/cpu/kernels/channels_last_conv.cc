@@ -60,13 +60,13 @@ bool Dense4d(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat && t.dim() == 4 && t.is_non_overlapping_and_dense();
 }
 
-// oneDNN's primitive for these operands, or null where it does not take them (then only the
-// ATen kernels are offered).
 // No bias, or a contiguous float32 one.
 bool DenseBias(const ChannelsLastConv& conv) {
   return !conv.bias || (conv.bias->scalar_type() == at::kFloat && conv.bias->is_contiguous() && conv.bias->dim() == 1);
 }
 
+// oneDNN's primitive for these operands, or null where it does not take them (then only the
+// ATen kernels are offered).
 std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
   if (!Dense4d(conv.x) || !Dense4d(conv.weight) || !Dense4d(conv.y) || !DenseBias(conv) ||
       (conv.residual.defined() && !Dense4d(conv.residual)))
