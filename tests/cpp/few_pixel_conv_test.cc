@@ -1,6 +1,6 @@
-// The few-pixel convolution kernel (few_pixel_conv.h) against ATen's convolution: packing, im2col
-// and each instruction set's body, over strides, padding, dilation, batches, a block of output
-// channels cut short and pixel counts that leave a partial pass, with and without each epilogue term.
+// The few-pixel convolution kernels (few_pixel_conv.h) against ATen's convolution: packing, im2col
+// in either window order and each instruction set's body of both kernels, over strides, padding, dilation, batches, a
+// block of output channels cut short and pixel counts that leave a partial pass, with and without each epilogue term.
 #include "devices/cpu/kernels/few_pixel_conv.h"
 
 #include <gtest/gtest.h>
@@ -42,14 +42,31 @@ FewPixelGeometry GeometryOf(const Case& c) {
 
 using Body = void (*)(const FewPixelArgs&, int64_t, int64_t);
 
-std::vector<std::pair<std::string, Body>> Bodies() {
-  std::vector<std::pair<std::string, Body>> bodies{{"portable", few_pixel_detail::BlocksPortable},
-                                                   {"dispatched", FewPixelBlocks}};
+// Each instruction set's body this CPU runs, of the packed kernel or of the unpacked one.
+std::vector<std::pair<std::string, Body>> Bodies(bool packed) {
+  namespace d = few_pixel_detail;
+  std::vector<std::pair<std::string, Body>> bodies{{"portable", packed ? d::BlocksPortable : d::RowsPortable},
+                                                   {"dispatched", packed ? FewPixelBlocks : FewPixelRows}};
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    bodies.emplace_back("avx2", few_pixel_detail::BlocksAvx2);
-  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", few_pixel_detail::BlocksAvx512);
+    bodies.emplace_back("avx2", packed ? d::BlocksAvx2 : d::RowsAvx2);
+  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", packed ? d::BlocksAvx512 : d::RowsAvx512);
   return bodies;
+}
+
+// The product of `cols` with the packed weight or the rows of one as stored, by every body, split
+// into two calls as two work items would split it; y NCHW.
+std::vector<std::pair<std::string, at::Tensor>> EveryBody(const FewPixelGeometry& g, FewPixelArgs args, bool packed) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  const int64_t items = packed ? g.blocks() : g.cout;
+  for (const auto& [name, body] : Bodies(packed)) {
+    at::Tensor y = at::zeros({g.n, g.oh, g.ow, g.cout});
+    args.y = y.data_ptr<float>();
+    body(args, 0, items / 2);
+    body(args, items / 2, items);
+    out.emplace_back((packed ? "packed " : "unpacked ") + name, y.permute({0, 3, 1, 2}));
+  }
+  return out;
 }
 
 void ExpectMatchesAten(const Case& c) {
@@ -70,28 +87,39 @@ void ExpectMatchesAten(const Case& c) {
   PackFewPixelWeight(g, w_cl.const_data_ptr<float>(), strides, packed.data_ptr<float>());
   const at::Tensor x_nhwc = x.permute({0, 2, 3, 1}).contiguous();
   const at::Tensor residual_nhwc = residual.permute({0, 2, 3, 1}).contiguous();
-  at::Tensor cols = at::empty({g.im2col_floats()});
-  FewPixelIm2col(g, x_nhwc.const_data_ptr<float>(), cols.data_ptr<float>(), 0, g.pixels() / 2);
-  FewPixelIm2col(g, x_nhwc.const_data_ptr<float>(), cols.data_ptr<float>(), g.pixels() / 2, g.pixels());
-  for (const auto& [name, body] : Bodies()) {
-    at::Tensor y = at::zeros({c.n, g.oh, g.ow, c.cout});
-    FewPixelArgs args;
-    args.geometry = &g;
-    args.cols = cols.const_data_ptr<float>();
-    args.packed = packed.const_data_ptr<float>();
-    if (c.bias) args.bias = bias.const_data_ptr<float>();
-    if (c.affine) {
-      args.scale = scale.const_data_ptr<float>();
-      args.shift = shift.const_data_ptr<float>();
-    }
-    if (c.residual) args.residual = residual_nhwc.const_data_ptr<float>();
-    args.y = y.data_ptr<float>();
-    body(args, 0, g.blocks() / 2);  // two calls, as two work items would
-    body(args, g.blocks() / 2, g.blocks());
-    const at::Tensor got = y.permute({0, 3, 1, 2});
-    EXPECT_TRUE(got.allclose(expected, 1e-4, 1e-4))
-        << name << ": max abs err " << got.sub(expected).abs().max().item<float>();
+  FewPixelArgs args;
+  args.geometry = &g;
+  if (c.bias) args.bias = bias.const_data_ptr<float>();
+  if (c.affine) {
+    args.scale = scale.const_data_ptr<float>();
+    args.shift = shift.const_data_ptr<float>();
   }
+  if (c.residual) args.residual = residual_nhwc.const_data_ptr<float>();
+  // The im2col rows in `order`, made in two calls.
+  auto im2col = [&](const WindowOrder& order) {
+    at::Tensor cols = at::empty({g.im2col_floats()});
+    FewPixelIm2col(g, order, x_nhwc.const_data_ptr<float>(), cols.data_ptr<float>(), 0, g.pixels() / 2);
+    FewPixelIm2col(g, order, x_nhwc.const_data_ptr<float>(), cols.data_ptr<float>(), g.pixels() / 2, g.pixels());
+    return cols;
+  };
+  std::vector<std::pair<std::string, at::Tensor>> got;
+  const at::Tensor packed_cols = im2col(PackedWindowOrder(g));
+  args.cols = packed_cols.const_data_ptr<float>();
+  args.packed = packed.const_data_ptr<float>();
+  for (auto& y : EveryBody(g, args, true)) got.push_back(std::move(y));
+  // Unpacked: the weight as a model stores it (OIHW: cin outermost in a row) and channels-last.
+  for (const at::Tensor& stored : {weight, w_cl}) {
+    const WindowOrder order{stored.stride(1), stored.stride(2), stored.stride(3)};
+    const at::Tensor cols = im2col(order);
+    args.cols = cols.const_data_ptr<float>();
+    args.packed = nullptr;
+    args.rows = stored.const_data_ptr<float>();
+    for (auto& [name, y] : EveryBody(g, args, false))
+      got.emplace_back(name + (stored.is_contiguous() ? " oihw" : " ohwi"), y);
+  }
+  for (const auto& [name, y] : got)
+    EXPECT_TRUE(y.allclose(expected, 1e-4, 1e-4))
+        << name << ": max abs err " << y.sub(expected).abs().max().item<float>();
 }
 
 TEST(FewPixelConvTest, ResNetsLastStageShapeWithEveryEpilogueTerm) {

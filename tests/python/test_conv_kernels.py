@@ -3,7 +3,8 @@ through NCHW copies ("nchw"), or a oneDNN convolution primitive of the engine's 
 into the task's buffer, on a weight reordered into its blocked layout -- once at load for a
 constant weight ("onednn_packed", frozen parameters), again whenever its bytes change for a
 weight that is a graph input ("onednn_repack"), or for few output pixels an im2col product that
-streams a packed weight once ("few_pixels") -- whichever measured fastest for the shape on this
+streams the weight once, packed ("few_pixels") or as the model stores it ("few_pixels_unpacked")
+-- whichever measured fastest for the shape on this
 CPU (csrc/devices/cpu/kernels/channels_last_conv.h). Each kernel, forced with
 TORCHAIR_GE_CPU_CONV, must give eager's numbers, also after the weights change; the measured
 choice is reported; a forced oneDNN kernel calls no ATen convolution."""
@@ -112,14 +113,17 @@ def test_a_weight_that_is_an_input_is_read_again_when_it_changes(kernel, monkeyp
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("kernel", ["few_pixels", "few_pixels_unpacked"])
 @pytest.mark.parametrize("frozen", [False, True])
-@pytest.mark.parametrize("batch", [1, 2])
-def test_few_output_pixels_run_the_weight_streaming_kernel(frozen, batch, monkeypatch):
+@pytest.mark.parametrize("batch,weights", [(1, torch.contiguous_format), (2, torch.contiguous_format),
+                                           (1, torch.channels_last)])
+def test_few_output_pixels_run_the_weight_streaming_kernels(kernel, frozen, batch, weights, monkeypatch):
     """At most 64 output pixels (a small input here; a batch-1 ResNet's last stage in practice):
-    "few_pixels" runs every convolution but the grouped one, as eager computes it -- and, for
-    weights that are inputs, again after they change."""
-    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "few_pixels")
-    model, x = block(), torch.randn(batch, 3, 9, 9)  # 25, 9, 9 and 9 output pixels per image
+    either few-pixel kernel runs every convolution but the grouped one, as eager computes it, with
+    the weights stored either way (the unpacked kernel's im2col follows the weight's own order) --
+    and, for weights that are inputs, again after they change."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
+    model, x = block().to(memory_format=weights), torch.randn(batch, 3, 9, 9)  # 25, 9, 9 and 9 pixels per image
     compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=config(frozen)),
                              dynamic=False)
     with torch.no_grad():
@@ -255,7 +259,7 @@ def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "winograd")
     compiled = torch.compile(block(), backend=torchair_ge.get_npu_backend(), dynamic=False)
     expected = ("TORCHAIR_GE_CPU_CONV='winograd': expected one of measure, nhwc, nchw, onednn_packed, onednn_repack, "
-                "few_pixels")
+                "few_pixels, few_pixels_unpacked")
     with pytest.raises(Exception, match=expected), torch.no_grad():
         compiled(torch.randn(1, 3, 33, 29))
 
@@ -309,7 +313,8 @@ def test_a_max_pool_whose_indices_are_read_keeps_atens_kernel():
 
 
 @pytest.mark.parametrize("kernel,frozen", [("nhwc", False), ("onednn_repack", False), ("few_pixels", False),
-                                           ("onednn_packed", True), ("few_pixels", True)])
+                                           ("few_pixels_unpacked", False), ("onednn_packed", True),
+                                           ("few_pixels", True), ("few_pixels_unpacked", True)])
 def test_a_nan_goes_through_every_epilogue_as_in_eager(kernel, frozen, monkeypatch):
     """torch's activations propagate NaN; oneDNN's ReLU post-op turns it into 0 (ReLU is applied
     after the primitive instead): every kernel, every epilogue, a NaN in the input (35 output

@@ -139,17 +139,34 @@ at::Tensor Im2colScratch(const FewPixelGeometry& g, const at::Tensor& x) {
   return at::empty({g.im2col_floats()}, x.options());
 }
 
-// y = conv(x) with the epilogue, by the few-pixel kernel on `packed`: the im2col into `cols`
-// (split over the pixels), the product split over blocks of output channels, then the activation
-// in place.
-void RunFewPixels(const FewPixelGeometry& g, const ChannelsLastConv& c, const at::Tensor& packed, at::Tensor& cols) {
+// Where an unpacked few-pixel kernel can read `weight` as it is: each output channel's values one
+// dense row of K (any order of cin, kh, kw within it, which the im2col then follows).
+std::optional<WindowOrder> UnpackedWindowOrder(const at::Tensor& weight) {
+  if (!weight.is_non_overlapping_and_dense() || weight.stride(0) * weight.size(0) != weight.numel())
+    return std::nullopt;
+  return WindowOrder{weight.stride(1), weight.stride(2), weight.stride(3)};
+}
+
+// The weight a few-pixel kernel reads: packed in blocks of output channels, or as stored.
+struct FewPixelWeight {
+  const float* packed = nullptr;
+  const float* rows = nullptr;
+};
+
+// y = conv(x) with the epilogue, by a few-pixel kernel on `weight`: the im2col into `cols` in
+// `order` (split over the pixels), the product split over blocks of output channels, then the
+// activation in place.
+void RunFewPixels(const FewPixelGeometry& g, const WindowOrder& order, const ChannelsLastConv& c,
+                  const FewPixelWeight& weight, at::Tensor& cols) {
   const float* x = c.x.const_data_ptr<float>();
-  at::parallel_for(0, g.pixels(), 1,
-                   [&](int64_t begin, int64_t end) { FewPixelIm2col(g, x, cols.data_ptr<float>(), begin, end); });
+  at::parallel_for(0, g.pixels(), 1, [&](int64_t begin, int64_t end) {
+    FewPixelIm2col(g, order, x, cols.data_ptr<float>(), begin, end);
+  });
   FewPixelArgs args;
   args.geometry = &g;
   args.cols = cols.const_data_ptr<float>();
-  args.packed = static_cast<const float*>(packed.const_data_ptr());
+  args.packed = weight.packed;
+  args.rows = weight.rows;
   if (c.bias) args.bias = c.bias->const_data_ptr<float>();
   if (c.affine) {
     c.affine->Update();
@@ -158,12 +175,18 @@ void RunFewPixels(const FewPixelGeometry& g, const ChannelsLastConv& c, const at
   }
   if (c.residual.defined()) args.residual = c.residual.const_data_ptr<float>();
   args.y = c.y.data_ptr<float>();
+  auto block = [&](int64_t b) {
+    if (args.rows != nullptr)
+      FewPixelRows(args, b * kFewPixelChannels, std::min(g.cout, (b + 1) * kFewPixelChannels));
+    else
+      FewPixelBlocks(args, b, b + 1);
+  };
   // Blocks handed out one at a time rather than split evenly up front: a block streams its part
   // of the weight from memory, and one core of a VM was measured ~40% slower than the other
   // over a whole call (a neighbour's load), which an even split makes everyone wait for.
   std::atomic<int64_t> next{0};
   at::parallel_for(0, at::get_num_threads(), 1, [&](int64_t, int64_t) {
-    for (int64_t block = next++; block < g.blocks(); block = next++) FewPixelBlocks(args, block, block + 1);
+    for (int64_t b = next++; b < g.blocks(); b = next++) block(b);
   });
   if (c.activation != nullptr) {
     at::Tensor y = c.y;
@@ -188,6 +211,12 @@ ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
 ChannelsLastConv ForFewPixels(ChannelsLastConv c) {
   c.onednn = nullptr;
   c.weight = c.x_nchw = c.y_nchw = c.packed_weight = at::Tensor();
+  return c;
+}
+
+ChannelsLastConv ForUnpackedFewPixels(ChannelsLastConv c) {
+  c.onednn = nullptr;
+  c.x_nchw = c.y_nchw = c.packed_weight = c.few_pixel_weight = at::Tensor();
   return c;
 }
 
@@ -290,7 +319,7 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
     out.push_back(
         {"few_pixels",
          [g = *conv.few_pixels, c = ForFewPixels(conv), cols = Im2colScratch(*conv.few_pixels, conv.x)]() mutable {
-           RunFewPixels(g, c, c.few_pixel_weight, cols);
+           RunFewPixels(g, PackedWindowOrder(g), c, {c.few_pixel_weight.const_data_ptr<float>()}, cols);
          },
          MemoryOf({conv.few_pixel_weight, bias})});
   if (conv.few_pixels && !conv.constant_weight) {
@@ -302,15 +331,24 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
     if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
     out.push_back({"few_pixels",
                    [g, c = ForFewPixels(conv), r = std::move(repack), cols = Im2colScratch(g, conv.x)]() mutable {
-                     RunFewPixels(g, c, r->Packed(), cols);
+                     const float* packed = static_cast<const float*>(r->Packed().const_data_ptr());
+                     RunFewPixels(g, PackedWindowOrder(g), c, {packed}, cols);
                    },
                    std::move(cold)});
   }
+  if (conv.few_pixels)
+    if (const std::optional<WindowOrder> order = UnpackedWindowOrder(conv.weight))
+      out.push_back({"few_pixels_unpacked",
+                     [g = *conv.few_pixels, order = *order, c = ForUnpackedFewPixels(conv),
+                      cols = Im2colScratch(*conv.few_pixels, conv.x)]() mutable {
+                       RunFewPixels(g, order, c, {nullptr, c.weight.const_data_ptr<float>()}, cols);
+                     },
+                     MemoryOf({conv.weight, bias})});
   return out;
 }
 
 std::vector<std::string> ForcibleConvKernels() {
-  return {"nhwc", "nchw", "onednn_packed", "onednn_repack", "few_pixels"};
+  return {"nhwc", "nchw", "onednn_packed", "onednn_repack", "few_pixels", "few_pixels_unpacked"};
 }
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv) {

@@ -1,4 +1,4 @@
-// The body of FewPixelBlocks for one xsimd architecture; included by one translation unit per
+// The bodies of FewPixelBlocks and FewPixelRows for one xsimd architecture; included by one translation unit per
 // instruction set (few_pixel_conv_avx512.cc, few_pixel_conv_avx2.cc), each compiled for it.
 #pragma once
 
@@ -97,6 +97,80 @@ void Blocks(const FewPixelArgs& a, int64_t begin, int64_t end) {
     const ChannelTerms terms = TermsOf(a, c0, std::min(kFewPixelChannels, g.cout - c0));
     for (int64_t p0 = 0; p0 < g.pixels(); p0 += kPixels)
       kernels[static_cast<size_t>(std::min<int64_t>(kPixels, g.pixels() - p0) - 1)](a, block, p0, terms);
+  }
+}
+
+// The unpacked kernel's tile: kRows weight rows against up to kPixels pixels, one accumulator
+// each, plus the rows' vectors and a pixel's vector within the architecture's 32 (AVX-512) or 16
+// (AVX2) registers. Each step loads kRows + pixels vectors for kRows x pixels FMAs.
+template <class Arch>
+struct RowShape {
+  using V = xsimd::batch<float, Arch>;
+  static constexpr int kRows = V::size == 16 ? 4 : 2;
+  static constexpr int kPixels = V::size == 16 ? 6 : 5;
+};
+
+// Weight rows [c0, c0 + rows) (rows <= kRows; the tile's spare lanes re-read the last row and
+// store nothing) against the R pixels from p0, whole rows of K.
+template <class Arch, int R>
+void RowTile(const FewPixelArgs& a, int64_t c0, int64_t rows, int64_t p0) {
+  using S = RowShape<Arch>;
+  using V = typename S::V;
+  constexpr int C = S::kRows;
+  constexpr int64_t kLanes = static_cast<int64_t>(V::size);
+  const FewPixelGeometry& g = *a.geometry;
+  const int64_t k_depth = g.depth(), stride = g.im2col_stride(), k_vectors = k_depth - k_depth % kLanes;
+  const float* w[C];
+  for (int c = 0; c < C; ++c) w[c] = a.rows + (c0 + std::min<int64_t>(c, rows - 1)) * k_depth;
+  const float* x = a.cols + p0 * stride;
+  V acc[C][R];
+  for (int c = 0; c < C; ++c)
+    for (int r = 0; r < R; ++r) acc[c][r] = V(0.f);
+  for (int64_t k = 0; k < k_vectors; k += kLanes) {
+    V wv[C];
+    for (int c = 0; c < C; ++c) {
+      __builtin_prefetch(w[c] + k + kPrefetchLines * 16);
+      wv[c] = V::load_unaligned(w[c] + k);
+    }
+    for (int r = 0; r < R; ++r) {
+      const V xv = V::load_aligned(x + r * stride + k);  // rows start on cache lines
+      for (int c = 0; c < C; ++c) acc[c][r] = xsimd::fma(wv[c], xv, acc[c][r]);
+    }
+  }
+  for (int c = 0; c < rows; ++c) {
+    const int64_t ch = c0 + c;
+    const float bias = a.bias ? a.bias[ch] : 0.f, scale = a.scale ? a.scale[ch] : 1.f,
+                shift = a.shift ? a.shift[ch] : 0.f;
+    for (int r = 0; r < R; ++r) {
+      float s = xsimd::hadd(acc[c][r]);
+      for (int64_t k = k_vectors; k < k_depth; ++k) s += w[c][k] * x[r * stride + k];
+      const int64_t at = (p0 + r) * g.cout + ch;
+      a.y[at] = (s + bias) * scale + shift + (a.residual ? a.residual[at] : 0.f);
+    }
+  }
+}
+
+template <class Arch, size_t... R>
+constexpr auto RowTiles(std::index_sequence<R...>) {
+  return std::array<void (*)(const FewPixelArgs&, int64_t, int64_t, int64_t), sizeof...(R)>{
+      &RowTile<Arch, static_cast<int>(R + 1)>...};
+}
+
+// Output channels [begin, end), kRows at a time; the pixels in as few tiles as kPixels allows,
+// evened out (16 pixels: 6 + 5 + 5, not 6 + 6 + 4).
+template <class Arch>
+void Rows(const FewPixelArgs& a, int64_t begin, int64_t end) {
+  using S = RowShape<Arch>;
+  static constexpr auto tiles = RowTiles<Arch>(std::make_index_sequence<S::kPixels>());
+  const int64_t pixels = a.geometry->pixels();
+  const int64_t passes = (pixels + S::kPixels - 1) / S::kPixels;
+  for (int64_t c0 = begin; c0 < end; c0 += S::kRows) {
+    const int64_t rows = std::min<int64_t>(S::kRows, end - c0);
+    for (int64_t pass = 0, p0 = 0; pass < passes; ++pass) {
+      const int64_t r = (pixels - p0 + (passes - pass) - 1) / (passes - pass);
+      tiles[static_cast<size_t>(r - 1)](a, c0, rows, p0);
+      p0 += r;
+    }
   }
 }
 

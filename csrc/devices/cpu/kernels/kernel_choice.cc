@@ -42,9 +42,9 @@ constexpr double kBudgetUs = 20000;
 // candidates moved from ATen's operators, which allocated and copied their output, to the
 // engine's own primitives; 3: the few-row product streams one weight row at a time, every
 // candidate is timed on evicted weights, and a weight that is an input is repacked on a digest;
-// 4: convolutions with few output pixels gain the few_pixels candidate) bumps it and every key
-// is timed again.
-constexpr int kCandidatesRevision = 4;
+// 4: convolutions with few output pixels gain the few_pixels candidate; 5: and the
+// few_pixels_unpacked one) bumps it and every key is timed again.
+constexpr int kCandidatesRevision = 5;
 
 struct Registry {
   std::mutex mutex;
