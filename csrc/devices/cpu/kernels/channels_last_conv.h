@@ -1,4 +1,4 @@
-// A Conv2D or FusedConv2D with data_format NHWC (the ChannelsLast pass) runs one of four
+// A Conv2D or FusedConv2D with data_format NHWC (the ChannelsLast pass) runs one of these
 // kernels, whichever measured faster for its shapes on this CPU (kernel_choice.h); a
 // FusedConv2D's residual add and activation are oneDNN's post-ops in the oneDNN kernels and
 // ATen calls in place after ATen's:
@@ -14,7 +14,10 @@
 //     whenever its bytes changed since it was last packed (a digest on every call,
 //     repack_on_change.h);
 //   "few_pixels", for at most kFewPixelsMax output pixels (few_pixel_conv.h): an im2col and a
-//     product that streams a packed weight once (packed at load, or again on a change as above).
+//     product that streams a packed weight once (packed at load, or again on a change as above);
+//   "few_pixels_unpacked", as many pixels: the same on the weight as it is stored (the im2col
+//     follows its order), so a weight that is a graph input is read once per call, where
+//     "few_pixels" and "onednn_repack" read it to digest it and then read their packing.
 // Of ATen's two, the first wins where activations are large against the weight (ResNet's early
 // layers, ~30% per convolution on an AMD EPYC Zen 3), the second where the weight is (512
 // channels at 4x4: the per-call weight copy costs more than the layout saves) and for a

@@ -1,5 +1,5 @@
-// FewPixelBlocks and FewPixelRows for AVX2 + FMA (this file is compiled with -mavx2 -mfma; called only on CPUs that
-// have them).
+// FewPixelBlocks and FewPixelRows for AVX2 + FMA (this file is compiled with -mavx2 -mfma; called
+// only on CPUs that have them).
 #include "devices/cpu/kernels/few_pixel_conv_impl.h"
 
 namespace ge::cpu::few_pixel_detail {
