@@ -272,6 +272,31 @@ TEST_F(PassTest, ChannelsLastKeepsAConvNetNhwcWithTransposesOnlyAtItsEdges) {
   }
 }
 
+TEST_F(PassTest, ChannelsLastCarriesScalarOperandsAsTheyAre) {
+  // conv -> ReLU -> x * 0.5 -> conv: the scalar multiply joins the region; a per-channel one
+  // ([1, 4, 1, 1], which would need its own reorder) ends it.
+  for (bool scalar : {true, false}) {
+    auto g = RunPass(
+        [&](es::GraphBuilder& b) {
+          auto x = b.CreateInput(0, DataType::kFloat, {1, 3, 8, 8});
+          auto first =
+              es::Relu(es::Conv2D(x, b.CreateInput(1, DataType::kFloat, {4, 3, 3, 3}), {1, 1, 1, 1}, {1, 1, 1, 1}));
+          auto scaled = es::Mul(
+              first, scalar ? b.CreateScalar(0.5, DataType::kFloat) : b.CreateConst(Ramp({1, 4, 1, 1}, 0.5f, 0.1f)));
+          b.SetOutputs(
+              {es::Conv2D(scaled, b.CreateInput(2, DataType::kFloat, {4, 4, 3, 3}), {1, 1, 1, 1}, {1, 1, 1, 1})});
+        },
+        CreateChannelsLastPass(), scalar);
+    if (!scalar) continue;
+    EXPECT_EQ(Count(*g, "Transpose"), 2);  // x in, the second convolution's output out
+    for (Node* n : g->nodes()) {
+      if (n->type() == "Mul") {
+        EXPECT_EQ(n->output_desc(0).shape, (Shape{1, 8, 8, 4})) << n->ToString();
+      }
+    }
+  }
+}
+
 TEST_F(PassTest, ChannelsLastLeavesLoneConvolutionsAndTrainingGraphsAlone) {
   RunPass(
       [](es::GraphBuilder& b) {  // one convolution: two layout copies would buy one faster kernel

@@ -329,3 +329,31 @@ def test_a_nan_goes_through_every_epilogue_as_in_eager(kernel, frozen, monkeypat
         expected = model(x)
         assert expected.isnan().any()
         torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
+class ScaledConvs(nn.Module):
+    """Convolutions joined by ReLU and a multiply by a Python scalar (a residual scale)."""
+
+    def __init__(self):
+        super().__init__()
+        self.first, self.second = nn.Conv2d(3, 8, 3, 1, 1), nn.Conv2d(8, 8, 3, 1, 1)
+
+    def forward(self, x):
+        return self.second(torch.relu(self.first(x)) * 0.5) + 1.0
+
+
+def test_a_scalar_operand_keeps_the_convolutions_channels_last(monkeypatch):
+    """The ChannelsLast pass carries `x * 0.5` (one element: it broadcasts alike in either layout):
+    both convolutions run NHWC -- the engine's oneDNN kernel, no ATen convolution -- with eager's
+    numbers."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "onednn_repack")
+    torch.manual_seed(0)
+    model, x = ScaledConvs().eval(), torch.randn(2, 3, 10, 9)
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(model, backend=backend, dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled(x)
+    assert not any("convolution" in e.key for e in prof.key_averages()), [e.key for e in prof.key_averages()]
+    assert backend.compiler.reports[-1]["passes_fired"].get("ChannelsLast"), backend.compiler.reports[-1]["passes_fired"]

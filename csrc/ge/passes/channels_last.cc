@@ -7,7 +7,8 @@
 //
 // The region grows in execution order: every NCHW float Conv2D joins; a BatchNorm (inference),
 // max/avg pool, or elementwise op joins when its activation inputs come from the region (an
-// elementwise op's every input, of its output's shape). A region node takes data_format NHWC
+// elementwise op's every input of more than one element, of its output's shape: a scalar such as
+// `x * 0.5` broadcasts the same way in either layout and is left as it is). A region node takes data_format NHWC
 // (window attributes reordered to x's dims) and NHWC output shapes; a value entering from
 // outside gets one Transpose to NHWC, a value read outside one Transpose back to NCHW, which
 // auto-fusion turns into a permuted load of the kernel that reads it. Generated kernels see only
@@ -61,12 +62,20 @@ bool Rewritable(const Node* node) {
   return true;
 }
 
+// A single element broadcasts alike against NCHW and NHWC: an elementwise op's scalar operand
+// stays as it is.
+bool SingleElement(const Node* node, int input) {
+  const Value v = node->input(input);
+  return v.valid() && v.node->output_desc(v.index).NumElements() == 1;
+}
+
 // The inputs of `node` that carry activations (the ones whose layout changes).
 std::vector<int> ActivationInputs(const Node* node) {
   if (ElementwiseOps().count(node->type())) {
-    std::vector<int> all;
-    for (int i = 0; i < node->num_inputs(); ++i) all.push_back(i);
-    return all;
+    std::vector<int> tensors;
+    for (int i = 0; i < node->num_inputs(); ++i)
+      if (!SingleElement(node, i)) tensors.push_back(i);
+    return tensors;
   }
   return {0};
 }
@@ -88,10 +97,13 @@ class Region {
     if (type == kOpBatchNorm) return from_region && format == "NCHW" && !node->GetAttrOr<bool>("is_training", false);
     if (PoolOps().count(type)) return from_region && format == "NCHW";
     if (!ElementwiseOps().count(type) || node->num_outputs() != 1) return false;
-    for (const Value& v : node->inputs())
+    const std::vector<int> activations = ActivationInputs(node);
+    for (int i : activations) {
+      const Value v = node->input(i);
       if (!v.valid() || !Contains(v.node) || v.node->output_desc(v.index).shape != node->output_desc(0).shape)
         return false;
-    return true;
+    }
+    return !activations.empty();
   }
 
   void Add(const Node* node) {
