@@ -49,7 +49,7 @@ def config(frozen):
     return config
 
 
-@pytest.mark.parametrize("kernel", ["nhwc", "nchw", "onednn_packed", "onednn_repack", "measure"])
+@pytest.mark.parametrize("kernel", ["nhwc", "nchw", "onednn_packed", "onednn_repack", "onednn_folded", "measure"])
 @pytest.mark.parametrize("frozen", [False, True])
 @pytest.mark.parametrize("batch", [1, 3])
 def test_each_kernel_matches_eager(kernel, frozen, batch, monkeypatch, tmp_path):
@@ -96,7 +96,7 @@ def test_a_kernel_that_does_not_apply_leaves_the_convolution_to_aten(kernel, fro
     assert "aten::convolution" in ops, ops
 
 
-@pytest.mark.parametrize("kernel", ["onednn_repack", "measure"])
+@pytest.mark.parametrize("kernel", ["onednn_repack", "onednn_folded", "measure"])
 def test_a_weight_that_is_an_input_is_read_again_when_it_changes(kernel, monkeypatch):
     """Without frozen parameters a weight may change between calls, also through `.data`, which
     moves no version counter: the packed weight must follow the bytes."""
@@ -242,7 +242,7 @@ def test_batch_norms_fold_into_the_convolution_and_follow_their_parameters(tmp_p
     keys = [c["key"] for c in backend.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
     epilogues = sorted(k.split("groups=1")[1].split(" threads")[0] for k in keys)
     assert epilogues == [" +batchnorm +residual relu", " +batchnorm relu", " +bias +batchnorm"], keys
-    for kernel in ["nhwc", "nchw", "onednn_repack"]:
+    for kernel in ["nhwc", "nchw", "onednn_repack", "onednn_folded"]:
         monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
         torch._dynamo.reset()
         with torch.no_grad():
@@ -255,11 +255,36 @@ def test_batch_norms_fold_into_the_convolution_and_follow_their_parameters(tmp_p
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg=f"{kernel}, changed")
 
 
+def test_batch_norms_folded_into_packed_weights_follow_every_change(monkeypatch):
+    """"onednn_folded": each norm folded into its convolution's packed weight and bias, as frozen
+    parameters get it, no ATen convolution -- and eager's numbers again after the weights change
+    through `.data` (no version bump), after the norms' scales change, and after only their shifts
+    (running means, offsets) do."""
+    monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "onednn_folded")
+    torch.manual_seed(0)
+    model, x = ConvBatchNorms().eval(), torch.randn(2, 8, 13, 11)
+    compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled(x)
+        assert not any("convolution" in e.key for e in prof.key_averages()), [e.key for e in prof.key_averages()]
+        model.convs[1].weight.data.mul_(-0.5)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg="weights")
+        model.norms[2].running_var.mul_(3.0)
+        model.norms[0].weight.neg_()
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg="scales")
+        for norm in model.norms:
+            norm.running_mean.add_(0.5)
+            norm.bias.mul_(2.0)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4, msg="shifts")
+
+
 def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "winograd")
     compiled = torch.compile(block(), backend=torchair_ge.get_npu_backend(), dynamic=False)
     expected = ("TORCHAIR_GE_CPU_CONV='winograd': expected one of measure, nhwc, nchw, onednn_packed, onednn_repack, "
-                "few_pixels, few_pixels_unpacked")
+                "onednn_folded, few_pixels, few_pixels_unpacked")
     with pytest.raises(Exception, match=expected), torch.no_grad():
         compiled(torch.randn(1, 3, 33, 29))
 

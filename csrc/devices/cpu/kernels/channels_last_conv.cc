@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include <ATen/Parallel.h>
@@ -56,6 +57,51 @@ void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& pack
   FinishAfterPrimitive(activation, y);
 }
 
+// A weight that is a graph input with its inference batch norm folded in, packed for `conv` (a
+// primitive made with a bias and without the norm's post-ops): weight * scale per output channel,
+// bias * scale + shift. Packed again when the weight's bytes change (RepackOnChange's digest) or
+// the norm's scale does (compared with the one packed, every call: Cout floats); the bias is
+// folded every call. What frozen parameters get from BatchNormFold, without giving up changes.
+class FoldedRepack {
+ public:
+  FoldedRepack(std::shared_ptr<onednn::Conv2D> conv, const at::Tensor& weight, std::optional<at::Tensor> bias,
+               std::shared_ptr<ChannelAffine> affine)
+      : bias_(std::move(bias)),
+        affine_(std::move(affine)),
+        folded_bias_(at::empty({weight.size(0)}, weight.options())),
+        packed_scale_(at::empty({weight.size(0)}, weight.options())),
+        repack_(weight, conv->PackedWeightBytes(), [conv, affine = affine_](const at::Tensor& w, void* packed) {
+          // (allocates: runs only when something changed)
+          return PackInto(*conv, w.mul(affine->scale().view({-1, 1, 1, 1})), packed);
+        }) {}
+
+  // Folds the norm's current values in; the packed weight and the bias for this call.
+  const at::Tensor& Packed() {
+    affine_->Update();
+    const at::Tensor& scale = affine_->scale();
+    const size_t bytes = static_cast<size_t>(scale.nbytes());
+    if (std::memcmp(scale.const_data_ptr(), packed_scale_.const_data_ptr(), bytes) != 0 || !scale_packed_) {
+      std::memcpy(packed_scale_.data_ptr(), scale.const_data_ptr(), bytes);
+      repack_.Invalidate();
+      scale_packed_ = true;
+    }
+    const float *s = scale.const_data_ptr<float>(), *shift = affine_->shift().const_data_ptr<float>();
+    const float* b = bias_ ? bias_->const_data_ptr<float>() : nullptr;
+    float* folded = folded_bias_.data_ptr<float>();
+    for (int64_t k = 0; k < folded_bias_.size(0); ++k) folded[k] = (b ? b[k] : 0.f) * s[k] + shift[k];
+    return repack_.Packed();
+  }
+  const at::Tensor& bias() const { return folded_bias_; }
+  std::vector<MemoryRange> Memory() const { return repack_.Memory(); }
+
+ private:
+  std::optional<at::Tensor> bias_;
+  std::shared_ptr<ChannelAffine> affine_;
+  at::Tensor folded_bias_, packed_scale_;
+  bool scale_packed_ = false;
+  RepackOnChange repack_;
+};
+
 bool Dense4d(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat && t.dim() == 4 && t.is_non_overlapping_and_dense();
 }
@@ -66,8 +112,9 @@ bool DenseBias(const ChannelsLastConv& conv) {
 }
 
 // oneDNN's primitive for these operands, or null where it does not take them (then only the
-// ATen kernels are offered).
-std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
+// ATen kernels are offered). `folded`: for the weight with the batch norm folded in -- a bias,
+// no norm post-ops.
+std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv, bool folded = false) {
   if (!Dense4d(conv.x) || !Dense4d(conv.weight) || !Dense4d(conv.y) || !DenseBias(conv) ||
       (conv.residual.defined() && !Dense4d(conv.residual)))
     return nullptr;
@@ -82,8 +129,8 @@ std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv) {
   spec.padding = {w.padding[0], w.padding[1]};
   spec.dilation = {w.dilation[0], w.dilation[1]};
   spec.groups = w.groups;
-  spec.bias = conv.bias.has_value();
-  spec.channel_affine = conv.affine != nullptr;
+  spec.bias = conv.bias.has_value() || folded;
+  spec.channel_affine = conv.affine != nullptr && !folded;
   spec.residual = conv.residual.defined();
   if (spec.residual) spec.residual_strides = Dims(conv.residual.strides());
   if (conv.activation != nullptr) spec.activation = conv.activation->primitive_post_op;
@@ -198,7 +245,7 @@ void RunFewPixels(const FewPixelGeometry& g, const WindowOrder& order, const Cha
 // oneDNN's keep (not the channels-last weight copy and NCHW scratch): the winning kernel holds
 // one prepared copy of a constant weight, not both.
 ChannelsLastConv ForAten(ChannelsLastConv c) {
-  c.onednn = nullptr;
+  c.onednn = c.onednn_folded = nullptr;
   c.packed_weight = c.few_pixel_weight = at::Tensor();
   return c;
 }
@@ -209,13 +256,13 @@ ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
 }
 
 ChannelsLastConv ForFewPixels(ChannelsLastConv c) {
-  c.onednn = nullptr;
+  c.onednn = c.onednn_folded = nullptr;
   c.weight = c.x_nchw = c.y_nchw = c.packed_weight = at::Tensor();
   return c;
 }
 
 ChannelsLastConv ForUnpackedFewPixels(ChannelsLastConv c) {
-  c.onednn = nullptr;
+  c.onednn = c.onednn_folded = nullptr;
   c.x_nchw = c.y_nchw = c.packed_weight = c.few_pixel_weight = at::Tensor();
   return c;
 }
@@ -265,6 +312,7 @@ void ApplyConvEpilogue(at::Tensor& y, ChannelAffine* affine, const at::Tensor& r
 
 Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
   conv.onednn = OneDnnConvFor(conv);
+  if (conv.onednn && conv.affine && !conv.constant_weight) conv.onednn_folded = OneDnnConvFor(conv, /*folded=*/true);
   conv.few_pixels = FewPixelsFor(conv);
   if (!conv.constant_weight) return {};
   if (conv.onednn) {
@@ -315,6 +363,17 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                    },
                    std::move(cold)});
   }
+  if (conv.onednn_folded) {
+    auto folded = std::make_shared<FoldedRepack>(conv.onednn_folded, conv.weight, conv.bias, conv.affine);
+    std::vector<MemoryRange> cold = folded->Memory();
+    if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
+    out.push_back({"onednn_folded",
+                   [c = ForOneDnn(conv), f = std::move(folded)]() mutable {
+                     const at::Tensor& packed = f->Packed();
+                     RunOneDnn(*c.onednn_folded, c.x, packed, f->bias(), nullptr, c.residual, c.activation, c.y);
+                   },
+                   std::move(cold)});
+  }
   if (conv.few_pixels && conv.few_pixel_weight.defined())
     out.push_back(
         {"few_pixels",
@@ -348,7 +407,7 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
 }
 
 std::vector<std::string> ForcibleConvKernels() {
-  return {"nhwc", "nchw", "onednn_packed", "onednn_repack", "few_pixels", "few_pixels_unpacked"};
+  return {"nhwc", "nchw", "onednn_packed", "onednn_repack", "onednn_folded", "few_pixels", "few_pixels_unpacked"};
 }
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv) {

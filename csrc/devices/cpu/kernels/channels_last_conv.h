@@ -13,6 +13,10 @@
 //   "onednn_repack", for a weight that is a graph input: the same, with the weight packed again
 //     whenever its bytes changed since it was last packed (a digest on every call,
 //     repack_on_change.h);
+//   "onednn_folded", for a weight that is a graph input under a batch norm: the same, with the
+//     norm folded into the packed weight and into a bias (as BatchNormFold does for frozen
+//     parameters) instead of applied as post-ops -- folded again when the weight's bytes or the
+//     norm's scale change;
 //   "few_pixels", for at most kFewPixelsMax output pixels (few_pixel_conv.h): an im2col and a
 //     product that streams a packed weight once (packed at load, or again on a change as above);
 //   "few_pixels_unpacked", as many pixels: the same on the weight as it is stored (the im2col
@@ -76,6 +80,9 @@ struct ChannelsLastConv {
   bool constant_weight = false;
   std::shared_ptr<onednn::Conv2D> onednn;
   at::Tensor packed_weight;
+  // For a weight that is an input under a batch norm: the primitive with a bias and no norm
+  // post-ops, for the weight with the norm folded in ("onednn_folded"; null: not offered).
+  std::shared_ptr<onednn::Conv2D> onednn_folded;
   // The "few_pixels" kernel's geometry (unset: not offered) and a constant weight in its layout.
   std::optional<FewPixelGeometry> few_pixels;
   at::Tensor few_pixel_weight;

@@ -107,6 +107,7 @@ Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, const 
     if (!operands.ok()) return std::vector<KernelCandidate>();  // (stand-ins of operands that were taken)
     ChannelsLastConv& scratch = *operands;
     scratch.onednn = conv.onednn;
+    scratch.onednn_folded = conv.onednn_folded;
     scratch.few_pixels = conv.few_pixels;
     if (conv.constant_weight) {  // the real weight, already prepared
       scratch.weight = conv.weight;

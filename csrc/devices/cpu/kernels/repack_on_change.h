@@ -28,6 +28,9 @@ class RepackOnChange {
 
   // The packed weight, packed again first if the weight's bytes changed (or on the first call).
   const at::Tensor& Packed();
+  // The next Packed() packs again whatever the digests say (the packing also depends on
+  // something else that changed: a batch norm folded into the weight).
+  void Invalidate() { digests_.clear(); }
 
   // What a call reads: the weight (digested) and its packing (KernelCandidate::cold).
   std::vector<MemoryRange> Memory() const { return MemoryOf({weight_, packed_}); }
