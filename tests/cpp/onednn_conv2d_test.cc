@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+#include <dirent.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "onednn_reference.h"
@@ -150,6 +154,63 @@ TEST(OneDnnConv2DTest, AnEmptyBatchIsAnErrorNotACrash) {
   auto conv = Conv2D::Create(spec);
   ASSERT_FALSE(conv.ok());
   EXPECT_NE(conv.status().message().find("empty"), std::string::npos) << conv.status().message();
+}
+
+// The threads this process has.
+int ProcessThreads() {
+  int count = 0;
+  if (DIR* dir = opendir("/proc/self/task")) {
+    while (const dirent* entry = readdir(dir)) count += entry->d_name[0] != '.';
+    closedir(dir);
+  }
+  return count;
+}
+
+TEST(OneDnnConv2DTest, AThreadGivenFewerCoresRunsWithoutATeamOfItsOwn) {
+  // A stream's thread (StreamRunner) sets its OpenMP threads to its share of the cores. A
+  // primitive planned on a thread with more must not start a team of that size on it: the team
+  // oversubscribes the cores, and its threads stay (GNU OpenMP then stops spinning between
+  // regions, process-wide).
+  using SetThreads = void (*)(int);
+  using GetThreads = int (*)();
+  const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  const auto get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (set == nullptr || get == nullptr || get() < 2) GTEST_SKIP() << "needs OpenMP and 2 threads";
+  Conv2DSpec spec;
+  spec.x_sizes = {1, 32, 14, 14};
+  spec.x_strides = StridesOf(spec.x_sizes, true);
+  spec.w_sizes = {32, 32, 3, 3};
+  spec.y_sizes = {1, 32, 14, 14};
+  spec.y_strides = StridesOf(spec.y_sizes, true);
+  spec.stride = {1, 1};
+  spec.padding = {1, 1};
+  spec.dilation = {1, 1};
+  auto conv = Conv2D::Create(spec);  // planned for this thread's (2 or more) threads
+  ASSERT_TRUE(conv.ok()) << conv.status().message();
+  std::mt19937 gen(7);
+  const std::vector<float> x = Random(32 * 14 * 14, gen), w = Random(32 * 32 * 9, gen);
+  std::vector<float> packed((*conv)->PackedWeightBytes() / sizeof(float) + 16), here(x.size()), there(x.size());
+  ASSERT_TRUE((*conv)->PackWeight(w.data(), StridesOf(spec.w_sizes, false), packed.data()).ok());
+  auto run = [&](std::vector<float>& y) {
+    Conv2DBuffers b;
+    b.x = x.data();
+    b.packed_weight = packed.data();
+    b.y = y.data();
+    return (*conv)->Run(b);
+  };
+  ASSERT_TRUE(run(here).ok());
+  int before = 0, after = 0;
+  Status status;
+  std::thread stream([&] {
+    set(1);
+    before = ProcessThreads();
+    status = run(there);
+    after = ProcessThreads();
+  });
+  stream.join();
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(after, before) << "the run started threads of its own";
+  for (size_t i = 0; i < here.size(); ++i) ASSERT_NEAR(here[i], there[i], 1e-4f) << i;  // one thread or two
 }
 
 }  // namespace

@@ -88,7 +88,10 @@ Expected<std::unique_ptr<Conv2D>> Conv2D::Create(const Conv2DSpec& s) {
                                                dilation, padding, padding);
     const dnnl::convolution_forward::primitive_desc pd(desc, attr, CpuEngine());
     BoundPrimitive& p = impl->primitive;
-    p.Set(dnnl::convolution_forward(pd), pd.weights_desc(), pd.impl_info_str());
+    p.Set(dnnl::convolution_forward(pd), pd.weights_desc(), pd.impl_info_str(), [desc, attr]() {
+      const dnnl::convolution_forward::primitive_desc replanned(desc, attr, CpuEngine());
+      return std::make_pair(dnnl::primitive(dnnl::convolution_forward(replanned)), replanned.weights_desc());
+    });
     p.AddArgument(DNNL_ARG_SRC, x_desc);
     p.AddArgument(DNNL_ARG_WEIGHTS, pd.weights_desc());
     p.AddArgument(DNNL_ARG_DST, y_desc);

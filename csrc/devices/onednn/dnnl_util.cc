@@ -1,5 +1,7 @@
 #include "devices/onednn/dnnl_util.h"
 
+#include <dlfcn.h>
+
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,6 +23,14 @@ std::pair<dnnl::algorithm, float> EltwiseOf(Activation a) {
   return {dnnl::algorithm::undef, 0.f};
 }
 
+// The calling thread's OpenMP thread setting (what oneDNN plans a primitive for), through the
+// OpenMP runtime torch loaded (looked up, not linked: never a second runtime); 0 when there is
+// none.
+int ThreadSetting() {
+  static const auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  return get != nullptr ? get() : 0;
+}
+
 }  // namespace
 
 const dnnl::engine& CpuEngine() {
@@ -34,10 +44,27 @@ void AppendActivation(dnnl::post_ops& post, Activation activation) {
   post.append_eltwise(1.f, algorithm, alpha, 0.f);
 }
 
-void BoundPrimitive::Set(dnnl::primitive primitive, dnnl::memory::desc weights, std::string implementation) {
+void BoundPrimitive::Set(dnnl::primitive primitive, dnnl::memory::desc weights, std::string implementation,
+                         Replan replan) {
   primitive_ = std::move(primitive);
   weights_ = std::move(weights);
   implementation_ = std::move(implementation);
+  threads_ = ThreadSetting();
+  replan_ = std::move(replan);
+}
+
+dnnl_primitive_t BoundPrimitive::ForThreads(int threads) {
+  if (threads == threads_ || threads_ == 0 || threads <= 0) return primitive_.get();
+  for (const auto& [setting, primitive] : replanned_)
+    if (setting == threads) return primitive.get();
+  dnnl::primitive made = primitive_;  // kept when planning again fails or changes the weights' layout
+  try {
+    auto [primitive, weights] = replan_();
+    if (weights == weights_) made = std::move(primitive);
+  } catch (const dnnl::error&) {
+  }
+  replanned_.emplace_back(threads, std::move(made));  // (allocates: once per setting)
+  return replanned_.back().second.get();
 }
 
 void BoundPrimitive::AddArgument(int arg, const dnnl::memory::desc& desc) {
@@ -63,8 +90,8 @@ Status BoundPrimitive::Run(std::initializer_list<std::pair<int, const void*>> bu
       if (a.arg == arg && status == dnnl_success)
         status = dnnl_memory_set_data_handle(a.memory, const_cast<void*>(data));
   if (status == dnnl_success)
-    status =
-        dnnl_primitive_execute(primitive_.get(), stream_.get(), static_cast<int>(exec_args_.size()), exec_args_.data());
+    status = dnnl_primitive_execute(ForThreads(ThreadSetting()), stream_.get(), static_cast<int>(exec_args_.size()),
+                                    exec_args_.data());
   if (status == dnnl_success) status = dnnl_stream_wait(stream_.get());
   if (status != dnnl_success)
     return Internal("oneDNN: running {} failed (status {})", implementation_, static_cast<int>(status));

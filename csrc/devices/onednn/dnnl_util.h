@@ -4,6 +4,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -33,10 +34,20 @@ void AppendActivation(dnnl::post_ops& post, Activation activation);
 // once (the C++ API's execute builds a vector of them on every call). The weight is packed into
 // a buffer of the caller's, so one primitive serves a task and its timing stand-ins. One
 // caller at a time.
+//
+// A oneDNN primitive keeps the thread count it was planned for (the calling thread's OpenMP
+// setting when it was made) and starts a team of that size on whatever thread runs it. A task
+// on a stream runs on a thread given a share of the cores, so a run on a thread whose setting
+// differs uses a primitive planned again for it (made on its first run there) -- as long as that
+// one reads the weight in the same layout, which the packing was made for; else the original.
 class BoundPrimitive {
  public:
-  // `primitive` with its weights in `weights` (the layout it chose).
-  void Set(dnnl::primitive primitive, dnnl::memory::desc weights, std::string implementation);
+  // A primitive for the same operation planned for the calling thread's setting, with the
+  // layout it reads its weights in.
+  using Replan = std::function<std::pair<dnnl::primitive, dnnl::memory::desc>()>;
+
+  // `primitive` with its weights in `weights` (the layout it chose); `replan` makes it again.
+  void Set(dnnl::primitive primitive, dnnl::memory::desc weights, std::string implementation, Replan replan);
   // Adds argument `arg` (DNNL_ARG_*) of layout `desc`; its buffer comes with each Run.
   void AddArgument(int arg, const dnnl::memory::desc& desc);
   // Reorders a weight in layout `plain` into `packed` (weights().get_size() bytes).
@@ -49,8 +60,14 @@ class BoundPrimitive {
   const std::string& implementation() const { return implementation_; }
 
  private:
+  // The primitive for a thread whose OpenMP setting is `threads`.
+  dnnl_primitive_t ForThreads(int threads);
+
   dnnl::stream stream_{CpuEngine()};
   dnnl::primitive primitive_;
+  int threads_ = 0;  // the setting primitive_ was planned under (0: unknown, never replanned)
+  Replan replan_;
+  std::vector<std::pair<int, dnnl::primitive>> replanned_;  // by setting
   dnnl::memory::desc weights_;
   std::string implementation_;
   std::vector<dnnl::memory> memories_;      // by argument, in the order added (owners of the handles)

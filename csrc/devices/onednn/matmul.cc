@@ -55,7 +55,10 @@ Expected<std::unique_ptr<MatMul>> MatMul::Create(const MatMulSpec& s) {
     const dnnl::matmul::desc desc(x_desc, w_desc, s.bias ? bias_desc : memory::desc(), y_desc);
     const dnnl::matmul::primitive_desc pd(desc, attr, CpuEngine());
     BoundPrimitive& p = impl->primitive;
-    p.Set(dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str());
+    p.Set(dnnl::matmul(pd), pd.weights_desc(), pd.impl_info_str(), [desc, attr]() {
+      const dnnl::matmul::primitive_desc replanned(desc, attr, CpuEngine());
+      return std::make_pair(dnnl::primitive(dnnl::matmul(replanned)), replanned.weights_desc());
+    });
     p.AddArgument(DNNL_ARG_SRC, x_desc);
     p.AddArgument(DNNL_ARG_WEIGHTS, pd.weights_desc());
     p.AddArgument(DNNL_ARG_DST, y_desc);
