@@ -2,7 +2,8 @@
 // pool, whose argmax nobody reads). ATen's channels-last kernel always computes and writes an
 // int64 index per output element -- three times the bytes of the output itself (resnet_b8's stem
 // pool: 453 us alone, ~1.2 ms on average in a run). Each output pixel's channels are one
-// contiguous run, the running maximum of the window's pixels.
+// contiguous run, the running maximum of the window's pixels, a vector of channels at a time
+// (xsimd code per instruction set, picked at run time, as few_pixel_conv.h).
 #pragma once
 
 #include <cstdint>
@@ -18,5 +19,11 @@ struct NhwcPoolShape {
 // y = the maximum over each window of x (dense NHWC), padding excluded; a NaN in a window gives
 // NaN, as ATen's max pool. Split over the intra-op threads by output rows.
 void MaxPoolNhwc(const NhwcPoolShape& s, const float* x, float* y);
+
+namespace max_pool_detail {  // output rows [begin, end) of n * oh: each body MaxPoolNhwc picks from (tests call each)
+void RowsPortable(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
+void RowsAvx2(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64_t end);    // AVX2 CPUs only
+void RowsAvx512(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64_t end);  // AVX-512F only
+}  // namespace max_pool_detail
 
 }  // namespace ge::cpu
