@@ -382,3 +382,28 @@ def test_a_scalar_operand_keeps_the_convolutions_channels_last(monkeypatch):
             compiled(x)
     assert not any("convolution" in e.key for e in prof.key_averages()), [e.key for e in prof.key_averages()]
     assert backend.compiler.reports[-1]["passes_fired"].get("ChannelsLast"), backend.compiler.reports[-1]["passes_fired"]
+
+
+class Permute(nn.Module):
+    def __init__(self, perm):
+        super().__init__()
+        self.perm = perm
+
+    def forward(self, x):
+        return x.permute(*self.perm).contiguous()
+
+
+@pytest.mark.parametrize("shape,perm", [((1, 3, 112, 112), (0, 2, 3, 1)), ((2, 5, 7, 9), (0, 2, 3, 1)),
+                                        ((2, 7, 9, 40), (0, 3, 1, 2)), ((3, 17, 33), (0, 2, 1)),
+                                        ((2, 16, 4, 4), (0, 2, 3, 1))])
+def test_layout_transposes_swap_blocks_natively(shape, perm):
+    """The channels-last region's edges (NCHW -> NHWC into the first convolution, NHWC -> NCHW
+    out) and any transpose that swaps two blocks of dims run the engine's tiled loop, not ATen's
+    copy of a permuted view: the same numbers, bit for bit."""
+    x = torch.randn(*shape)
+    compiled = torch.compile(Permute(perm), backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), x.permute(*perm).contiguous(), rtol=0, atol=0)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            compiled(x)
+    assert not any("copy" in e.key for e in prof.key_averages()), [e.key for e in prof.key_averages()]

@@ -1,7 +1,12 @@
 // Data movement kernels. Reshape/Flatten copy for now; zero-copy views arrive with the
 // memory planner's aliasing support.
+#include <ATen/Parallel.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
+
+#include <algorithm>
+#include <optional>
+#include <vector>
 
 #include "devices/cpu/kernel_registry.h"
 
@@ -14,9 +19,60 @@ Expected<std::unique_ptr<Kernel>> CreateReshapeCopy(KernelArgs& a) {
   return MakeKernel(a.task, [dst, x = a.inputs[0]]() mutable { dst.copy_(x); });
 }
 
+// A transpose that swaps two blocks of a dense float tensor's dims: [b, rows, cols] -> [b, cols,
+// rows] (NCHW -> NHWC: rows C, cols H * W; NHWC -> NCHW the other way round).
+struct BlockSwap {
+  int64_t batches, rows, cols;
+};
+
+// The swap `perm` is on `x` (dense float32, 3 dims or more), if it is one: dims [1, k) moved
+// behind dims [k, n), the first dim kept.
+std::optional<BlockSwap> BlockSwapOf(const at::Tensor& x, const std::vector<int64_t>& perm) {
+  const int64_t n = x.dim();
+  if (x.scalar_type() != at::kFloat || !x.is_contiguous() || n < 3 || static_cast<int64_t>(perm.size()) != n ||
+      perm[0] != 0)
+    return std::nullopt;
+  for (int64_t k = 2; k < n; ++k) {
+    bool swap = true;  // perm = 0, k, ..., n-1, 1, ..., k-1
+    for (int64_t i = 1; i < n; ++i) swap = swap && perm[i] == (i <= n - k ? i + k - 1 : i - (n - k));
+    if (!swap) continue;
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 1; d < k; ++d) rows *= x.size(d);
+    for (int64_t d = k; d < n; ++d) cols *= x.size(d);
+    return BlockSwap{x.size(0), rows, cols};
+  }
+  return std::nullopt;
+}
+
+// y[b, c, r] = x[b, r, c] in tiles of 16 x 16 (both sides' lines reused while in L1), split over
+// the intra-op threads by batches and column tiles. ATen's copy of the permuted view walks the
+// output element by element through strided reads: the input image of a batch-1 ResNet (3
+// channels, 112 x 112) took 41-75 us that way on a Zen 4.
+void SwapBlocks(const BlockSwap& s, const float* x, float* y) {
+  constexpr int64_t kTile = 16;
+  const int64_t col_tiles = (s.cols + kTile - 1) / kTile;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(s.rows * kTile, 1));
+  at::parallel_for(0, s.batches * col_tiles, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t b = item / col_tiles, c0 = item % col_tiles * kTile, c1 = std::min(c0 + kTile, s.cols);
+      const float* in = x + b * s.rows * s.cols;
+      float* out = y + b * s.rows * s.cols;
+      for (int64_t r0 = 0; r0 < s.rows; r0 += kTile)
+        for (int64_t c = c0; c < c1; ++c)
+          for (int64_t r = r0; r < std::min(r0 + kTile, s.rows); ++r) out[c * s.rows + r] = in[r * s.cols + c];
+    }
+  });
+}
+
 Expected<std::unique_ptr<Kernel>> CreateTranspose(KernelArgs& a) {
-  at::Tensor src = a.inputs[0].permute(ConstIntValues(a.inputs[1]));
-  return MakeKernel(a.task, [src, y = a.outputs[0]]() mutable { y.copy_(src); });
+  const std::vector<int64_t> perm = ConstIntValues(a.inputs[1]);
+  const at::Tensor& y = a.outputs[0];
+  if (const std::optional<BlockSwap> swap = BlockSwapOf(a.inputs[0], perm); swap && y.is_contiguous())
+    return MakeKernel(a.task, [s = *swap, x = a.inputs[0], y]() mutable {
+      SwapBlocks(s, x.const_data_ptr<float>(), y.data_ptr<float>());
+    });
+  at::Tensor src = a.inputs[0].permute(perm);
+  return MakeKernel(a.task, [src, y]() mutable { y.copy_(src); });
 }
 
 Expected<std::unique_ptr<Kernel>> CreateConcatV2(KernelArgs& a) {
