@@ -46,6 +46,17 @@ std::vector<float> Random(size_t n, std::mt19937& gen) {
   return v;
 }
 
+// A channels-last convolution's spec (stride 1, no padding, groups 1 unless set after).
+Conv2DSpec ChannelsLastSpec(const Dims4& x, const Dims4& w, const Dims4& y) {
+  Conv2DSpec spec;
+  spec.x_sizes = x;
+  spec.x_strides = StridesOf(x, true);
+  spec.w_sizes = w;
+  spec.y_sizes = y;
+  spec.y_strides = StridesOf(y, true);
+  return spec;
+}
+
 class OneDnnConv2DTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(OneDnnConv2DTest, MatchesTheDefinition) {
@@ -132,12 +143,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{2, 8, 11, 7, 16, 3, 3, 2, 1, 1, 1, false, false, Activation::kRelu, false, false, true}));
 
 TEST(OneDnnConv2DTest, ChannelsThatDoNotMatchTheGroupsAreAnError) {
-  Conv2DSpec spec;
-  spec.x_sizes = {1, 6, 4, 4};
-  spec.x_strides = StridesOf(spec.x_sizes, true);
-  spec.w_sizes = {8, 4, 3, 3};  // 2 groups of 4 input channels: 8 != 6
-  spec.y_sizes = {1, 8, 2, 2};
-  spec.y_strides = StridesOf(spec.y_sizes, true);
+  Conv2DSpec spec = ChannelsLastSpec({1, 6, 4, 4}, {8, 4, 3, 3}, {1, 8, 2, 2});  // 2 groups of 4 input channels: 8 != 6
   spec.groups = 2;
   auto conv = Conv2D::Create(spec);
   ASSERT_FALSE(conv.ok());
@@ -145,12 +151,7 @@ TEST(OneDnnConv2DTest, ChannelsThatDoNotMatchTheGroupsAreAnError) {
 }
 
 TEST(OneDnnConv2DTest, AnEmptyBatchIsAnErrorNotACrash) {
-  Conv2DSpec spec;
-  spec.x_sizes = {0, 4, 6, 6};
-  spec.x_strides = StridesOf(spec.x_sizes, true);
-  spec.w_sizes = {8, 4, 3, 3};
-  spec.y_sizes = {0, 8, 4, 4};
-  spec.y_strides = StridesOf(spec.y_sizes, true);
+  const Conv2DSpec spec = ChannelsLastSpec({0, 4, 6, 6}, {8, 4, 3, 3}, {0, 8, 4, 4});
   auto conv = Conv2D::Create(spec);
   ASSERT_FALSE(conv.ok());
   EXPECT_NE(conv.status().message().find("empty"), std::string::npos) << conv.status().message();
@@ -176,12 +177,7 @@ TEST(OneDnnConv2DTest, AThreadGivenFewerCoresRunsWithoutATeamOfItsOwn) {
   const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   const auto get = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
   if (set == nullptr || get == nullptr || get() < 2) GTEST_SKIP() << "needs OpenMP and 2 threads";
-  Conv2DSpec spec;
-  spec.x_sizes = {1, 32, 14, 14};
-  spec.x_strides = StridesOf(spec.x_sizes, true);
-  spec.w_sizes = {32, 32, 3, 3};
-  spec.y_sizes = {1, 32, 14, 14};
-  spec.y_strides = StridesOf(spec.y_sizes, true);
+  Conv2DSpec spec = ChannelsLastSpec({1, 32, 14, 14}, {32, 32, 3, 3}, {1, 32, 14, 14});
   spec.stride = {1, 1};
   spec.padding = {1, 1};
   spec.dilation = {1, 1};
@@ -189,12 +185,14 @@ TEST(OneDnnConv2DTest, AThreadGivenFewerCoresRunsWithoutATeamOfItsOwn) {
   ASSERT_TRUE(conv.ok()) << conv.status().message();
   std::mt19937 gen(7);
   const std::vector<float> x = Random(32 * 14 * 14, gen), w = Random(32 * 32 * 9, gen);
-  std::vector<float> packed((*conv)->PackedWeightBytes() / sizeof(float) + 16), here(x.size()), there(x.size());
-  ASSERT_TRUE((*conv)->PackWeight(w.data(), StridesOf(spec.w_sizes, false), packed.data()).ok());
+  const size_t bytes = ((*conv)->PackedWeightBytes() + 63) / 64 * 64;
+  const std::unique_ptr<void, decltype(&std::free)> packed(std::aligned_alloc(64, bytes), &std::free);
+  ASSERT_TRUE((*conv)->PackWeight(w.data(), StridesOf(spec.w_sizes, false), packed.get()).ok());
+  std::vector<float> here(x.size()), there(x.size());
   auto run = [&](std::vector<float>& y) {
     Conv2DBuffers b;
     b.x = x.data();
-    b.packed_weight = packed.data();
+    b.packed_weight = packed.get();
     b.y = y.data();
     return (*conv)->Run(b);
   };
