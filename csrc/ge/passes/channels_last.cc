@@ -7,12 +7,12 @@
 //
 // The region grows in execution order: every NCHW float Conv2D joins; a BatchNorm (inference),
 // max/avg pool, or elementwise op joins when its activation inputs come from the region (an
-// elementwise op's every input of more than one element, of its output's shape: a scalar such as
-// `x * 0.5` broadcasts the same way in either layout and is left as it is). A region node takes data_format NHWC
-// (window attributes reordered to x's dims) and NHWC output shapes; a value entering from
-// outside gets one Transpose to NHWC, a value read outside one Transpose back to NCHW, which
-// auto-fusion turns into a permuted load of the kernel that reads it. Generated kernels see only
-// shapes, so they need nothing else. Graphs with backward ops are left alone (they read NCHW
+// elementwise op's every input of more than one element, of its output's shape: a scalar such
+// as `x * 0.5` broadcasts the same way in either layout and is left as it is). A region node
+// takes data_format NHWC (window attributes reordered to x's dims) and NHWC output shapes; a
+// value entering from outside gets one Transpose to NHWC, a value read outside one Transpose
+// back to NCHW, which auto-fusion turns into a permuted load of the kernel that reads it.
+// Generated kernels see only shapes, so they need nothing else. Graphs with backward ops are left alone (they read NCHW
 // activations), as are connected parts of the region with a single convolution (two layout
 // copies for one faster kernel; a training forward graph's convolutions are such parts, cut
 // apart by batch norms in training mode).
