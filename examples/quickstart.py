@@ -21,15 +21,19 @@ from bench.models.mlp import MLP  # noqa: E402
 from bench.models.resnet import small_resnet  # noqa: E402
 
 
-def median_ms(fn, x, repeats=30):
+def median_ms(eager, compiled, x, repeats=30):
+    """Median milliseconds of each, the calls alternating: a machine that speeds up or slows
+    down while the example runs (a shared VM does) weighs on both alike."""
     for _ in range(3):
-        fn(x)
-    times = []
+        eager(x)
+        compiled(x)
+    times = {eager: [], compiled: []}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn(x)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+        for fn in (eager, compiled):
+            start = time.perf_counter()
+            fn(x)
+            times[fn].append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times[eager]), statistics.median(times[compiled])
 
 
 def run(name, model, x, config):
@@ -38,7 +42,7 @@ def run(name, model, x, config):
     with torch.no_grad():
         expected, got = model(x), compiled(x)
         torch.testing.assert_close(got, expected)  # default fp32 tolerances
-        eager_ms, compiled_ms = median_ms(model, x), median_ms(compiled, x)
+        eager_ms, compiled_ms = median_ms(model, compiled, x)
     max_diff = (got - expected).abs().max().item()
     print(f"{name:<28} max |compiled - eager| = {max_diff:.2e}   eager {eager_ms:7.3f} ms   "
           f"torchair_ge {compiled_ms:7.3f} ms   ({eager_ms / compiled_ms:.2f}x)")
@@ -73,8 +77,7 @@ def run_dynamic(lengths=(16, 24, 40, 64)):
             until_compiled(compiled, inputs, backend.compiler.reports[-1], seq)  # checked and timed: the engine's runs
             got = compiled(*inputs)
             torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
-            eager_ms = median_ms(lambda x: model(*x), inputs, 10)
-            compiled_ms = median_ms(lambda x: compiled(*x), inputs, 10)
+            eager_ms, compiled_ms = median_ms(lambda x: model(*x), lambda x: compiled(*x), inputs, 10)
             print(f"{'BERT encoder, seq ' + str(seq):<28} max |compiled - eager| = {(got - expected).abs().max().item():.2e}"
                   f"   eager {eager_ms:7.3f} ms   torchair_ge {compiled_ms:7.3f} ms   ({eager_ms / compiled_ms:.2f}x)")
     symbolic = backend.compiler.reports[-1]
