@@ -8,31 +8,34 @@
 namespace ge::cpu {
 namespace few_pixel_detail {
 
-void BlocksPortable(const FewPixelArgs& a, int64_t begin, int64_t end) {
+namespace {
+
+// The product for output channels [c_begin, c_end) one sum at a time; weight(c, k) reads w[c, k]
+// wherever the kernel keeps it.
+template <class Weight>
+void PortableProduct(const FewPixelArgs& a, int64_t c_begin, int64_t c_end, const Weight& weight) {
   const FewPixelGeometry& g = *a.geometry;
-  const int64_t k_depth = g.depth();
-  for (int64_t block = begin; block < end; ++block)
-    for (int64_t p = 0; p < g.pixels(); ++p)
-      for (int64_t j = 0; j < kFewPixelChannels && block * kFewPixelChannels + j < g.cout; ++j) {
-        const int64_t c = block * kFewPixelChannels + j;
-        float s = 0.f;
-        for (int64_t k = 0; k < k_depth; ++k)
-          s += a.cols[p * g.im2col_stride() + k] * a.packed[(block * k_depth + k) * kFewPixelChannels + j];
-        s = (s + (a.bias ? a.bias[c] : 0.f)) * (a.scale ? a.scale[c] : 1.f) + (a.shift ? a.shift[c] : 0.f);
-        a.y[p * g.cout + c] = s + (a.residual ? a.residual[p * g.cout + c] : 0.f);
-      }
+  for (int64_t c = c_begin; c < c_end; ++c)
+    for (int64_t p = 0; p < g.pixels(); ++p) {
+      float s = 0.f;
+      for (int64_t k = 0; k < g.depth(); ++k) s += a.cols[p * g.im2col_stride() + k] * weight(c, k);
+      a.y[p * g.cout + c] = Output(a, c, p * g.cout + c, s);
+    }
+}
+
+}  // namespace
+
+void BlocksPortable(const FewPixelArgs& a, int64_t begin, int64_t end) {
+  const int64_t k_depth = a.geometry->depth();
+  PortableProduct(
+      a, begin * kFewPixelChannels, std::min(a.geometry->cout, end * kFewPixelChannels), [&](int64_t c, int64_t k) {
+        return a.packed[((c / kFewPixelChannels) * k_depth + k) * kFewPixelChannels + c % kFewPixelChannels];
+      });
 }
 
 void RowsPortable(const FewPixelArgs& a, int64_t begin, int64_t end) {
-  const FewPixelGeometry& g = *a.geometry;
-  const int64_t k_depth = g.depth();
-  for (int64_t c = begin; c < end; ++c)
-    for (int64_t p = 0; p < g.pixels(); ++p) {
-      float s = 0.f;
-      for (int64_t k = 0; k < k_depth; ++k) s += a.cols[p * g.im2col_stride() + k] * a.rows[c * k_depth + k];
-      s = (s + (a.bias ? a.bias[c] : 0.f)) * (a.scale ? a.scale[c] : 1.f) + (a.shift ? a.shift[c] : 0.f);
-      a.y[p * g.cout + c] = s + (a.residual ? a.residual[p * g.cout + c] : 0.f);
-    }
+  const int64_t k_depth = a.geometry->depth();
+  PortableProduct(a, begin, end, [&](int64_t c, int64_t k) { return a.rows[c * k_depth + k]; });
 }
 
 }  // namespace few_pixel_detail
@@ -62,15 +65,19 @@ void FewPixelIm2col(const FewPixelGeometry& g, const WindowOrder& order, const f
       for (int64_t j = 0; j < g.kw; ++j) {
         const int64_t iy = oy * g.stride[0] - g.pad[0] + i * g.dilation[0];
         const int64_t ix = ox * g.stride[1] - g.pad[1] + j * g.dilation[1];
-        const bool padding = iy < 0 || iy >= g.h || ix < 0 || ix >= g.w;
-        const float* in = x + ((b * g.h + iy) * g.w + ix) * g.cin;
         float* out = row + i * order.i_step + j * order.j_step;
-        if (runs && padding)
-          std::memset(out, 0, run);
-        else if (runs)
+        if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w) {  // padding
+          if (runs)
+            std::memset(out, 0, run);
+          else
+            for (int64_t ci = 0; ci < g.cin; ++ci) out[ci * order.ci_step] = 0.f;
+          continue;
+        }
+        const float* in = x + ((b * g.h + iy) * g.w + ix) * g.cin;
+        if (runs)
           std::memcpy(out, in, run);
         else
-          for (int64_t ci = 0; ci < g.cin; ++ci) out[ci * order.ci_step] = padding ? 0.f : in[ci];
+          for (int64_t ci = 0; ci < g.cin; ++ci) out[ci * order.ci_step] = in[ci];
       }
   }
 }

@@ -87,6 +87,12 @@ void FewPixelBlocks(const FewPixelArgs& a, int64_t begin, int64_t end);
 void FewPixelRows(const FewPixelArgs& a, int64_t begin, int64_t end);
 
 namespace few_pixel_detail {  // each body FewPixelBlocks picks from (tests call each)
+// y[at] for output channel c from the product's sum: the epilogue every scalar store applies.
+inline float Output(const FewPixelArgs& a, int64_t c, int64_t at, float sum) {
+  const float biased = sum + (a.bias ? a.bias[c] : 0.f);
+  return biased * (a.scale ? a.scale[c] : 1.f) + (a.shift ? a.shift[c] : 0.f) + (a.residual ? a.residual[at] : 0.f);
+}
+
 void BlocksPortable(const FewPixelArgs& a, int64_t begin, int64_t end);
 void BlocksAvx2(const FewPixelArgs& a, int64_t begin, int64_t end);    // CPUs with AVX2 and FMA only
 void BlocksAvx512(const FewPixelArgs& a, int64_t begin, int64_t end);  // CPUs with AVX-512F only

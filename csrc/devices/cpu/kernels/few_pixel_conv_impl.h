@@ -1,5 +1,6 @@
-// The bodies of FewPixelBlocks and FewPixelRows for one xsimd architecture; included by one translation unit per
-// instruction set (few_pixel_conv_avx512.cc, few_pixel_conv_avx2.cc), each compiled for it.
+// The bodies of FewPixelBlocks and FewPixelRows for one xsimd architecture; included by one
+// translation unit per instruction set (few_pixel_conv_avx512.cc, few_pixel_conv_avx2.cc), each
+// compiled for it.
 #pragma once
 
 #include <xsimd/xsimd.hpp>
@@ -43,6 +44,7 @@ inline ChannelTerms TermsOf(const FewPixelArgs& a, int64_t c0, int64_t channels)
 // hardware prefetchers alone kept a cold 9.4 MB weight at ~12 GB/s on 2 Zen 4 cores at the
 // rate this loop consumes it; 16-64 lines ahead, ~17 GB/s (the same within noise).
 inline constexpr int64_t kPrefetchLines = 32;
+inline constexpr int64_t kLineFloats = 16;  // floats in a 64-byte cache line
 
 // R pixels from p0 against block `block`'s weight: every weight vector is loaded once and
 // multiplied by each pixel's broadcast im2col value (R x kVectors independent FMA chains).
@@ -129,7 +131,7 @@ void RowTile(const FewPixelArgs& a, int64_t c0, int64_t rows, int64_t p0) {
   for (int64_t k = 0; k < k_vectors; k += kLanes) {
     V wv[C];
     for (int c = 0; c < C; ++c) {
-      __builtin_prefetch(w[c] + k + kPrefetchLines * 16);
+      __builtin_prefetch(w[c] + k + kPrefetchLines * kLineFloats);
       wv[c] = V::load_unaligned(w[c] + k);
     }
     for (int r = 0; r < R; ++r) {
@@ -137,17 +139,13 @@ void RowTile(const FewPixelArgs& a, int64_t c0, int64_t rows, int64_t p0) {
       for (int c = 0; c < C; ++c) acc[c][r] = xsimd::fma(wv[c], xv, acc[c][r]);
     }
   }
-  for (int c = 0; c < rows; ++c) {
-    const int64_t ch = c0 + c;
-    const float bias = a.bias ? a.bias[ch] : 0.f, scale = a.scale ? a.scale[ch] : 1.f,
-                shift = a.shift ? a.shift[ch] : 0.f;
+  for (int c = 0; c < rows; ++c)
     for (int r = 0; r < R; ++r) {
       float s = xsimd::hadd(acc[c][r]);
       for (int64_t k = k_vectors; k < k_depth; ++k) s += w[c][k] * x[r * stride + k];
-      const int64_t at = (p0 + r) * g.cout + ch;
-      a.y[at] = (s + bias) * scale + shift + (a.residual ? a.residual[at] : 0.f);
+      const int64_t at = (p0 + r) * g.cout + c0 + c;
+      a.y[at] = Output(a, c0 + c, at, s);
     }
-  }
 }
 
 template <class Arch, size_t... R>
