@@ -21,10 +21,7 @@ void RowsPortable(const NhwcPoolShape& s, const float* x, float* y, int64_t begi
       for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min(y0 + s.kernel[0], s.h); ++iy)
         for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min(x0 + s.kernel[1], s.w); ++ix) {
           const float* in = x + ((b * s.h + iy) * s.w + ix) * s.c;
-          for (int64_t ch = 0; ch < s.c; ++ch) {
-            const float v = in[ch];
-            out[ch] = (v > out[ch] || v != v) ? v : out[ch];  // v != v: NaN wins, as in ATen
-          }
+          for (int64_t ch = 0; ch < s.c; ++ch) out[ch] = MaxKeepingNan(out[ch], in[ch]);
         }
     }
   }

@@ -20,7 +20,11 @@ struct NhwcPoolShape {
 // NaN, as ATen's max pool. Split over the intra-op threads by output rows.
 void MaxPoolNhwc(const NhwcPoolShape& s, const float* x, float* y);
 
-namespace max_pool_detail {  // output rows [begin, end) of n * oh: each body MaxPoolNhwc picks from (tests call each)
+// Output rows [begin, end) of n * oh: each body MaxPoolNhwc picks from (tests call each).
+namespace max_pool_detail {
+// max(acc, v) where a NaN in v wins, as in ATen (a NaN already in acc stays: v > NaN is false).
+inline float MaxKeepingNan(float acc, float v) { return (v > acc || v != v) ? v : acc; }
+
 void RowsPortable(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
 void RowsAvx2(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64_t end);    // AVX2 CPUs only
 void RowsAvx512(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64_t end);  // AVX-512F only

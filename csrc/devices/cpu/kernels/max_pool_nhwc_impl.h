@@ -11,9 +11,6 @@
 
 namespace ge::cpu::max_pool_detail {
 
-// max(acc, v) where a NaN in v wins, as in ATen (a NaN already in acc stays: v > NaN is false).
-inline float MaxKeepingNan(float acc, float v) { return (v > acc || v != v) ? v : acc; }
-
 template <class Arch>
 void Rows(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64_t end) {
   using V = xsimd::batch<float, Arch>;
@@ -33,7 +30,7 @@ void Rows(const NhwcPoolShape& s, const float* x, float* y, int64_t begin, int64
         for (int64_t iy = iy0; iy < iy1; ++iy)
           for (int64_t ix = ix0; ix < ix1; ++ix) {
             const V v = V::load_unaligned(x + ((b * s.h + iy) * s.w + ix) * s.c + ch);
-            acc = xsimd::select((v > acc) | xsimd::isnan(v), v, acc);
+            acc = xsimd::select((v > acc) | xsimd::isnan(v), v, acc);  // MaxKeepingNan per lane
           }
         acc.store_unaligned(out + ch);
       }
