@@ -80,10 +80,10 @@ class FoldedRepack {
     affine_->Update();
     const at::Tensor& scale = affine_->scale();
     const size_t bytes = static_cast<size_t>(scale.nbytes());
-    if (std::memcmp(scale.const_data_ptr(), packed_scale_.const_data_ptr(), bytes) != 0 || !scale_packed_) {
+    // (Before the first packing packed_scale_ holds whatever: the first Packed() packs anyway.)
+    if (std::memcmp(scale.const_data_ptr(), packed_scale_.const_data_ptr(), bytes) != 0) {
       std::memcpy(packed_scale_.data_ptr(), scale.const_data_ptr(), bytes);
       repack_.Invalidate();
-      scale_packed_ = true;
     }
     const float *s = scale.const_data_ptr<float>(), *shift = affine_->shift().const_data_ptr<float>();
     const float* b = bias_ ? bias_->const_data_ptr<float>() : nullptr;
@@ -97,8 +97,7 @@ class FoldedRepack {
  private:
   std::optional<at::Tensor> bias_;
   std::shared_ptr<ChannelAffine> affine_;
-  at::Tensor folded_bias_, packed_scale_;
-  bool scale_packed_ = false;
+  at::Tensor folded_bias_, packed_scale_;  // packed_scale_: the scale the packing was made with
   RepackOnChange repack_;
 };
 
