@@ -151,10 +151,11 @@ Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
   if (slot.runner != nullptr && !slot.runner->MadeInThisProcess())
     (void)slot.runner.release();  // made before a fork: its threads are the parent's; abandon it
   if (streams && slot.runner == nullptr) slot.runner = std::make_unique<StreamRunner>(m.stream_program, *device_);
-  // The streams lost: their threads are joined, and with them go the OpenMP teams they started (a
-  // oneDNN primitive made for every core starts one on a stream's thread too). While GNU OpenMP
-  // manages more threads than there are cores it hardly spins between parallel regions, so every
-  // region waits for a wake-up: a batch-1 ResNet-18 ran 1.45x slower with such a team left.
+  // The streams lost: their threads are joined, and with them go any OpenMP teams a kernel
+  // started on them. While GNU OpenMP manages more threads than there are cores it hardly spins
+  // between parallel regions, so every region waits for a wake-up: a batch-1 ResNet-18 ran 1.45x
+  // slower with a oneDNN primitive's team left on a stream thread (primitives are now planned
+  // again for a stream's share of the threads, dnnl_util.h; other libraries may still start one).
   if (!streams && slot.runner != nullptr && mode_.load(std::memory_order_relaxed) == Mode::kTaskOrder)
     slot.runner.reset();
   const int64_t launch_start = timing ? NowNs() : 0;
