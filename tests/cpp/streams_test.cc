@@ -155,5 +155,27 @@ TEST(StreamReplayTest, AdjacentPairsDecideAndTheStreamsMustClearlyWin) {
   EXPECT_FALSE(verdict->streams);
 }
 
+// Streams no faster in any pair (after the first) are given up after kHopelessStreamPairs pairs;
+// one pair they win, or equal times, and the timing runs its course.
+TEST(StreamReplayTest, HopelessStreamsAreGivenUpEarly) {
+  const size_t early = kHopelessStreamPairs + 1;  // the first pair is left out
+  ASSERT_LT(early, kStreamReplayPairs);
+  std::vector<int64_t> order(early, 1000), slower(early, 1500);
+  slower[0] = 100;  // the first pair does not count
+  EXPECT_FALSE(JudgeStreamReplay(std::vector<int64_t>(order.begin(), order.end() - 1),
+                                 std::vector<int64_t>(slower.begin(), slower.end() - 1)));
+  auto verdict = JudgeStreamReplay(order, slower);
+  ASSERT_TRUE(verdict);
+  EXPECT_FALSE(verdict->streams);
+  EXPECT_DOUBLE_EQ(verdict->ratio, 1.5);
+  EXPECT_EQ(verdict->pairs, kHopelessStreamPairs);
+  // Slower in all pairs but one: no early verdict, though the median says the streams lose.
+  std::vector<int64_t> once_faster = slower;
+  once_faster[2] = 900;
+  EXPECT_FALSE(JudgeStreamReplay(order, once_faster));
+  // Streams that win by half: no early verdict either way.
+  EXPECT_FALSE(JudgeStreamReplay(order, std::vector<int64_t>(early, 500)));
+}
+
 }  // namespace
 }  // namespace ge

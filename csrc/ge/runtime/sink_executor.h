@@ -29,13 +29,20 @@ inline constexpr size_t kStreamReplayPairs = 12;
 // op all the intra-op threads, wins again once the machine is quiet (a batch-1 ResNet on a
 // 2-core Zen 4: streams picked in a busy moment ran 1.34x slower after).
 inline constexpr double kStreamsMustSave = 0.9;
+// The timing stops early, for the task order, when the streams were no faster in any of this many
+// pairs (after the first): streams that cannot win cost every second run while the timing lasts
+// (a training step of a batch-8 ResNet ran 1.5x slower on its streams, and a training loop of a
+// few dozen steps spent all of them timing). A load of the moment favours the streams, so it
+// cannot make hopeless streams look better; one pair the streams win and the timing goes on.
+inline constexpr size_t kHopelessStreamPairs = 4;
 
 struct StreamReplayVerdict {
   bool streams = false;  // keep the streams (else the task order)
   double ratio = 1;      // streams / task order: the median over adjacent pairs of runs
   size_t pairs = 0;      // pairs the median is over
 };
-// The verdict once both ways have kStreamReplayPairs run times (in run order), else nullopt.
+// The verdict once both ways have kStreamReplayPairs run times (in run order), or earlier when
+// the streams are hopeless (kHopelessStreamPairs), else nullopt.
 std::optional<StreamReplayVerdict> JudgeStreamReplay(const std::vector<int64_t>& task_order_ns,
                                                      const std::vector<int64_t>& streams_ns);
 
