@@ -302,7 +302,7 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
         try:
             compiled = aot_backend(gm, example_inputs)
             if compiler.last_inference is not None:  # an inference graph the engine runs (not run_eagerly)
-                compiled = _direct_if_exact(compiler, compiled, example_inputs, autocast)
+                compiled = _direct_if_exact(compiler, compiled, gm, example_inputs, autocast)
             return refuse_partial_overlaps(compiled, gm)
         finally:
             compiler.real_inputs = None
@@ -316,9 +316,10 @@ def get_npu_backend(*, compiler_config=None, custom_decompositions=None):
     return backend
 
 
-def _direct_if_exact(compiler, aot_compiled, example_inputs, autocast):
+def _direct_if_exact(compiler, aot_compiled, dynamo_gm, example_inputs, autocast):
     """The inference graph just compiled, called without AOT autograd's runtime wrapper when that
-    wrapper would do nothing for it (direct_call.py); AOT's callable otherwise."""
+    wrapper would do nothing for it (direct_call.py); AOT's callable otherwise. Sizes a dynamic
+    graph rents (new_shape_policy "amortize") then run Dynamo's graph `dynamo_gm`."""
     graph, meta, graph_inputs = compiler.last_inference
     reasons = aot_wrapper_reasons(meta, graph_inputs, example_inputs, autocast)
     compiler.reports[-1]["aot_wrapper"] = reasons  # the inference graph's report, appended last
@@ -326,6 +327,8 @@ def _direct_if_exact(compiler, aot_compiled, example_inputs, autocast):
         logger.debug("graph %s keeps AOT autograd's runtime wrapper: %s", compiler.reports[-1]["graph_id"],
                      "; ".join(reasons))
         return aot_compiled
+    if isinstance(graph, DynamicGraph):
+        graph.rent_on(dynamo_gm.forward)
     return DirectCall.from_aot(graph, meta, aot_compiled)
 
 

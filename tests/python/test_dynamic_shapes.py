@@ -515,6 +515,25 @@ def test_amortize_runs_a_new_size_eagerly_until_its_time_pays_for_an_instance():
     _native(reports)
 
 
+def test_rented_sizes_run_the_models_own_ops_as_eager_does():
+    """A size run eagerly under amortize runs Dynamo's graph -- the model's layer norm and GELU as
+    eager calls them, eager's bits -- not the AOT graph's decomposition of them."""
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.LayerNorm(32), torch.nn.GELU(approximate="tanh"),
+                            torch.nn.Linear(32, 4)).eval()
+    compiled, reports = _compile(m, dynamic=True, config=_policy("amortize"))
+    with torch.no_grad():
+        compiled(torch.randn(3, 16))
+        compiled(torch.randn(4, 16))  # the first call of a graph goes through AOT autograd's wrapper
+        y = torch.randn(5, 16)
+        with torch.profiler.profile() as prof:
+            out = compiled(y)
+        assert reports[0]["eager_runs"] == 2
+        assert torch.equal(out, m(y))
+    ops = {e.name for e in prof.events()}
+    assert {"aten::layer_norm", "aten::gelu"} <= ops, sorted(ops)
+
+
 def test_compile_policy_compiles_every_new_size_at_its_first_call(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_NEW_SHAPE_POLICY", "amortize")  # the option overrides the environment
     m = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU()).eval()
