@@ -179,13 +179,16 @@ class RentOrBuy:
     of calls, no key costs more than about twice the cheaper of "compile at once" and "never
     compile" chosen in hindsight, with no threshold tuned to a machine: both sides are measured
     where it runs. A key's next eager run is expected to cost its mean so far, a new key's what the
-    latest eager run (of any key) cost. The tally keeps the `capacity` most recently rented keys
-    (a stream of new sizes does not grow it)."""
+    latest eager run (of any key) cost -- but not the graph's first eager run, which pays one-time
+    costs (a GPT decode step's first took 8.4 ms, the next ones 2.1-2.4: taken as the price of
+    every new length, it had each one compiled at its first call). The tally keeps the `capacity`
+    most recently rented keys (a stream of new sizes does not grow it)."""
 
     def __init__(self, capacity):
         self._capacity = capacity
         self._spent = collections.OrderedDict()  # key -> (eager seconds, eager runs), least recently used first
-        self._latest = None  # seconds of the latest eager run, any key
+        self._latest = None  # seconds of the latest eager run, any key, after the first
+        self._first_done = False
 
     def buy(self, key, compile_ms):
         """Whether `key` should be compiled now (it then leaves the tally)."""
@@ -200,6 +203,8 @@ class RentOrBuy:
         total, runs = self._spent.get(key, (0.0, 0))
         self._spent[key] = (total + seconds, runs + 1)
         self._spent.move_to_end(key)
-        self._latest = seconds
+        if self._first_done:
+            self._latest = seconds
+        self._first_done = True
         while len(self._spent) > self._capacity:
             self._spent.popitem(last=False)

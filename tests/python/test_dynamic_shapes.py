@@ -547,6 +547,12 @@ def test_compile_policy_compiles_every_new_size_at_its_first_call(monkeypatch):
 
 def test_rent_or_buy_buys_when_one_more_rent_reaches_the_price_and_forgets_old_keys():
     from torchair_ge.dynamic_graph import RentOrBuy
+    cold = RentOrBuy(capacity=2)
+    cold.spent("first", 0.050)  # the graph's first eager run: one-time costs
+    assert not cold.buy("new", compile_ms=10.0)  # it prices its own key only
+    assert cold.buy("first", compile_ms=60.0)
+    cold.spent("second", 0.002)
+    assert not cold.buy("new", compile_ms=3.0) and cold.buy("new", compile_ms=2.0)  # priced like the second run
     rent = RentOrBuy(capacity=2)
     assert not rent.buy("a", compile_ms=10.0)  # nothing known of eager runs yet
     rent.spent("a", 0.003)
