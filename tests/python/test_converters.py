@@ -317,6 +317,23 @@ def test_scaled_dot_product_attention(causal, mask):
         q, k, v, is_causal=True, enable_gqa=True), rand(2, 4, 7, 8, seed=4), *kv, rtol=1e-5, atol=1e-5)
 
 
+def test_a_causal_sdpa_runs_the_flash_kernel_causally():
+    """is_causal's mask (a constant once folded) becomes FusedAttention's is_causal: the flash
+    kernel skips the blocks above the diagonal and the scores are never materialized."""
+    import torchair_ge
+    backend = torchair_ge.get_npu_backend()
+    compiled = compile_with_ge(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True),
+                               backend=backend)
+    q, k, v = rand(1, 4, 24, 16), rand(1, 2, 24, 16, seed=1), rand(1, 2, 24, 16, seed=2)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                                                      enable_gqa=True))
+    text = backend.compiler.graphs[0].graph_text()
+    assert text.count('type: "FusedAttention"') == 1 and "SoftmaxV2" not in text and "MaskedFill" not in text, text
+    causal = text[text.index('key: "is_causal"'):]
+    assert causal[:causal.index("}")].split()[-1] == "true", causal[:80]
+
+
 def test_selection_ops_and_statistics():
     x = rand(4, 6)
     idx = torch.tensor([[0, 1, 0], [3, 2, 1], [1, 1, 1], [2, 0, 3]])

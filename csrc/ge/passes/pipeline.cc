@@ -24,10 +24,11 @@ const std::vector<PassStage>& OptimizerStages() {
            {"ReduceOverPack", CreateReduceOverPackPass, OptLevel::kO3},
            {"MatMulBiasFold", CreateMatMulBiasFoldPass, OptLevel::kO3},
            {"BatchNormFold", CreateBatchNormFoldPass, OptLevel::kO3},
-           // Declarative rules (rewrite_rules.h): built-in FusedAttention and user rules.
-           {"PatternRewrite", CreatePatternRewritePass, OptLevel::kO3, nullptr, true},
            // After the folds, so that weight transposes become flags rather than folded copies.
            {"ConstantFolding", CreateConstantFoldingPass, OptLevel::kO1, &OptimizerOptions::constant_folding},
+           // Declarative rules (rewrite_rules.h): built-in FusedAttention and user rules. After the
+           // constants are folded: a causal SDPA's mask is a constant by then (FusedAttention's is_causal).
+           {"PatternRewrite", CreatePatternRewritePass, OptLevel::kO3, nullptr, true},
        }},
       // Tidy up after the folds and check the result is still well typed.
       {"optimize_stage2",
