@@ -3,12 +3,14 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/full.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -69,7 +71,8 @@ class FoldedRepack {
       : bias_(std::move(bias)),
         affine_(std::move(affine)),
         folded_bias_(at::empty({weight.size(0)}, weight.options())),
-        packed_scale_(at::empty({weight.size(0)}, weight.options())),
+        // NaN: no scale compares equal to it, so the first call records the scale it packs with.
+        packed_scale_(at::full({weight.size(0)}, std::numeric_limits<float>::quiet_NaN(), weight.options())),
         repack_(weight, conv->PackedWeightBytes(), [conv, affine = affine_](const at::Tensor& w, void* packed) {
           // (allocates: runs only when something changed)
           return PackInto(*conv, w.mul(affine->scale().view({-1, 1, 1, 1})), packed);
@@ -80,7 +83,6 @@ class FoldedRepack {
     affine_->Update();
     const at::Tensor& scale = affine_->scale();
     const size_t bytes = static_cast<size_t>(scale.nbytes());
-    // (Before the first packing packed_scale_ holds whatever: the first Packed() packs anyway.)
     if (std::memcmp(scale.const_data_ptr(), packed_scale_.const_data_ptr(), bytes) != 0) {
       std::memcpy(packed_scale_.data_ptr(), scale.const_data_ptr(), bytes);
       repack_.Invalidate();
