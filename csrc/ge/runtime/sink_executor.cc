@@ -44,12 +44,14 @@ std::optional<StreamReplayVerdict> JudgeStreamReplay(const std::vector<int64_t>&
   const size_t pairs = std::min(task_order_ns.size(), streams_ns.size());
   // Each streams run against the task-order run next to it: a neighbour's load that comes and
   // goes weighs on both sides of a pair. The first pair (each side's first run) is left out.
+  auto ratio = [&](size_t i) {
+    return static_cast<double>(streams_ns[i]) / static_cast<double>(std::max<int64_t>(task_order_ns[i], 1));
+  };
+  bool hopeless = pairs > kHopelessStreamPairs;
+  for (size_t i = 1; i < pairs && hopeless; ++i) hopeless = ratio(i) >= 1.0;
+  if (pairs < kStreamReplayPairs && !hopeless) return std::nullopt;  // (no allocation while undecided)
   std::vector<double> ratios;
-  for (size_t i = 1; i < pairs; ++i)
-    ratios.push_back(static_cast<double>(streams_ns[i]) / static_cast<double>(std::max<int64_t>(task_order_ns[i], 1)));
-  const bool hopeless = ratios.size() >= kHopelessStreamPairs &&
-                        std::all_of(ratios.begin(), ratios.end(), [](double r) { return r >= 1.0; });
-  if (pairs < kStreamReplayPairs && !hopeless) return std::nullopt;
+  for (size_t i = 1; i < pairs; ++i) ratios.push_back(ratio(i));
   std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
   StreamReplayVerdict verdict;
   verdict.ratio = ratios[ratios.size() / 2];
