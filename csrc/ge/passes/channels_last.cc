@@ -12,10 +12,10 @@
 // takes data_format NHWC (window attributes reordered to x's dims) and NHWC output shapes; a
 // value entering from outside gets one Transpose to NHWC, a value read outside one Transpose
 // back to NCHW, which auto-fusion turns into a permuted load of the kernel that reads it.
-// Generated kernels see only shapes, so they need nothing else. Graphs with backward ops are left alone (they read NCHW
-// activations), as are connected parts of the region with a single convolution (two layout
-// copies for one faster kernel; a training forward graph's convolutions are such parts, cut
-// apart by batch norms in training mode).
+// Generated kernels see only shapes, so they need nothing else. Graphs with backward ops are
+// left alone (they read NCHW activations), as are connected parts of the region with a single
+// convolution (two layout copies for one faster kernel; a training forward graph's convolutions
+// are such parts, cut apart by batch norms in training mode).
 #include <map>
 #include <unordered_map>
 #include <utility>

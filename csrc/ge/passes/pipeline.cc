@@ -26,8 +26,8 @@ const std::vector<PassStage>& OptimizerStages() {
            {"BatchNormFold", CreateBatchNormFoldPass, OptLevel::kO3},
            // After the folds, so that weight transposes become flags rather than folded copies.
            {"ConstantFolding", CreateConstantFoldingPass, OptLevel::kO1, &OptimizerOptions::constant_folding},
-           // Declarative rules (rewrite_rules.h): built-in FusedAttention and user rules. After the
-           // constants are folded: a causal SDPA's mask is a constant by then (FusedAttention's is_causal).
+           // Declarative rules (rewrite_rules.h): built-in FusedAttention and user rules. After
+           // the constants are folded: a causal SDPA's mask is a constant by then (is_causal).
            {"PatternRewrite", CreatePatternRewritePass, OptLevel::kO3, nullptr, true},
        }},
       // Tidy up after the folds and check the result is still well typed.

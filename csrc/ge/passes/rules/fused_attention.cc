@@ -6,9 +6,10 @@
 // without materializing the scores. A causal SDPA's mask, MaskedFill(scores, j > i, -inf) on the
 // scaled scores (the converter's, its condition folded to a constant), becomes is_causal: the
 // kernel then skips the blocks above the diagonal, as eager's does (a 512-token GQA prefill ran
-// its scores materialized, 1.34x eager's flash kernel). Every intermediate must have exactly one user. Grouped-query
-// attention's key/value heads, repeated for their query heads by the converter
-// (Reshape -> BroadcastTo -> Reshape), are read unrepeated: no copy of the KV cache per step.
+// its scores materialized, 1.34x eager's flash kernel). Every intermediate must have exactly one
+// user. Grouped-query attention's key/value heads, repeated for their query heads by the
+// converter (Reshape -> BroadcastTo -> Reshape), are read unrepeated: no copy of the KV cache
+// per step.
 #include <cmath>
 #include <cstring>
 
