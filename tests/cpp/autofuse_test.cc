@@ -207,6 +207,31 @@ TEST_P(AutofuseTest, RmsNormFromPrimitives) {
         {{{5, 65}, {65}}});
 }
 
+// x ** 3 (GPT-2's GELU), x ** -2, roots and reciprocals are products, square roots and
+// divisions in the kernel, as ATen computes them: no pow call per element. Another exponent keeps
+// pow.
+TEST_P(AutofuseTest, ConstantPowersAreProductsRootsAndReciprocals) {
+  const auto powers = [](const std::vector<double>& exponents) -> Build {
+    return [exponents](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+      const auto positive = es::Abs(in[0]) + Scalar(b, 0.25, t);
+      es::EsTensor sum = es::Pow(in[0], Scalar(b, 3.0, t));
+      for (double e : exponents) sum = sum + es::Pow(positive, Scalar(b, e, t));
+      return std::vector<es::EsTensor>{sum};
+    };
+  };
+  const Build special = powers({-2.0, 0.5, -0.5, -1.0, 2.0});
+  Check("constant powers", special, {{{7, 37}}});
+  auto source = [this](const Build& build) {
+    const Result fused = Run(build, {{{7, 37}}}, GetParam(), true);
+    std::ifstream in(fused.summary.autofuse.source);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string without_pow = source(special), with_pow = source(powers({2.5}));
+  ASSERT_FALSE(without_pow.empty());
+  EXPECT_EQ(without_pow.find("std::pow("), std::string::npos);
+  EXPECT_NE(with_pow.find("std::pow("), std::string::npos);
+}
+
 TEST_P(AutofuseTest, GeluSiluSwiGluAndBiasActivation) {
   Check(
       "gelu/silu/swiglu",

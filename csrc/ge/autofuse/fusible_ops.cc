@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 
 #include "ge/ops/op_registry.h"
@@ -71,6 +72,21 @@ Lowering BinaryFn(KFn fn) {
 }
 
 int Square(KernelBuilder& b, int x) { return b.Binary(KFn::kMul, x, x); }
+
+// x ** p for the exponents ATen's pow with a scalar exponent computes without pow (products,
+// square roots, reciprocals; the same operations in the same order, so eager's numbers): pow is
+// a scalar call per lane in vector kernels, and GPT-2's GELU (x ** 3) made its feed-forward
+// epilogue 2.6x the next product's.
+std::optional<int> ConstantPower(KernelBuilder& b, int x, double p) {
+  if (p == 1.0) return x;
+  if (p == 2.0) return Square(b, x);
+  if (p == 3.0) return b.Binary(KFn::kMul, Square(b, x), x);
+  if (p == 0.5) return b.Unary(KFn::kSqrt, x);
+  if (p == -0.5) return b.Unary(KFn::kRsqrt, x);
+  if (p == -1.0) return b.Unary(KFn::kReciprocal, x);
+  if (p == -2.0) return b.Unary(KFn::kReciprocal, Square(b, x));
+  return std::nullopt;
+}
 
 // Softmax-family and reductions: `axes` attr or const input 1.
 std::optional<FusibleInfo> RowOp(const Node* node, const std::vector<int64_t>& axes, std::vector<bool> row_outputs) {
@@ -159,10 +175,11 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                                                                            {"Minimum", KFn::kMin}})
       (*r)[type] = {float_unary, BinaryFn(fn)};
     (*r)["Pow"] = {float_unary,
-                   [](KernelBuilder& b, const Node* n, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                   [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
                      const auto& e = b.op(a[1]);
-                     if (e.kind == OpKind::kConst && e.value == 2.0) return std::vector<int>{Square(b, a[0])};
-                     if (e.kind == OpKind::kConst && e.value == 1.0) return std::vector<int>{a[0]};
+                     if (e.kind == OpKind::kConst)
+                       if (const std::optional<int> power = ConstantPower(b, a[0], e.value))
+                         return std::vector<int>{*power};
                      return std::vector<int>{b.Binary(KFn::kPow, a[0], a[1])};
                    }};
     for (const auto& [type, fn] : std::vector<std::pair<std::string, KFn>>{{"Equal", KFn::kEq},
