@@ -173,6 +173,13 @@ void EvictFromCaches(const std::vector<MemoryRange>& ranges) {
 #endif
 }
 
+std::string SizeInKey(int64_t size, bool size_class, int64_t exact_up_to) {
+  if (!size_class || size <= exact_up_to) return std::to_string(size);
+  uint64_t high = 1;
+  while (high < static_cast<uint64_t>(size)) high <<= 1U;
+  return fmt::format("({}..{}]", high / 2, high);
+}
+
 std::function<void()> FastestByMeasurement(const std::string& key, std::vector<KernelCandidate> kernels,
                                            const std::function<std::vector<KernelCandidate>()>& timed) {
   std::vector<std::string> names;

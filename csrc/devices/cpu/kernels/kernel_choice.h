@@ -77,6 +77,11 @@ int ChooseByMeasurement(const std::string& key, const std::vector<std::string>& 
 std::function<void()> FastestByMeasurement(const std::string& key, std::vector<KernelCandidate> kernels,
                                            const std::function<std::vector<KernelCandidate>()>& timed);
 
+// A size as a choice's key names it: itself, or in an instance of a graph whose sizes vary its
+// power-of-two class ("(32..64]"), so the graph's next instances reuse the decision; sizes up to
+// `exact_up_to` stay exact.
+std::string SizeInKey(int64_t size, bool size_class, int64_t exact_up_to = 0);
+
 // A variable forcing one kernel of a family (TORCHAIR_GE_CPU_MATMUL, TORCHAIR_GE_CPU_CONV: to
 // reproduce a result, compare the kernels, or debug one): "measure" when unset or empty, else
 // one of `forced` -- any other value is an error naming the variable and what it takes.

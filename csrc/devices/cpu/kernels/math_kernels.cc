@@ -90,12 +90,7 @@ std::optional<std::function<void()>> ColumnSplitProduct(at::Tensor x1, at::Tenso
 // reuse the decision instead of timing every candidate again (~20 ms a shape). Which library
 // wins changes slowly with the size; a few rows stay exact (weight-row streaming takes at most
 // kGemvMaxRows rows).
-std::string ProductDim(int64_t size, bool size_class) {
-  if (!size_class || size <= kGemvMaxRows) return std::to_string(size);
-  uint64_t high = 1;
-  while (high < static_cast<uint64_t>(size)) high <<= 1U;
-  return fmt::format("({}..{}]", high / 2, high);
-}
+std::string ProductDim(int64_t size, bool size_class) { return SizeInKey(size, size_class, kGemvMaxRows); }
 
 // Names the shapes and options that decide which product kernel is faster.
 std::string ProductKey(const KernelArgs& a, const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,

@@ -1,4 +1,5 @@
 // Convolution, pooling, normalization and softmax kernels.
+#include <ATen/Parallel.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
 #include <ATen/ops/_softmax.h>
 #include <ATen/ops/adaptive_avg_pool2d.h>
@@ -13,6 +14,8 @@
 #include "devices/cpu/kernel_registry.h"
 #include "devices/cpu/kernels/channels_last_conv.h"
 #include "devices/cpu/kernels/filter_gradient.h"
+#include "devices/cpu/kernels/flash_attention.h"
+#include "devices/cpu/kernels/kernel_choice.h"
 #include "devices/cpu/kernels/max_pool_nhwc.h"
 
 namespace ge::cpu {
@@ -352,24 +355,110 @@ Expected<std::unique_ptr<Kernel>> CreateSoftmaxV2(KernelArgs& a) {
   return MakeKernel(a.task, [dim, x = a.inputs[0], y = a.outputs[0]]() mutable { at::_softmax_out(y, x, dim, false); });
 }
 
-// ATen's CPU flash attention (the kernel torch itself uses for scaled_dot_product_attention on
-// CPU) over [B, H, L, E]; 3-D inputs are [N, L, E] viewed as [N, 1, L, E]. The mask is expanded
-// to the scores' shape as a view: every tensor the run touches is prepared here, at load.
-Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
-  GE_ASSIGN_OR_RETURN(double scale, a.Attr<double>("scale"));
-  GE_ASSIGN_OR_RETURN(bool causal, a.Attr<bool>("is_causal"));
-  auto as4d = [](const at::Tensor& t) { return t.dim() == 4 ? t : t.unsqueeze(1); };
-  at::Tensor q = as4d(a.inputs[0]), k = as4d(a.inputs[1]), v = as4d(a.inputs[2]), y = as4d(a.outputs[0]);
+// FusedAttention's operands over [B, H, L, E]: 3-D inputs are [N, L, E] viewed as [N, 1, L, E];
+// the mask is expanded to the scores' shape as a view. Every tensor a run touches is prepared at
+// load.
+struct AttentionOperands {
+  at::Tensor q, k, v, y;
   std::optional<at::Tensor> mask;
+  double scale = 1.0;
+  bool causal = false;
+};
+
+Expected<AttentionOperands> AttentionOperandsOf(const KernelArgs& a) {
+  AttentionOperands t;
+  GE_ASSIGN_OR_RETURN(t.scale, a.Attr<double>("scale"));
+  GE_ASSIGN_OR_RETURN(t.causal, a.Attr<bool>("is_causal"));
+  auto as4d = [](const at::Tensor& x) { return x.dim() == 4 ? x : x.unsqueeze(1); };
+  t.q = as4d(a.inputs[0]);
+  t.k = as4d(a.inputs[1]);
+  t.v = as4d(a.inputs[2]);
+  t.y = as4d(a.outputs[0]);
   if (a.inputs.size() > 3 && a.inputs[3].defined()) {
     std::vector<int64_t> scores(a.inputs[0].sizes().begin(), a.inputs[0].sizes().end());
     scores.back() = a.inputs[1].size(-2);
-    mask = as4d(a.inputs[3].expand(scores));
+    t.mask = as4d(a.inputs[3].expand(scores));
   }
-  return MakeKernel(a.task, [=]() mutable {
-    auto out = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, mask, scale);
-    y.copy_(std::get<0>(out));
-  });
+  return t;
+}
+
+// ATen's CPU flash attention, the kernel torch itself runs for scaled_dot_product_attention on
+// CPU; its output is a tensor of its own, copied into the task's.
+std::function<void()> AtenAttention(const AttentionOperands& t) {
+  return [t]() mutable {
+    auto out = at::_scaled_dot_product_flash_attention_for_cpu(t.q, t.k, t.v, 0.0, t.causal, t.mask, t.scale);
+    t.y.copy_(std::get<0>(out));
+  };
+}
+
+// flash_attention.h's kernel, writing the task's output in place, where it applies: float32,
+// every last dim contiguous, a head size it has a body for, query heads a multiple of key heads.
+std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
+  auto float_rows = [](const at::Tensor& x) {
+    return x.scalar_type() == at::kFloat && x.dim() == 4 && x.stride(3) == 1;
+  };
+  const at::Tensor &q = t.q, &k = t.k, &v = t.v;
+  if (!float_rows(q) || !float_rows(k) || !float_rows(v) || !float_rows(t.y) || !FlashAttentionApplies(q.size(3)))
+    return std::nullopt;
+  if (k.size(3) != q.size(3) || v.size(3) != q.size(3) || k.size(0) != q.size(0) || v.size(0) != q.size(0) ||
+      k.sizes() != v.sizes() || q.size(1) % k.size(1) != 0 || t.y.sizes() != q.sizes())
+    return std::nullopt;
+  if (t.mask && (t.mask->scalar_type() != at::kFloat || t.mask->dim() != 4)) return std::nullopt;
+  return [t]() mutable {
+    FlashAttentionArgs f;
+    f.q = t.q.const_data_ptr<float>();
+    f.k = t.k.const_data_ptr<float>();
+    f.v = t.v.const_data_ptr<float>();
+    f.out = t.y.data_ptr<float>();
+    f.batch = t.q.size(0);
+    f.q_heads = t.q.size(1);
+    f.kv_heads = t.k.size(1);
+    f.q_len = t.q.size(2);
+    f.kv_len = t.k.size(2);
+    f.head_dim = t.q.size(3);
+    for (int d = 0; d < 3; ++d) {
+      f.q_strides[d] = t.q.stride(d);
+      f.k_strides[d] = t.k.stride(d);
+      f.v_strides[d] = t.v.stride(d);
+      f.out_strides[d] = t.y.stride(d);
+    }
+    if (t.mask) {
+      f.mask = t.mask->const_data_ptr<float>();
+      for (int d = 0; d < 4; ++d) f.mask_strides[d] = t.mask->stride(d);
+    }
+    f.scale = static_cast<float>(t.scale);
+    f.causal = t.causal;
+    FlashAttention(f);
+  };
+}
+
+std::vector<KernelCandidate> AttentionCandidates(const AttentionOperands& t) {
+  std::vector<KernelCandidate> out{{"aten_flash", AtenAttention(t)}};
+  if (auto own = OwnAttention(t)) out.push_back({"blocked_flash", std::move(*own)});
+  return out;
+}
+
+// Names the shapes and options that decide which attention kernel is faster.
+std::string AttentionKey(const KernelArgs& a, const AttentionOperands& t) {
+  auto dim = [&a](int64_t size) { return SizeInKey(size, a.sizes_vary); };
+  return fmt::format("FusedAttention {} b={} h={}/{} q={} kv={} e={}{}{} threads={}", c10::toString(t.q.scalar_type()),
+                     t.q.size(0), t.q.size(1), t.k.size(1), dim(t.q.size(2)), dim(t.k.size(2)), t.q.size(3),
+                     t.causal ? " causal" : "", t.mask ? " +mask" : "", at::get_num_threads());
+}
+
+// ATen's flash attention or the blocked one (flash_attention.h), whichever measured faster for
+// these shapes on this CPU (or the one TORCHAIR_GE_CPU_ATTENTION forces; where it does not apply,
+// ATen's runs).
+Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(const AttentionOperands t, AttentionOperandsOf(a));
+  GE_ASSIGN_OR_RETURN(const std::string setting,
+                      ForcedKernelSetting("TORCHAIR_GE_CPU_ATTENTION", {"aten_flash", "blocked_flash"}));
+  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(AttentionCandidates(t), setting));
+  auto timed = [&]() {
+    Expected<AttentionOperands> scratch = AttentionOperandsOf(a.WithTimingOperands());
+    return scratch.ok() ? AttentionCandidates(*scratch) : std::vector<KernelCandidate>();
+  };
+  return MakeKernel(a.task, FastestByMeasurement(AttentionKey(a, t), AttentionCandidates(t), timed));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {

@@ -1,0 +1,46 @@
+// Attention over float32 [batch, heads, length, head_dim] without materializing the scores:
+// blocks of 64 queries against blocks of 64 keys, the scores of a block pair computed into L1,
+// softmax'd online (running row max and sum), and multiplied into the block's output -- the
+// flash-attention scheme, with register-blocked xsimd products. ATen's CPU kernel (what eager
+// SDPA runs) takes a whole row of keys per block, so its causal attention computes and masks
+// the upper half of the scores it then throws away; here a causal key block that lies above a
+// query block's diagonal is skipped. One candidate of FusedAttention's measured choice
+// (kernel_choice.h): ATen's kernel is the other.
+#pragma once
+
+#include <cstdint>
+
+namespace ge::cpu {
+
+struct FlashAttentionArgs {
+  const float* q = nullptr;  // [batch, q_heads, q_len, head_dim]: element strides below, last dim contiguous
+  const float* k = nullptr;  // [batch, kv_heads, kv_len, head_dim]
+  const float* v = nullptr;  // [batch, kv_heads, kv_len, head_dim]
+  float* out = nullptr;      // [batch, q_heads, q_len, head_dim]
+  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_dim = 0;
+  int64_t q_strides[3] = {0, 0, 0}, k_strides[3] = {0, 0, 0}, v_strides[3] = {0, 0, 0};  // batch, head, row
+  int64_t out_strides[3] = {0, 0, 0};
+  // Added to the scores, [batch, q_heads, q_len, kv_len] by element strides (0 where it
+  // broadcasts); null for none.
+  const float* mask = nullptr;
+  int64_t mask_strides[4] = {0, 0, 0, 0};
+  float scale = 1.f;
+  bool causal = false;  // key j is seen by query i only where j <= i (torch's top-left alignment)
+};
+
+// Whether this CPU has a vector body and the head size suits it (a multiple of 16, at most 256).
+bool FlashAttentionApplies(int64_t head_dim);
+
+// out = softmax(q k^T * scale + mask) v per (batch, query head), key/value head
+// h / (q_heads / kv_heads); a query that sees no key (all masked) gets zeros, as ATen's kernel
+// gives. Split over the intra-op threads by (batch, head, query block).
+void FlashAttention(const FlashAttentionArgs& a);
+
+namespace flash_detail {  // the bodies FlashAttention picks from, over tasks [begin, end)
+void BlocksAvx2(const FlashAttentionArgs& a, int64_t begin, int64_t end);    // CPUs with AVX2 and FMA only
+void BlocksAvx512(const FlashAttentionArgs& a, int64_t begin, int64_t end);  // CPUs with AVX-512F only
+inline constexpr int64_t kQueryBlock = 64;
+inline constexpr int64_t kKeyBlock = 64;
+}  // namespace flash_detail
+
+}  // namespace ge::cpu

@@ -1,0 +1,133 @@
+// The blocked attention kernel (flash_attention.h) against attention computed in float64 by
+// ATen's products and softmax: each instruction set's body (the AVX2 one too, on a CPU that also
+// has AVX-512), grouped-query heads, causal with fewer queries than keys, query and key counts
+// that end in partial blocks and tiles, head sizes from one to several vectors, masks broadcast
+// along any dim, strided (transposed) inputs, and queries that see no key.
+#include "devices/cpu/kernels/flash_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/zeros_like.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ge::cpu {
+namespace {
+
+using Body = void (*)(const FlashAttentionArgs&, int64_t, int64_t);
+
+std::vector<std::pair<std::string, Body>> Bodies() {
+  std::vector<std::pair<std::string, Body>> bodies;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    bodies.emplace_back("avx2", flash_detail::BlocksAvx2);
+  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", flash_detail::BlocksAvx512);
+  return bodies;
+}
+
+struct Case {
+  int64_t batch, q_heads, kv_heads, q_len, kv_len, head_dim;
+  bool causal;
+  std::vector<int64_t> mask_shape;  // empty: no mask
+};
+
+// softmax(q k^T * scale + mask) v in float64, key/value heads repeated for their query heads; a
+// row that sees no key is zeros.
+at::Tensor Reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                     double scale, bool causal) {
+  const int64_t group = q.size(1) / k.size(1);
+  const at::Tensor kr = k.to(at::kDouble).repeat_interleave(group, 1),
+                   vr = v.to(at::kDouble).repeat_interleave(group, 1);
+  at::Tensor scores = at::matmul(q.to(at::kDouble), kr.transpose(-1, -2)).mul(scale);
+  if (mask.defined()) scores = scores.add(mask.to(at::kDouble));
+  if (causal) {
+    const at::Tensor above = at::ones({q.size(2), k.size(2)}, at::kBool).triu(1);
+    scores = scores.masked_fill(above, -std::numeric_limits<double>::infinity());
+  }
+  at::Tensor p = at::softmax(scores, -1).nan_to_num(0.0);  // (a row of -inf gives NaN, ATen's kernel zeros)
+  return at::matmul(p, vr).to(at::kFloat);
+}
+
+FlashAttentionArgs ArgsOf(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                          const at::Tensor& out, float scale, bool causal) {
+  FlashAttentionArgs a;
+  a.q = q.const_data_ptr<float>();
+  a.k = k.const_data_ptr<float>();
+  a.v = v.const_data_ptr<float>();
+  a.out = out.data_ptr<float>();
+  a.batch = q.size(0);
+  a.q_heads = q.size(1);
+  a.kv_heads = k.size(1);
+  a.q_len = q.size(2);
+  a.kv_len = k.size(2);
+  a.head_dim = q.size(3);
+  for (int d = 0; d < 3; ++d) {
+    a.q_strides[d] = q.stride(d);
+    a.k_strides[d] = k.stride(d);
+    a.v_strides[d] = v.stride(d);
+    a.out_strides[d] = out.stride(d);
+  }
+  if (mask.defined()) {
+    const at::Tensor full = mask.expand({q.size(0), q.size(1), q.size(2), k.size(2)});
+    a.mask = full.const_data_ptr<float>();
+    for (int d = 0; d < 4; ++d) a.mask_strides[d] = full.stride(d);
+  }
+  a.scale = scale;
+  a.causal = causal;
+  return a;
+}
+
+TEST(FlashAttentionTest, EveryBodyMatchesFloat64Attention) {
+  const std::vector<Case> cases = {
+      {2, 4, 4, 64, 64, 16, false, {}},              // one block, one vector per row
+      {1, 8, 2, 130, 130, 64, true, {}},             // grouped heads, causal, partial blocks and tiles
+      {2, 2, 2, 37, 200, 32, true, {}},              // fewer queries than keys: top-left causal
+      {1, 4, 1, 1, 75, 128, false, {1, 1, 1, 75}},   // a decode step with a padding mask
+      {2, 3, 3, 67, 67, 48, false, {2, 1, 67, 67}},  // three vectors per row; mask per batch
+      {1, 2, 2, 70, 129, 32, false, {1, 2, 1, 129}},
+  };
+  const float scale = 0.3f;
+  for (const Case& c : cases) {
+    // q read through a transpose ([B, L, H, E] stored), as attention's head split leaves it.
+    const at::Tensor q = at::randn({c.batch, c.q_len, c.q_heads, c.head_dim}).transpose(1, 2);
+    const at::Tensor k = at::randn({c.batch, c.kv_heads, c.kv_len, c.head_dim});
+    const at::Tensor v = at::randn({c.batch, c.kv_heads, c.kv_len, c.head_dim});
+    at::Tensor mask;
+    if (!c.mask_shape.empty()) {
+      mask = at::randn(c.mask_shape);
+      mask.select(-1, 0).fill_(-std::numeric_limits<float>::infinity());                          // -inf entries
+      if (c.mask_shape[2] > 1) mask.select(2, 1).fill_(-std::numeric_limits<float>::infinity());  // a row sees none
+    }
+    const at::Tensor expected = Reference(q, k, v, mask, scale, c.causal);
+    for (const auto& [name, body] : Bodies()) {
+      const at::Tensor out = at::full(expected.sizes(), std::nanf(""));
+      const FlashAttentionArgs a = ArgsOf(q, k, v, mask, out, scale, c.causal);
+      const int64_t q_blocks = (c.q_len + flash_detail::kQueryBlock - 1) / flash_detail::kQueryBlock;
+      body(a, 0, c.batch * c.q_heads * q_blocks);
+      const double err = out.sub(expected).abs().max().item<float>();
+      EXPECT_LT(err, 2e-5) << name << " q_len " << c.q_len << " kv_len " << c.kv_len << " e " << c.head_dim;
+    }
+  }
+}
+
+TEST(FlashAttentionTest, TheDispatchedKernelSplitsOverThreadsAndKeepsTheNumbers) {
+  if (!FlashAttentionApplies(64)) GTEST_SKIP() << "no AVX2 or AVX-512 on this CPU";
+  const at::Tensor q = at::randn({2, 8, 300, 64}), k = at::randn({2, 4, 300, 64}), v = at::randn({2, 4, 300, 64});
+  const at::Tensor out = at::empty({2, 8, 300, 64});
+  FlashAttention(ArgsOf(q, k, v, at::Tensor(), out, 0.125f, true));
+  EXPECT_LT(out.sub(Reference(q, k, v, at::Tensor(), 0.125, true)).abs().max().item<float>(), 2e-5);
+  EXPECT_FALSE(FlashAttentionApplies(40));  // not a multiple of 16: ATen's kernel only
+}
+
+}  // namespace
+}  // namespace ge::cpu
