@@ -1,0 +1,64 @@
+"""FusedAttention on the CPU device: ATen's flash kernel (eager SDPA's) or the blocked one
+(csrc/devices/cpu/kernels/flash_attention.h), whichever measured faster for the shapes on this
+CPU. Each kernel, forced with TORCHAIR_GE_CPU_ATTENTION, gives eager's numbers with causal masks,
+padding and full masks, grouped-query heads and partial blocks; the measured choice is reported."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torchair_ge
+from conftest import check_against_eager
+
+# (batch, q heads, kv heads, q len, kv len, head size, causal, mask)
+CASES = [(1, 8, 2, 130, 130, 64, True, None), (2, 4, 4, 70, 70, 32, False, "padding"),
+         (1, 4, 4, 40, 96, 128, False, "full"), (2, 2, 1, 1, 77, 64, False, "padding"), (1, 2, 2, 20, 20, 40, True, None)]
+
+
+def _inputs(batch, heads, kv_heads, q_len, kv_len, dim, mask):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(batch, h, n, dim) for h, n in ((heads, q_len), (kv_heads, kv_len), (kv_heads, kv_len)))
+    if mask == "padding":  # [B, 1, 1, S]: the last third of the first sequence's keys masked out
+        m = torch.zeros(batch, 1, 1, kv_len)
+        m[0, ..., 2 * kv_len // 3:] = float("-inf")
+        return q, k, v, m
+    if mask == "full":
+        return q, k, v, torch.randn(batch, heads, q_len, kv_len)
+    return q, k, v, None
+
+
+@pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash", "measure"])
+@pytest.mark.parametrize("case", CASES)
+def test_attention_matches_eager(case, kernel, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
+    *shape, causal, mask = case
+    q, k, v, m = _inputs(*shape, mask)
+
+    def attention(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal, enable_gqa=True)
+
+    check_against_eager(attention, q, k, v, m)
+
+
+def test_the_measured_choice_is_reported(monkeypatch):
+    if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+        pytest.skip("one attention kernel on this CPU: nothing to measure")
+    monkeypatch.delenv("TORCHAIR_GE_CPU_ATTENTION", raising=False)
+    backend = torchair_ge.get_npu_backend()
+    q, k, v, _ = _inputs(1, 4, 4, 96, 96, 64, None)
+    compiled = torch.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), backend=backend,
+                             dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(q, k, v), F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    choices = [c for c in backend.compiler.reports[0]["kernel_choices"] if c["key"].startswith("FusedAttention")]
+    assert len(choices) == 1 and "q=96 kv=96 e=64 causal" in choices[0]["key"], choices
+    assert set(choices[0]["best_us"]) == {"aten_flash", "blocked_flash"}, choices
+    assert choices[0]["winner"] in choices[0]["best_us"], choices
+
+
+def test_a_forced_kernel_name_that_does_not_exist_is_an_error(monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", "flashy")
+    q, k, v, _ = _inputs(1, 2, 2, 8, 8, 16, None)
+    compiled = torch.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v), backend=torchair_ge.get_npu_backend(),
+                             dynamic=False)
+    with pytest.raises(Exception, match="TORCHAIR_GE_CPU_ATTENTION"):
+        compiled(q, k, v)
