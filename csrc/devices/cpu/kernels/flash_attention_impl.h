@@ -99,8 +99,11 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
   const int64_t d_len = a.head_dim, q_blocks = (a.q_len + kQueryBlock - 1) / kQueryBlock;
   const int64_t group = a.q_heads / a.kv_heads;
   const int64_t kv_pad = (a.kv_len + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
-  std::vector<float> keys(static_cast<size_t>(d_len * kv_pad));
-  std::vector<float> work(static_cast<size_t>(2 * kQueryBlock * d_len + kQueryBlock * kKeyBlock + 3 * kQueryBlock));
+  // The thread's buffers, kept between runs (a run allocates nothing once they are large enough).
+  thread_local std::vector<float> keys, work;
+  keys.resize(std::max(keys.size(), static_cast<size_t>(d_len * kv_pad)));
+  work.resize(
+      std::max(work.size(), static_cast<size_t>(2 * kQueryBlock * d_len + kQueryBlock * kKeyBlock + 3 * kQueryBlock)));
   float* const q_tile = work.data();                   // the block's queries, scaled, [r][d]
   float* const o_tile = q_tile + kQueryBlock * d_len;  // its unnormalized outputs, [r][d]
   float* const s_tile = o_tile + kQueryBlock * d_len;  // scores, then probabilities, [r][key]
@@ -115,7 +118,9 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
     if (keys_of != b * a.kv_heads + kvh) {
       keys_of = b * a.kv_heads + kvh;
       const float* k = a.k + b * a.k_strides[0] + kvh * a.k_strides[1];
-      std::fill(keys.begin(), keys.end(), 0.f);
+      for (int64_t c = a.kv_len; c < kv_pad; ++c)  // the last block's missing keys: zeros
+        for (int64_t d = 0; d < d_len; ++d)
+          keys[static_cast<size_t>(c / kKeyBlock * d_len * kKeyBlock + d * kKeyBlock + c % kKeyBlock)] = 0.f;
       for (int64_t c = 0; c < a.kv_len; ++c) {
         float* tile = keys.data() + c / kKeyBlock * d_len * kKeyBlock + c % kKeyBlock;
         for (int64_t d = 0; d < d_len; ++d) tile[d * kKeyBlock] = k[c * a.k_strides[2] + d];
