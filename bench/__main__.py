@@ -16,7 +16,7 @@ def main(argv=None):
     parser.add_argument("--no-overhead", action="store_true", help="skip the per-task host-overhead benchmark")
     parser.add_argument("--no-dynamic", action="store_true", help="skip the dynamic-shape workloads")
     parser.add_argument("--no-generate", action="store_true",
-                        help="skip the transformers generate() workload and the attention benchmark")
+                        help="skip the transformers generate() workload, the attention benchmark and transformers' models")
     parser.add_argument("--no-training", action="store_true", help="skip the training-step workloads")
     parser.add_argument("--no-streams", action="store_true",
                         help="skip the streams vs one stream and tensor-parallel benchmarks")

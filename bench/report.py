@@ -98,6 +98,9 @@ def markdown(results):
     if results.get("attention"):
         from bench import attention
         lines += attention.markdown(results["attention"])
+    if results.get("transformers_zoo"):
+        from bench import transformers_zoo
+        lines += transformers_zoo.markdown(results["transformers_zoo"])
     overhead = results.get("overhead")
     if overhead:
         lines += ["", f"## Host cost per sunk task (chains of tiny {overhead['size'][0]}x{overhead['size'][1]} ops)", "",

@@ -112,6 +112,16 @@ def test_attention_benchmark_agrees_with_atens_flash_kernel():
     assert any(line.startswith("| decode_2048 |") for line in attention.markdown(rows))
 
 
+def test_transformers_models_run_with_eagers_numbers():
+    from bench import transformers_zoo
+    results = transformers_zoo.run(quick=True, log=lambda *_: None, systems=("eager", "torchair_ge"))
+    assert [r["model"] for r in results["rows"]] == ["gpt2", "llama", "bert"]
+    for row in results["rows"]:
+        ours = row["systems"]["torchair_ge"]
+        assert ours["max_abs_err"] < 1e-4 and ours["median_ms"] > 0, row
+    assert any(line.startswith("| gpt2 |") for line in transformers_zoo.markdown(results))
+
+
 @pytest.mark.parametrize("system", [InductorFreezing(), OpenVino(), TorchairGe(frozen=True)], ids=lambda s: s.name)
 def test_peer_systems_match_eager(system):
     if system.unavailable():
