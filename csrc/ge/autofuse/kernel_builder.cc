@@ -1,5 +1,8 @@
 #include "ge/autofuse/kernel_builder.h"
 
+#include <optional>
+
+#include "ge/base/half.h"
 #include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
@@ -17,6 +20,17 @@ KBuffer BufferOf(const TensorDesc& desc, std::vector<int64_t> strides = {}) {
   buffer.desc = desc;
   buffer.strides = std::move(strides);
   return buffer;
+}
+
+// A one-element float constant's value (float16 and bfloat16 widen exactly, as a load would):
+// an immediate in the kernel, which lowerings can read (x ** 3 is a product, not a pow).
+std::optional<float> FloatScalar(const Tensor& t) {
+  switch (t.desc().dtype) {
+    case DataType::kFloat: return *t.data_as<float>();
+    case DataType::kFloat16: return HalfBitsToFloat(*t.data_as<uint16_t>());
+    case DataType::kBFloat16: return BFloat16BitsToFloat(*t.data_as<uint16_t>());
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -51,8 +65,8 @@ Expected<int> KernelBuilder::External(Value v) {
                            DataTypeName(desc.dtype));
   int id;
   const Tensor* constant = ConstValue(v);
-  if (constant != nullptr && desc.NumElements() == 1 && desc.dtype == DataType::kFloat) {
-    id = Const(static_cast<double>(*constant->data_as<float>()), *type);
+  if (const std::optional<float> value = constant && desc.NumElements() == 1 ? FloatScalar(*constant) : std::nullopt) {
+    id = Const(static_cast<double>(*value), *type);
   } else {
     id = AddLoad(v, BufferOf(desc), *type);
   }
