@@ -33,7 +33,9 @@ bool FlashAttentionApplies(int64_t head_dim);
 
 // out = softmax(q k^T * scale + mask) v per (batch, query head), key/value head
 // h / (q_heads / kv_heads); a query that sees no key (all masked) gets zeros, as ATen's kernel
-// gives. Split over the intra-op threads by (batch, head, query block).
+// gives. Split over the intra-op threads by (batch, head, query block); each thread keeps its
+// buffers between runs (the transposed keys of one head: head_dim x kv_len floats, and a block's
+// tiles), so a run allocates nothing once they have grown to its sizes.
 void FlashAttention(const FlashAttentionArgs& a);
 
 namespace flash_detail {  // the bodies FlashAttention picks from, over tasks [begin, end)
