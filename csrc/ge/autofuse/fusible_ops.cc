@@ -74,9 +74,9 @@ Lowering BinaryFn(KFn fn) {
 int Square(KernelBuilder& b, int x) { return b.Binary(KFn::kMul, x, x); }
 
 // x ** p for the exponents ATen's pow with a scalar exponent computes without pow (products,
-// square roots, reciprocals; the same operations in the same order, so eager's numbers): pow is
-// a scalar call per lane in vector kernels, and GPT-2's GELU (x ** 3) made its feed-forward
-// epilogue 2.6x the next product's.
+// square roots, reciprocals, in ATen's order: eager's numbers, the kernel's rsqrt within an ulp of
+// ATen's): pow is a scalar call per lane in vector kernels, and GPT-2's GELU (x ** 3) made its
+// feed-forward epilogue 2.6x the next product's.
 std::optional<int> ConstantPower(KernelBuilder& b, int x, double p) {
   if (p == 1.0) return x;
   if (p == 2.0) return Square(b, x);
