@@ -2,7 +2,6 @@
 
 #include <optional>
 
-#include "ge/base/half.h"
 #include "ge/ops/rewrite_utils.h"
 
 namespace ge::autofuse {
@@ -20,17 +19,6 @@ KBuffer BufferOf(const TensorDesc& desc, std::vector<int64_t> strides = {}) {
   buffer.desc = desc;
   buffer.strides = std::move(strides);
   return buffer;
-}
-
-// A one-element float constant's value (float16 and bfloat16 widen exactly, as a load would):
-// an immediate in the kernel, which lowerings can read (x ** 3 is a product, not a pow).
-std::optional<float> FloatScalar(const Tensor& t) {
-  switch (t.desc().dtype) {
-    case DataType::kFloat: return *t.data_as<float>();
-    case DataType::kFloat16: return HalfBitsToFloat(*t.data_as<uint16_t>());
-    case DataType::kBFloat16: return BFloat16BitsToFloat(*t.data_as<uint16_t>());
-    default: return std::nullopt;
-  }
 }
 
 }  // namespace
@@ -64,9 +52,10 @@ Expected<int> KernelBuilder::External(Value v) {
     return InvalidArgument("{} output {}: dtype {} cannot be loaded by a fused kernel", v.node->ToString(), v.index,
                            DataTypeName(desc.dtype));
   int id;
-  const Tensor* constant = ConstValue(v);
-  if (const std::optional<float> value = constant && desc.NumElements() == 1 ? FloatScalar(*constant) : std::nullopt) {
-    id = Const(static_cast<double>(*value), *type);
+  // A one-element float constant is an immediate, which lowerings can read (x ** 3 is a
+  // product, not a pow); float16 and bfloat16 widen exactly, as a load would.
+  if (const std::optional<double> value = ConstFloatScalar(v)) {
+    id = Const(*value, *type);
   } else {
     id = AddLoad(v, BufferOf(desc), *type);
   }

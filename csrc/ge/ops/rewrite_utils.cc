@@ -77,6 +77,18 @@ std::optional<std::vector<int64_t>> ConstInts(Value v) {
   return std::move(ints).value();
 }
 
+std::optional<double> ConstFloatScalar(Value v) {
+  const Tensor* t = ConstValue(v);
+  if (t == nullptr || t->desc().NumElements() != 1) return std::nullopt;
+  switch (t->desc().dtype) {
+    case DataType::kFloat: return *t->data_as<float>();
+    case DataType::kDouble: return *t->data_as<double>();
+    case DataType::kFloat16: return HalfBitsToFloat(*t->data_as<uint16_t>());
+    case DataType::kBFloat16: return BFloat16BitsToFloat(*t->data_as<uint16_t>());
+    default: return std::nullopt;
+  }
+}
+
 bool ConstIsAll(Value v, double x) {
   const Tensor* t = ConstValue(v);
   if (!t) return false;

@@ -38,6 +38,9 @@ Status Bypass(Graph& graph, Node* node, Value replacement);
 const Tensor* ConstValue(Value v);
 // Integer contents of a Const producer (int32/int64), or nullopt.
 std::optional<std::vector<int64_t>> ConstInts(Value v);
+// The value of a one-element float Const (float, double; float16 and bfloat16 widened exactly),
+// or nullopt for anything else.
+std::optional<double> ConstFloatScalar(Value v);
 // True when `v` is a Const whose every element is exactly `x` in its own dtype (numeric types).
 bool ConstIsAll(Value v, double x);
 // A new Const node holding `value`.

@@ -33,20 +33,11 @@ bool PlainProduct(const Node* n, bool adj_x2) {
          !(n->num_inputs() > 3 && n->input(3).valid()) && !HasControlEdges(n);
 }
 
-// A float scalar constant's value.
-std::optional<double> ScalarConst(Value v) {
-  const Tensor* t = ConstValue(v);
-  if (t == nullptr || t->desc().NumElements() != 1) return std::nullopt;
-  if (t->desc().dtype == DataType::kFloat) return static_cast<double>(*t->data_as<float>());
-  if (t->desc().dtype == DataType::kDouble) return *t->data_as<double>();
-  return std::nullopt;
-}
-
 // Whether `fill` is MaskedFill(scores, above, -inf) with `above` a constant true exactly where
 // key j > query i over the scores' last two dims (torch's top-left causal mask; leading dims 1).
 bool IsCausalFill(const Node& fill, const Shape& scores) {
   if (fill.type() != "MaskedFill" || scores.size() < 2) return false;
-  const std::optional<double> value = ScalarConst(fill.input(2));
+  const std::optional<double> value = ConstFloatScalar(fill.input(2));
   if (!value || !std::isinf(*value) || *value > 0) return false;
   const Tensor* above = ConstValue(fill.input(1));
   if (above == nullptr || above->desc().dtype != DataType::kBool) return false;
@@ -117,10 +108,10 @@ std::optional<AttentionMatch> Match(const Node& root) {
   }
   if ((s.node->type() == kOpMul || s.node->type() == kOpRealDiv) && Link(s)) {
     const Node* scaled = s.node;
-    std::optional<double> c = ScalarConst(scaled->input(1));
+    std::optional<double> c = ConstFloatScalar(scaled->input(1));
     int product_side = 0;
     if (!c && scaled->type() == kOpMul) {
-      c = ScalarConst(scaled->input(0));
+      c = ConstFloatScalar(scaled->input(0));
       product_side = 1;
     }
     if (!c || *c == 0.0) return std::nullopt;
