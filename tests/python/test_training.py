@@ -242,20 +242,26 @@ def test_activation_checkpointing_recomputes_in_the_backward_graph():
     assert backward["ir_ops"].get("Tanh") == 1, "the checkpointed tanh is recomputed in the backward graph"
 
 
-@pytest.mark.parametrize("case", ["padding_mask", "causal_scaled", "bool_mask"])
+@pytest.mark.parametrize("case", ["padding_mask", "causal_scaled", "bool_mask", "grouped_query", "grouped_causal"])
 def test_attention_gradients_run_natively(case):
     g = torch.Generator().manual_seed(5)
-    length, source = (5, 7) if case != "causal_scaled" else (6, 6)
-    q, k, v = (torch.randn(2, 3, n, 4, generator=g, requires_grad=True) for n in (length, source, source))
+    length, source = (6, 6) if case in ("causal_scaled", "grouped_causal") else (5, 7)
+    # Grouped-query attention (LLaMA, Qwen2, Mistral): 6 query heads share 2 key/value heads;
+    # each key/value head's gradient sums its group's.
+    heads, kv_heads = (6, 2) if case.startswith("grouped") else (3, 3)
+    q = torch.randn(2, heads, length, 4, generator=g, requires_grad=True)
+    k, v = (torch.randn(2, kv_heads, source, 4, generator=g, requires_grad=True) for _ in range(2))
     mask = {"padding_mask": torch.randn(2, 1, length, source, generator=g),
-            "bool_mask": torch.rand(2, 3, length, source, generator=g) > 0.3, "causal_scaled": None}[case]
+            "bool_mask": torch.rand(2, 3, length, source, generator=g) > 0.3,
+            "grouped_query": torch.randn(2, 1, length, source, generator=g)}.get(case)
     mask = None if mask is None else mask.index_fill(-1, torch.tensor([0]), True if mask.dtype == torch.bool else 0.0)
 
     def attend(q, k, v):
         return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None,
-                                                                scale=0.3 if mask is None else None)
+                                                                scale=0.3 if mask is None else None,
+                                                                enable_gqa=heads != kv_heads)
     backend = torchair_ge.get_npu_backend()
-    grad_out = torch.randn(2, 3, length, 4, generator=g)
+    grad_out = torch.randn(2, heads, length, 4, generator=g)
     out = torch.compile(attend, backend=backend, dynamic=False)(q, k, v)
     out.backward(grad_out)
     grads = [t.grad for t in (q, k, v)]

@@ -23,6 +23,15 @@ def repeat_heads(x, groups):
     return ge.Reshape(spread, int_vector([*batch, heads * groups, length, dim]))
 
 
+def _group_heads(query, key):
+    """How many query heads share each key/value head (1 without grouped-query attention)."""
+    if len(query.shape) < 3 or query.shape[-3] == key.shape[-3]:
+        return 1
+    if query.shape[-3] % key.shape[-3]:
+        raise ValueError(f"query heads {query.shape[-3]} are not a multiple of key/value heads {key.shape[-3]}")
+    return query.shape[-3] // key.shape[-3]
+
+
 def _scale(query, scale):
     return scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
 
@@ -44,24 +53,32 @@ def scores_of(query, key, attn_mask, is_causal, scale, dtype):
 
 
 def attention(query, key, value, attn_mask, is_causal, scale, dtype):
-    if len(query.shape) >= 3 and query.shape[-3] != key.shape[-3]:  # grouped-query attention
-        if query.shape[-3] % key.shape[-3]:
-            raise ValueError(f"query heads {query.shape[-3]} are not a multiple of key/value heads {key.shape[-3]}")
-        groups = query.shape[-3] // key.shape[-3]
+    groups = _group_heads(query, key)
+    if groups > 1:  # grouped-query attention
         key, value = repeat_heads(key, groups), repeat_heads(value, groups)
     scores = scores_of(query, key, attn_mask, is_causal, scale, dtype)
     return ge.BatchMatMulV2(ge.SoftmaxV2(scores, axes=[-1]), value), scores
 
 
-def _differentiable(query, key, dropout_p=0.0):
-    """Training attention runs natively for float32 without dropout and with as many key/value
-    heads as query heads (what ATen's flash kernel pair takes); the rest stays with torch.
-    Takes IR values or FakeTensors."""
-    return query.dtype in (torch.float32, ge.DataType.DT_FLOAT) and not dropout_p and query.shape[-3] == key.shape[-3]
+def _differentiable(query, dropout_p=0.0):
+    """Training attention runs natively for float32 without dropout (grouped-query included);
+    the rest stays with torch: below float32 the recomputed probabilities would differ from the
+    flash kernel's, which accumulates in float32. Takes IR values or FakeTensors."""
+    return query.dtype in (torch.float32, ge.DataType.DT_FLOAT) and not dropout_p
+
+
+def _sum_over_groups(grad, groups):
+    """The gradient of repeat_heads: [..., H * groups, S, D] -> [..., H, S, D], each head's
+    `groups` copies summed."""
+    if groups == 1:
+        return grad
+    *batch, heads, length, dim = grad.shape
+    grouped = ge.Reshape(grad, int_vector([*batch, heads // groups, groups, length, dim]))
+    return ge.ReduceSum(grouped, int_vector([-3]), keep_dims=False)
 
 
 @register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu.default,
-                               unproduced_outputs=lambda q, k, v, dropout_p=0.0, *_: () if _differentiable(q, k, dropout_p)
+                               unproduced_outputs=lambda q, k, v, dropout_p=0.0, *_: () if _differentiable(q, dropout_p)
                                else (1,))
 def convert_sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None,
                            meta_outputs=None):
@@ -71,8 +88,8 @@ def convert_sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *,
     if dropout_p:
         return NotImplemented  # random dropout stays with torch
     out, scores = attention(query, key, value, attn_mask, is_causal, scale, meta_outputs[0].dtype)
-    if not _differentiable(query, key):
-        return out, NotProduced("attention logsumexp (float32 with as many key/value heads as query heads only)")
+    if not _differentiable(query):
+        return out, NotProduced("attention logsumexp (float32 only)")
     return out, ge.ReduceLogSumExp(scores, int_vector([-1]), keep_dims=False)
 
 
@@ -81,9 +98,13 @@ def convert_sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp,
                                     attn_mask=None, scale=None, meta_outputs=None):
     """Attention's gradients from the saved output and log-sum-exp, the probabilities recomputed
     from the logits (as the flash kernel's backward does): dV = P^T dO, dS = P * (dO V^T -
-    rowsum(dO * O)) * scale, dQ = dS K, dK = dS^T Q."""
-    if not _differentiable(query, key, dropout_p):
+    rowsum(dO * O)) * scale, dQ = dS K, dK = dS^T Q. Under grouped-query attention the key and
+    value heads are repeated as in the forward and each head's gradient is the sum over its group."""
+    if not _differentiable(query, dropout_p):
         return NotImplemented
+    groups = _group_heads(query, key)
+    if groups > 1:
+        key, value = repeat_heads(key, groups), repeat_heads(value, groups)
     scores = scores_of(query, key, attn_mask, is_causal, scale, ge.DataType.DT_FLOAT)
     rows = ge.Reshape(logsumexp, int_vector([*logsumexp.shape, 1]))
     probs = ge.Exp(ge.Sub(scores, rows))
@@ -91,7 +112,8 @@ def convert_sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp,
     grad_probs = ge.BatchMatMulV2(grad_out, value, adj_x2=True)
     row_dot = ge.ReduceSum(ge.Mul(grad_out, out), int_vector([-1]), keep_dims=True)
     grad_scores = ge.Mul(ge.Mul(probs, ge.Sub(grad_probs, row_dot)), to_dtype(_scale(query, scale), ge.DataType.DT_FLOAT))
-    return (ge.BatchMatMulV2(grad_scores, key), ge.BatchMatMulV2(grad_scores, query, adj_x1=True), grad_value)
+    grad_key = ge.BatchMatMulV2(grad_scores, query, adj_x1=True)
+    return (ge.BatchMatMulV2(grad_scores, key), _sum_over_groups(grad_key, groups), _sum_over_groups(grad_value, groups))
 
 
 @register_fx_node_ge_converter(aten.scaled_dot_product_attention.default)
