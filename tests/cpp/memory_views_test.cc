@@ -1,6 +1,7 @@
 // Zero-copy views: reshapes, and slices/selects of one contiguous block, of arena values, inputs
-// and constants read their source's bytes (no task); a view that is a graph output, or of a
-// value updated in place, stays a copy.
+// and constants read their source's bytes (no task); a graph output that reshapes a computed
+// value has the value computed in the output's memory; a view of a value updated in place, or
+// of a value that is itself a graph output, stays a copy.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,14 +60,14 @@ TEST_F(MemoryViewsTest, ReshapesOfArenaInputAndConstantValuesAreViews) {
   EXPECT_EQ(out[0], (std::vector<float>{1, 4, 3, 8, 5, 12}));
 }
 
-TEST_F(MemoryViewsTest, GraphOutputsAndUpdatedValuesStayCopies) {
+TEST_F(MemoryViewsTest, UpdatedValuesStayCopiesAndAnOutputReshapeIsAView) {
   es::GraphBuilder b("copies");
   auto cache = b.CreateInput(0, DataType::kFloat, {4, 2});
   auto pos = b.CreateInput(1, DataType::kInt64, {1});
   auto row = b.CreateInput(2, DataType::kFloat, {1, 2});
   auto before = es::Reshape(cache, b.CreateVector({8}));  // reads the old cache: must be a copy
   auto updated = es::InplaceIndexCopy(cache, pos, row, 0);
-  auto flat_row = es::Reshape(es::Neg(row), b.CreateVector({2}));  // a graph output: its own memory
+  auto flat_row = es::Reshape(es::Neg(row), b.CreateVector({2}));  // Neg computes into the output's memory
   b.SetOutputs(
       {es::ReduceSum(before, b.CreateVector({}), false), flat_row, es::ReduceSum(updated, b.CreateVector({}), false)});
   auto graph = std::move(b.Build()).value();
@@ -75,7 +76,7 @@ TEST_F(MemoryViewsTest, GraphOutputsAndUpdatedValuesStayCopies) {
   std::vector<int64_t> pos_data = {0};
   ASSERT_TRUE(s.AddGraph(1, std::move(graph)).ok());
   ASSERT_TRUE(s.CompileGraph(1).ok());
-  EXPECT_EQ(s.GetCompiledGraphSummary(1)->view_values, 0);
+  EXPECT_EQ(s.GetCompiledGraphSummary(1)->view_values, 1);  // flat_row only
   std::vector<Tensor> out;
   ASSERT_TRUE(s.RunGraph(1,
                          {Tensor(TensorDesc(DataType::kFloat, {4, 2}), cache_data.data(), nullptr),
@@ -86,6 +87,39 @@ TEST_F(MemoryViewsTest, GraphOutputsAndUpdatedValuesStayCopies) {
   EXPECT_FLOAT_EQ(out[0].data_as<float>()[0], 8);  // the old cache
   EXPECT_FLOAT_EQ(out[1].data_as<float>()[1], -7);
   EXPECT_FLOAT_EQ(out[2].data_as<float>()[0], 18);  // the updated cache
+}
+
+TEST_F(MemoryViewsTest, AValueReshapedIntoAnOutputIsComputedInTheOutputsMemory) {
+  es::GraphBuilder b("in_output");
+  auto x = b.CreateInput(0, DataType::kFloat, {2, 3});
+  auto a = es::Neg(x);                                           // computed in output 0's memory
+  auto flat = es::Reshape(a, b.CreateVector({6}));               // output 0: a view, no task
+  auto relu = es::Relu(es::Reshape(a, b.CreateVector({3, 2})));  // reads output 0's memory through a view
+  auto e = es::Exp(x);                                           // output 3 itself
+  auto flat_e = es::Reshape(e, b.CreateVector({6}));             // two outputs may not share bytes: a copy
+  b.SetOutputs({flat, relu, flat_e, e});
+  Session s(Options{{option::kAutofuse, "false"}});
+  ASSERT_TRUE(s.AddGraph(1, std::move(b.Build()).value()).ok());
+  ASSERT_TRUE(s.CompileGraph(1).ok());
+  EXPECT_EQ(s.GetCompiledGraphSummary(1)->view_values, 2);
+  EXPECT_EQ(s.GetCompiledGraphSummary(1)->task_num, 4);  // Neg, Relu, Exp and the copy of e
+  auto run = [&](std::vector<float> data) {
+    std::vector<Tensor> out;
+    EXPECT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {2, 3}), data.data(), nullptr)}, &out).ok());
+    std::vector<std::vector<float>> values;
+    for (const Tensor& t : out) values.emplace_back(t.data_as<float>(), t.data_as<float>() + t.desc().NumElements());
+    return std::make_pair(out, values);
+  };
+  auto [first, first_values] = run({1, -2, 3, -4, 5, -6});
+  auto [second, second_values] = run({-1, 0, 2, 0, 0, 0});  // each run writes into its own outputs
+  EXPECT_EQ(first_values[0], (std::vector<float>{-1, 2, -3, 4, -5, 6}));
+  EXPECT_EQ(first_values[1], (std::vector<float>{0, 2, 0, 4, 0, 6}));
+  EXPECT_EQ(std::vector<float>(first[0].data_as<float>(), first[0].data_as<float>() + 6), first_values[0]);
+  EXPECT_EQ(second_values[0], (std::vector<float>{1, 0, -2, 0, 0, 0}));
+  EXPECT_EQ(second_values[1], (std::vector<float>{1, 0, 0, 0, 0, 0}));
+  EXPECT_FLOAT_EQ(second_values[2][2], std::exp(2.0f));
+  EXPECT_EQ(second_values[2], second_values[3]);
+  EXPECT_NE(second[2].data(), second[3].data());
 }
 
 TEST_F(MemoryViewsTest, ElementwiseOpsWriteOverInputsThatDieThere) {

@@ -18,16 +18,19 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
 
   program->values_.resize(model->values.size());
   program->io_storages_.resize(model->values.size());
-  std::map<int32_t, size_t> first_value_of_input;  // values updated in place share their input's storage
+  // Values in one input's or output's memory (an in-place update, a view, a value computed in
+  // the output it is viewed as) share the storage of the first, each with its own shape.
+  std::map<std::pair<Placement, int32_t>, size_t> first_value_of_io;
   for (size_t id = 0; id < model->values.size(); ++id) {
     const ValueInfo& v = model->values[id];
     Expected<at::Tensor> t = InvalidArgument("unplaced value");
     switch (v.placement) {
       case Placement::kArena: t = WrapMemory(arena + v.offset, v.desc, v.strides); break;
       case Placement::kConstant: t = WrapMemory(v.constant.data(), v.desc, v.strides); break;
-      case Placement::kInput: {
-        auto [it, first] = first_value_of_input.emplace(v.io_index, id);
-        if (!first) {  // an in-place update or a view of that input: the same storage, its own shape
+      case Placement::kInput:
+      case Placement::kOutput: {
+        auto [it, first] = first_value_of_io.emplace(std::make_pair(v.placement, v.io_index), id);
+        if (!first) {
           program->io_storages_[id] = program->io_storages_[it->second];
           t = TensorOnStorage(v.desc, program->io_storages_[id], v.offset, v.strides);
           break;
@@ -35,7 +38,6 @@ Expected<std::unique_ptr<DeviceProgram>> CpuProgram::Create(std::shared_ptr<cons
         t = MakeRebindableTensor(v.desc, &program->io_storages_[id]);
         break;
       }
-      case Placement::kOutput: t = MakeRebindableTensor(v.desc, &program->io_storages_[id]); break;
     }
     if (!t.ok()) return t.status().WithContext(fmt::format("binding output of '{}'", v.producer));
     program->values_[id] = std::move(t).value();

@@ -201,8 +201,35 @@ void MemoryPlanner::Join(int32_t value, int32_t source, int64_t offset_in_source
 // Views of arena values, inputs and constants; a view that is a graph output keeps its own
 // output memory (and its copy kernel).
 void MemoryPlanner::ShareBytes() {
+  ComputeViewedOutputsInPlace();
   for (const Node* node : schedule_)
-    if (!TryView(node)) TryWriteOverInput(node);
+    if (!plan_.IsView(node) && !TryView(node)) TryWriteOverInput(node);
+}
+
+// A graph output that is all of another value's bytes under another shape (a training forward's
+// saved activation `mm(x, w).view(b, s, h)`, a model's logits): the value is computed straight
+// into the output's memory and the reshape is a view -- the output owns the bytes either way,
+// so what was a copy kernel per run costs nothing. Only an arena value that nothing has placed
+// yet (not itself an output, an input or a constant) moves; before any view joins its group.
+void MemoryPlanner::ComputeViewedOutputsInPlace() {
+  const Node* net_output = graph_.NetOutputNode();
+  for (int k = 0; k < net_output->num_inputs(); ++k) {
+    const Node* view = net_output->input(k).node;
+    const int32_t out = ValueOf(net_output->input(k));
+    const ValueInfo& out_info = plan_.values[static_cast<size_t>(out)];
+    if (out_info.placement != Placement::kOutput || out_info.io_index != k || view->num_inputs() < 1) continue;
+    const std::optional<int64_t> offset = ViewByteOffset(view);
+    if (!offset || *offset != 0) continue;
+    const int32_t source = ValueOf(view->input(0));
+    ValueInfo& source_info = plan_.values[static_cast<size_t>(source)];
+    if (source_info.placement != Placement::kArena || !source_info.strides.empty() ||
+        source_info.desc.ByteSize() != out_info.desc.ByteSize() || root_of_[static_cast<size_t>(source)] != source)
+      continue;
+    source_info.placement = Placement::kOutput;
+    source_info.io_index = k;
+    Join(out, source, 0);
+    plan_.views.insert(view);
+  }
 }
 
 // A strided view (a column, a stepped slice) only where every reader's kernel takes strides. A
@@ -240,13 +267,14 @@ bool MemoryPlanner::TryView(const Node* node) {
   const int32_t root = root_of_[static_cast<size_t>(source)];
   ValueInfo& view = plan_.values[static_cast<size_t>(out)];
   const ValueInfo& root_info = plan_.values[static_cast<size_t>(root)];
-  if (view.placement != Placement::kArena || root_info.placement == Placement::kOutput) return false;
+  if (view.placement != Placement::kArena) return false;
   if (!plan_.values[static_cast<size_t>(source)].strides.empty()) return false;  // views of dense values only
   view.strides = std::move(strides);
   Join(out, source, *offset);
   view.placement = root_info.placement;
   view.io_index = root_info.io_index;
-  if (root_info.placement == Placement::kInput) view.offset = delta_[static_cast<size_t>(out)];
+  if (root_info.placement == Placement::kInput || root_info.placement == Placement::kOutput)
+    view.offset = delta_[static_cast<size_t>(out)];
   if (root_info.placement == Placement::kConstant)
     view.constant =
         Tensor(view.desc, static_cast<uint8_t*>(root_info.constant.data()) + delta_[static_cast<size_t>(out)],

@@ -59,7 +59,9 @@ struct MemoryPlanOptions {
 //      the input's memory when nothing reads the old value later (the Assign then runs no task).
 //   3. FindLastUses: each value's last reader in the schedule.
 //   4. ShareBytes: zero-copy views (reshapes; slices/selects that are one contiguous block, or
-//      strided where every reader takes strides) and outputs written over a dying input.
+//      strided where every reader takes strides) and outputs written over a dying input. A graph
+//      output that is a reshape of a computed value has that value computed in the output's
+//      memory (ComputeViewedOutputsInPlace), so the reshape copies nothing.
 //   5. PlaceArena: one buffer per alias group and per workspace, offsets from PlanArena.
 class MemoryPlanner {
  public:
@@ -74,6 +76,7 @@ class MemoryPlanner {
   bool ElementwiseWritesOver(const Node* node, Value x) const;
   void FindLastUses();
   void ShareBytes();
+  void ComputeViewedOutputsInPlace();
   void PlaceArena();
 
   bool TryView(const Node* node);
