@@ -28,8 +28,10 @@ template <class F> inline GeV ge_vgen(F f) {
   for (int l = 0; l < kGeW; ++l) t[l] = f(l);
   return GeV::load_aligned(t);
 }
+// Flags widened to 0/1 and compared once as a vector: a `flag ? 1 : 0` per lane compiled to a
+// compare and branch per lane (a causal mask's select ran the softmax around it at half speed).
 template <class F> inline GeB ge_vgen_mask(F f) {
-  return ge_vgen([&](int l) { return f(l) ? 1.f : 0.f; }) != GeV(0.f);
+  return ge_vgen([&](int l) { return static_cast<float>(f(l)); }) != GeV(0.f);
 }
 template <class F> inline GeV ge_vmap(GeV x, F f) {
   alignas(64) float t[kGeW];
@@ -46,7 +48,19 @@ template <class F> inline GeV ge_vmap2(GeV x, GeV y, F f) {
 }
 inline GeV ge_vload_f16(const uint16_t* p) { return ge_vgen([&](int l) { return ge_f16_to_f32(p[l]); }); }
 inline GeV ge_vload_bf16(const uint16_t* p) { return ge_vgen([&](int l) { return ge_bf16_to_f32(p[l]); }); }
-inline GeB ge_vload_bool(const uint8_t* p) { return ge_vgen_mask([&](int l) { return p[l] != 0; }); }
+// Bytes widened to lanes in registers (a byte at a time, the lanes cost more than the select
+// they feed: a causal mask's softmax ran 1.7x the unmasked one).
+inline GeB ge_vload_bool(const uint8_t* p) {
+#if XSIMD_WITH_AVX512F
+  const __m512i lanes = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return GeB(_mm512_cmpneq_epi32_mask(lanes, _mm512_setzero_si512()));
+#elif XSIMD_WITH_AVX2
+  const __m256i lanes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return GeB(_mm256_castsi256_ps(_mm256_cmpgt_epi32(lanes, _mm256_setzero_si256())));
+#else
+  return ge_vgen([&](int l) { return static_cast<float>(p[l]); }) != GeV(0.f);
+#endif
+}
 template <class F> inline void ge_vput(GeV v, F f) {
   alignas(64) float t[kGeW];
   v.store_aligned(t);
@@ -112,13 +126,33 @@ inline GeV ge_vround_f16(GeV x) {
 #endif
 }
 
-// Lanes folded pairwise (log2(kGeW) dependent steps).
+// Lanes folded pairwise (log2(kGeW) dependent steps): lane l takes f(lane l, lane l + n) for
+// n = kGeW/2 .. 1, so lane 0 ends with the whole fold. `f` is the vector combine. In registers
+// with lane shuffles on AVX-512 and AVX (a fold through memory cost more than the rest of a
+// 128-wide softmax row); the same pairs in the same order everywhere, so the same numbers.
 template <class F> inline float ge_vfold(GeV v, F f) {
+#if XSIMD_WITH_AVX512F
+  __m512 x = v;
+  x = f(GeV(x), GeV(_mm512_shuffle_f32x4(x, x, _MM_SHUFFLE(1, 0, 3, 2))));
+  x = f(GeV(x), GeV(_mm512_shuffle_f32x4(x, x, _MM_SHUFFLE(2, 3, 0, 1))));
+  x = f(GeV(x), GeV(_mm512_permute_ps(x, _MM_SHUFFLE(1, 0, 3, 2))));
+  x = f(GeV(x), GeV(_mm512_permute_ps(x, _MM_SHUFFLE(2, 3, 0, 1))));
+  return _mm512_cvtss_f32(x);
+#elif XSIMD_WITH_AVX
+  __m256 x = v;
+  x = f(GeV(x), GeV(_mm256_permute2f128_ps(x, x, 1)));
+  x = f(GeV(x), GeV(_mm256_permute_ps(x, _MM_SHUFFLE(1, 0, 3, 2))));
+  x = f(GeV(x), GeV(_mm256_permute_ps(x, _MM_SHUFFLE(2, 3, 0, 1))));
+  return _mm256_cvtss_f32(x);
+#else
   alignas(64) float t[kGeW];
+  for (int n = kGeW / 2; n > 0; n /= 2) {
+    v.store_aligned(t);
+    v = f(v, ge_vgen([&](int l) { return t[l + n < kGeW ? l + n : l]; }));
+  }
   v.store_aligned(t);
-  for (int n = kGeW / 2; n > 0; n /= 2)
-    for (int l = 0; l < n; ++l) t[l] = f(t[l], t[l + n]);
   return t[0];
+#endif
 }
 
 // A float sum in a cascade: four accumulators (one per unrolled vector) take 16 steps each,
@@ -309,8 +343,7 @@ std::string VCombine(KFn fn, const std::string& acc, const std::string& v) {
 }
 
 std::string VFold(KFn fn, const std::string& v) {
-  if (fn == KFn::kSum) return fmt::format("ge_vfold({}, [](float a, float b) {{ return a + b; }})", v);
-  return fmt::format("ge_vfold({}, [](float a, float b) {{ return ge_{}(a, b); }})", v, KFnName(fn));
+  return fmt::format("ge_vfold({}, [](GeV a, GeV b) {{ return {}; }})", v, VCombine(fn, "a", "b"));
 }
 
 int VCost(const KOp& op) {
