@@ -274,11 +274,13 @@ const std::unordered_map<std::string, OpRule>& Rules() {
     // GPT-2's forward 4 x 0.39 ms.
     (*r)["ReduceLogSumExp"] = {
         CheckReduce, [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+          // ATen's: log(sum(exp(x - m))) + m with an infinite row max m counted as 0. That is
+          // m itself when m is infinite (-inf: every term is 0; +inf: a term is +inf), so the
+          // terms are the softmax's exp(x - max): a softmax of the same row shares them.
           const int max = b.Reduce(KFn::kMax, a[0]);
+          const int sum = b.Reduce(KFn::kSum, b.Unary(KFn::kExp, b.Binary(KFn::kSub, a[0], max)));
           const int infinite = b.Binary(KFn::kEq, b.Unary(KFn::kAbs, max), b.Const(INFINITY));
-          const int shift = b.Select(infinite, b.Const(0.0), max);
-          const int sum = b.Reduce(KFn::kSum, b.Unary(KFn::kExp, b.Binary(KFn::kSub, a[0], shift)));
-          return std::vector<int>{b.Binary(KFn::kAdd, b.Unary(KFn::kLog, sum), shift)};
+          return std::vector<int>{b.Select(infinite, max, b.Binary(KFn::kAdd, b.Unary(KFn::kLog, sum), max))};
         }};
     (*r)["SoftmaxV2"] = {
         [](const Node* n) { return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false}); },

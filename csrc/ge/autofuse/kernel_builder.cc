@@ -1,5 +1,6 @@
 #include "ge/autofuse/kernel_builder.h"
 
+#include <cstring>
 #include <optional>
 
 #include "ge/ops/rewrite_utils.h"
@@ -31,8 +32,18 @@ KernelBuilder::KernelBuilder(std::string name, Shape shape, int inner_from) {
 
 int KernelBuilder::Add(KOp op) {
   op.row = ir_.RowLevel(op);
+  const bool pure_value = op.kind != OpKind::kLoad && op.kind != OpKind::kConcat;
+  std::optional<OpKey> key;
+  if (pure_value) {
+    uint64_t value_bits = 0;
+    std::memcpy(&value_bits, &op.value, sizeof(value_bits));  // -0 and +0 stay apart
+    key = OpKey{op.kind, op.type, op.fn, op.args, value_bits};
+    if (auto it = built_.find(*key); it != built_.end()) return it->second;
+  }
   ir_.ops.push_back(std::move(op));
-  return static_cast<int>(ir_.ops.size()) - 1;
+  const int id = static_cast<int>(ir_.ops.size()) - 1;
+  if (key) built_.emplace(std::move(*key), id);
+  return id;
 }
 
 int KernelBuilder::AddLoad(Value v, KBuffer buffer, ScalarType type) {

@@ -1,8 +1,13 @@
 // Builds a KernelIR from graph values: external values become loads (scalar constants become
-// immediates), ops become KOps whose row-levelness follows from their operands.
+// immediates), ops become KOps whose row-levelness follows from their operands. An op equal to
+// one already built (same kind, function, operands, type and value) is that op: lowerings that
+// spell the same terms (a softmax and the log-sum-exp of its row) compute them once.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <tuple>
+#include <vector>
 
 #include "ge/autofuse/kernel_ir.h"
 #include "ge/ir/graph.h"
@@ -42,6 +47,9 @@ class KernelBuilder {
   KernelIR ir_;
   std::vector<Value> external_;  // by input buffer index
   std::map<std::pair<const Node*, int>, int> loaded_;
+  // kind, type, fn, operands, the bits of `value` -> op index (every kind but loads and concats)
+  using OpKey = std::tuple<OpKind, ScalarType, KFn, std::vector<int>, uint64_t>;
+  std::map<OpKey, int> built_;
 };
 
 }  // namespace ge::autofuse
