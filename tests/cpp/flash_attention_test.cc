@@ -2,13 +2,16 @@
 // ATen's products and softmax: each instruction set's body (the AVX2 one too, on a CPU that also
 // has AVX-512), grouped-query heads, causal with fewer queries than keys, query and key counts
 // that end in partial blocks and tiles, head sizes from one to several vectors, masks broadcast
-// along any dim, strided (transposed) inputs, and queries that see no key.
+// along any dim, strided (transposed) inputs, and queries that see no key; each row's
+// log-sum-exp (training's FusedAttentionWithLse) against the float64 one, -inf where a row sees
+// no key.
 #include "devices/cpu/kernels/flash_attention.h"
 
 #include <gtest/gtest.h>
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/logsumexp.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randn.h>
@@ -43,19 +46,31 @@ struct Case {
 
 // softmax(q k^T * scale + mask) v in float64, key/value heads repeated for their query heads; a
 // row that sees no key is zeros.
-at::Tensor Reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
-                     double scale, bool causal) {
-  const int64_t group = q.size(1) / k.size(1);
-  const at::Tensor kr = k.to(at::kDouble).repeat_interleave(group, 1),
-                   vr = v.to(at::kDouble).repeat_interleave(group, 1);
+// q k^T * scale + mask in float64, causal positions -inf, key heads repeated for their query heads.
+at::Tensor ReferenceScores(const at::Tensor& q, const at::Tensor& k, const at::Tensor& mask, double scale,
+                           bool causal) {
+  const at::Tensor kr = k.to(at::kDouble).repeat_interleave(q.size(1) / k.size(1), 1);
   at::Tensor scores = at::matmul(q.to(at::kDouble), kr.transpose(-1, -2)).mul(scale);
   if (mask.defined()) scores = scores.add(mask.to(at::kDouble));
   if (causal) {
     const at::Tensor above = at::ones({q.size(2), k.size(2)}, at::kBool).triu(1);
     scores = scores.masked_fill(above, -std::numeric_limits<double>::infinity());
   }
-  at::Tensor p = at::softmax(scores, -1).nan_to_num(0.0);  // (a row of -inf gives NaN, ATen's kernel zeros)
+  return scores;
+}
+
+at::Tensor Reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                     double scale, bool causal) {
+  const at::Tensor vr = v.to(at::kDouble).repeat_interleave(q.size(1) / k.size(1), 1);
+  at::Tensor p = at::softmax(ReferenceScores(q, k, mask, scale, causal), -1)
+                     .nan_to_num(0.0);  // (a row of -inf gives NaN, ATen's kernel zeros)
   return at::matmul(p, vr).to(at::kFloat);
+}
+
+// The largest difference from `expected`, an infinity where both have it counting as none.
+double MaxError(const at::Tensor& got, const at::Tensor& expected) {
+  const at::Tensor same_infinity = got.isinf().logical_and(got.eq(expected));
+  return got.sub(expected).masked_fill(same_infinity, 0.0).abs().max().item<double>();
 }
 
 FlashAttentionArgs ArgsOf(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
@@ -109,13 +124,19 @@ TEST(FlashAttentionTest, EveryBodyMatchesFloat64Attention) {
       if (c.mask_shape[2] > 1) mask.select(2, 1).fill_(-std::numeric_limits<float>::infinity());  // a row sees none
     }
     const at::Tensor expected = Reference(q, k, v, mask, scale, c.causal);
+    const at::Tensor expected_lse = at::logsumexp(ReferenceScores(q, k, mask, scale, c.causal), {-1});
     for (const auto& [name, body] : Bodies()) {
       const at::Tensor out = at::full(expected.sizes(), std::nanf(""));
-      const FlashAttentionArgs a = ArgsOf(q, k, v, mask, out, scale, c.causal);
+      FlashAttentionArgs a = ArgsOf(q, k, v, mask, out, scale, c.causal);
+      // The log-sum-exps through a transposed [B, L, H] layout, by strides.
+      const at::Tensor lse = at::full({c.batch, c.q_len, c.q_heads}, std::nanf("")).transpose(1, 2);
+      a.lse = lse.data_ptr<float>();
+      for (int d = 0; d < 3; ++d) a.lse_strides[d] = lse.stride(d);
       const int64_t q_blocks = (c.q_len + flash_detail::kQueryBlock - 1) / flash_detail::kQueryBlock;
       body(a, 0, c.batch * c.q_heads * q_blocks);
-      const double err = out.sub(expected).abs().max().item<float>();
-      EXPECT_LT(err, 2e-5) << name << " q_len " << c.q_len << " kv_len " << c.kv_len << " e " << c.head_dim;
+      const std::string where = name + " q_len " + std::to_string(c.q_len) + " kv_len " + std::to_string(c.kv_len);
+      EXPECT_LT(out.sub(expected).abs().max().item<float>(), 2e-5) << where << " e " << c.head_dim;
+      EXPECT_LT(MaxError(lse.to(at::kDouble), expected_lse), 2e-5) << where << " (log-sum-exp)";
     }
   }
 }

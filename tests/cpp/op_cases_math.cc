@@ -266,6 +266,20 @@ std::vector<OpCase> MathAndShapeCases() {
                                  {{"scale", 0.125}});
                    },
                    {}});
+  cases.push_back({"FusedAttentionWithLse",
+                   [](GraphBuilder& b) {  // grouped-query, masked: the output and each query row's log-sum-exp
+                     return b.Op("FusedAttentionWithLse",
+                                 {In(b, {2, 4, 6, 8}), In(b, {2, 2, 5, 8}), In(b, {2, 2, 5, 8}), In(b, {2, 1, 1, 5})},
+                                 {{"scale", 0.125}});
+                   },
+                   {TensorDesc(F32, {2, 4, 6, 8}), TensorDesc(F32, {2, 4, 6})}});
+  cases.push_back({"FusedAttentionWithLse",
+                   [](GraphBuilder& b) {  // a mask that does not broadcast to the scores
+                     return b.Op("FusedAttentionWithLse",
+                                 {In(b, {2, 4, 6, 8}), In(b, {2, 4, 5, 8}), In(b, {2, 4, 5, 8}), In(b, {2, 1, 1, 6})},
+                                 {{"scale", 0.125}});
+                   },
+                   {}});
   cases.push_back({"SoftmaxV2",
                    [](GraphBuilder& b) {
                      return b.Op("SoftmaxV2", {In(b, {2, 5})});

@@ -1,7 +1,9 @@
 """FusedAttention on the CPU device: ATen's flash kernel (eager SDPA's) or the blocked one
 (csrc/devices/cpu/kernels/flash_attention.h), whichever measured faster for the shapes on this
 CPU. Each kernel, forced with TORCHAIR_GE_CPU_ATTENTION, gives eager's numbers with causal masks,
-padding and full masks, grouped-query heads and partial blocks; the measured choice is reported."""
+padding and full masks, grouped-query heads and partial blocks; the measured choice is reported.
+In training the forward's attention and the log-sum-exp it saves for the backward are one
+FusedAttentionWithLse, each kernel giving eager's output and gradients."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -62,3 +64,28 @@ def test_a_forced_kernel_name_that_does_not_exist_is_an_error(monkeypatch):
                              dynamic=False)
     with pytest.raises(Exception, match="TORCHAIR_GE_CPU_ATTENTION"):
         compiled(q, k, v)
+
+
+@pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash", "measure"])
+@pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[4]])
+def test_training_attention_saves_the_kernels_log_sum_exp(case, kernel, monkeypatch):
+    monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
+    *shape, causal, mask = case
+    q, k, v, m = _inputs(*shape, mask)
+    grad_out = torch.randn_like(q[..., :v.shape[-1]])
+
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal, enable_gqa=True)
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(attention, backend=backend, dynamic=False)
+    ours, theirs = [[t.detach().clone().requires_grad_() for t in (q, k, v)] for _ in range(2)]
+    out = compiled(*ours)
+    out.backward(grad_out)
+    expected = attention(*theirs)
+    expected.backward(grad_out)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    for name, a, b in zip("qkv", ours, theirs):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-4, msg=lambda e: f"grad {name}: {e}")
+    forward = backend.compiler.graphs[0].graph_text()
+    assert forward.count('type: "FusedAttentionWithLse"') == 1, forward
+    assert "ReduceLogSumExp" not in forward and "SoftmaxV2" not in forward, forward

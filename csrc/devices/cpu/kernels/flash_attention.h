@@ -26,6 +26,10 @@ struct FlashAttentionArgs {
   int64_t mask_strides[4] = {0, 0, 0, 0};
   float scale = 1.f;
   bool causal = false;  // key j is seen by query i only where j <= i (torch's top-left alignment)
+  // Each query row's log-sum-exp of its scaled, masked scores [batch, q_heads, q_len] by element
+  // strides (batch, head, row), -inf for a row that sees no key; null for none.
+  float* lse = nullptr;
+  int64_t lse_strides[3] = {0, 0, 0};
 };
 
 // Whether this CPU has a vector body and the head size suits it (a multiple of 16, at most 256).

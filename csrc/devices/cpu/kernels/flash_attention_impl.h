@@ -187,6 +187,11 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
       for (int64_t d = 0; d < d_len; d += kW)
         (V::load_unaligned(o_tile + r * d_len + d) * inverse).store_unaligned(out + r * a.out_strides[2] + d);
     }
+    if (a.lse != nullptr) {  // the probabilities were exp(s - row_max) / row_sum
+      float* lse = a.lse + b * a.lse_strides[0] + h * a.lse_strides[1] + r0 * a.lse_strides[2];
+      for (int64_t r = 0; r < rows; ++r)
+        lse[r * a.lse_strides[2]] = row_sum[r] == 0.f ? -kInf : row_max[r] + std::log(row_sum[r]);
+    }
   }
 }
 

@@ -361,6 +361,7 @@ Expected<std::unique_ptr<Kernel>> CreateSoftmaxV2(KernelArgs& a) {
 struct AttentionOperands {
   at::Tensor q, k, v, y;
   std::optional<at::Tensor> mask;
+  std::optional<at::Tensor> lse;  // FusedAttentionWithLse: [B, H, L]
   double scale = 1.0;
   bool causal = false;
 };
@@ -374,6 +375,7 @@ Expected<AttentionOperands> AttentionOperandsOf(const KernelArgs& a) {
   t.k = as4d(a.inputs[1]);
   t.v = as4d(a.inputs[2]);
   t.y = as4d(a.outputs[0]);
+  if (a.outputs.size() > 1) t.lse = a.outputs[1].dim() == 3 ? a.outputs[1] : a.outputs[1].unsqueeze(1);
   if (a.inputs.size() > 3 && a.inputs[3].defined()) {
     std::vector<int64_t> scores(a.inputs[0].sizes().begin(), a.inputs[0].sizes().end());
     scores.back() = a.inputs[1].size(-2);
@@ -388,6 +390,7 @@ std::function<void()> AtenAttention(const AttentionOperands& t) {
   return [t]() mutable {
     auto out = at::_scaled_dot_product_flash_attention_for_cpu(t.q, t.k, t.v, 0.0, t.causal, t.mask, t.scale);
     t.y.copy_(std::get<0>(out));
+    if (t.lse) t.lse->copy_(std::get<1>(out));
   };
 }
 
@@ -404,6 +407,7 @@ std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
       k.sizes() != v.sizes() || q.size(1) % k.size(1) != 0 || t.y.sizes() != q.sizes())
     return std::nullopt;
   if (t.mask && (t.mask->scalar_type() != at::kFloat || t.mask->dim() != 4)) return std::nullopt;
+  if (t.lse && (t.lse->scalar_type() != at::kFloat || t.lse->dim() != 3)) return std::nullopt;
   return [t]() mutable {
     FlashAttentionArgs f;
     f.q = t.q.const_data_ptr<float>();
@@ -426,6 +430,10 @@ std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
       f.mask = t.mask->const_data_ptr<float>();
       for (int d = 0; d < 4; ++d) f.mask_strides[d] = t.mask->stride(d);
     }
+    if (t.lse) {
+      f.lse = t.lse->data_ptr<float>();
+      for (int d = 0; d < 3; ++d) f.lse_strides[d] = t.lse->stride(d);
+    }
     f.scale = static_cast<float>(t.scale);
     f.causal = t.causal;
     FlashAttention(f);
@@ -443,7 +451,8 @@ std::string AttentionKey(const KernelArgs& a, const AttentionOperands& t) {
   auto dim = [&a](int64_t size) { return SizeInKey(size, a.sizes_vary); };
   return fmt::format("FusedAttention {} b={} h={}/{} q={} kv={} e={}{}{} threads={}", c10::toString(t.q.scalar_type()),
                      t.q.size(0), t.q.size(1), t.k.size(1), dim(t.q.size(2)), dim(t.k.size(2)), t.q.size(3),
-                     t.causal ? " causal" : "", t.mask ? " +mask" : "", at::get_num_threads());
+                     t.causal ? " causal" : "", t.mask ? " +mask" : "", at::get_num_threads()) +
+         (t.lse ? " +lse" : "");
 }
 
 // ATen's flash attention or the blocked one (flash_attention.h), whichever measured faster for
@@ -496,6 +505,7 @@ void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("BatchNorm", CreateBatchNorm);
   r.Register("SoftmaxV2", CreateSoftmaxV2);
   r.Register("FusedAttention", CreateFusedAttention);
+  r.Register("FusedAttentionWithLse", CreateFusedAttention);
   r.Register("LayerNorm", CreateLayerNorm);
 }
 

@@ -258,6 +258,7 @@ void InferSymbolicFusedAttention(SymbolicInferContext& ctx) {
   const SymDims& v = ctx.Dims(2);
   if (q.empty() || v.empty()) return;
   SymDims out(q.begin(), q.end() - 1);
+  if (ctx.node().num_outputs() > 1) ctx.SetOutput(1, out);  // the log-sum-exp: one per query row
   out.push_back(v.back());
   ctx.SetOutput(0, std::move(out));
 }
@@ -298,6 +299,7 @@ Status InferFusedAttention(InferContext& ctx) {
                        ShapeToString(scores));
   }
   Shape out(q.begin(), q.end() - 1);
+  if (ctx.node().num_outputs() > 1) ctx.Output(1).SetShape(out);  // the log-sum-exp: one per query row
   out.push_back(v[r - 1]);
   ctx.Output(0).SetShape(out);
   return {};
@@ -449,6 +451,21 @@ void RegisterNnOps(OpRegistry& r) {
                        .Doc("softmax(query @ key^T * scale + atten_mask) @ value over [..., L, E] / [..., S, E] / "
                             "[..., S, E]; the additive mask broadcasts to [..., L, S]; is_causal masks j > i; rank 4: "
                             "key/value may have fewer heads, each serving a group of query heads")
+                       .Build());
+  (void)r.Register(OpDef("FusedAttentionWithLse")
+                       .TypeVar("T", kFloat)
+                       .Input("query", "T")
+                       .Input("key", "T")
+                       .Input("value", "T")
+                       .OptionalInput("atten_mask", "T")
+                       .Output("y", "T")
+                       .Output("softmax_lse", "T")
+                       .Attr("scale", AttrType::kFloat)
+                       .Attr("is_causal", AttrType::kBool, false)
+                       .Infer(InferFusedAttention)
+                       .InferSymbolic(InferSymbolicFusedAttention)
+                       .Doc("FusedAttention that also gives the log-sum-exp of each query row's masked, scaled scores "
+                            "[..., L] (-inf for a row that sees no key): what training saves for the backward")
                        .Build());
   (void)r.Register(OpDef("SoftmaxV2")
                        .TypeVar("T", kFloat)

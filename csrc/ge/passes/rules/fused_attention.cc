@@ -7,9 +7,11 @@
 // scaled scores (the converter's, its condition folded to a constant), becomes is_causal: the
 // kernel then skips the blocks above the diagonal, as eager's does (a 512-token GQA prefill ran
 // its scores materialized, 1.34x eager's flash kernel). Every intermediate must have exactly one
-// user. Grouped-query attention's key/value heads, repeated for their query heads by the
-// converter (Reshape -> BroadcastTo -> Reshape), are read unrepeated: no copy of the KV cache
-// per step.
+// user, but for the scores the softmax reads in a training forward: the converter also takes
+// their log-sum-exp (ReduceLogSumExp over the last axis) for the backward, and the two become one
+// FusedAttentionWithLse, the flash kernel giving each row's log-sum-exp beside the output. Grouped-query attention's
+// key/value heads, repeated for their query heads by the converter (Reshape -> BroadcastTo -> Reshape), are read
+// unrepeated: no copy of the KV cache per step.
 #include <cmath>
 #include <cstring>
 
@@ -25,6 +27,7 @@ struct AttentionMatch {
   Value q, k, v, mask;
   double scale = 1.0;
   bool causal = false;
+  Node* lse = nullptr;  // the ReduceLogSumExp of the softmax's scores, when training keeps one
 };
 
 bool PlainProduct(const Node* n, bool adj_x2) {
@@ -75,6 +78,21 @@ Value UnrepeatedHeads(Value v) {
   return repeat ? x : v;
 }
 
+// The other user of the softmax's `scores` when it is their log-sum-exp over the last axis
+// (keep_dims false, as the converter writes it), else nullptr.
+Node* LogSumExpBeside(const Node* softmax, Value scores) {
+  const std::vector<Use>& users = scores.node->users(scores.index);
+  if (users.size() != 2 || HasControlEdges(scores.node) || FeedsNetOutput(scores)) return nullptr;
+  Node* other = users[0].user == softmax ? users[1].user : users[0].user;
+  if (other == softmax || other->type() != "ReduceLogSumExp" || HasControlEdges(other) ||
+      other->GetAttrOr<bool>("keep_dims", false))
+    return nullptr;
+  const auto axes = ConstInts(other->input(1));
+  const auto last = static_cast<int64_t>(ShapeOf(scores).size()) - 1;
+  if (!axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != last)) return nullptr;
+  return other;
+}
+
 std::optional<AttentionMatch> Match(const Node& root) {
   if (!PlainProduct(&root, false)) return std::nullopt;
   AttentionMatch m;
@@ -88,7 +106,10 @@ std::optional<AttentionMatch> Match(const Node& root) {
 
   Value s = softmax->input(0);
   const DataType dt = s.node->output_desc(s.index).dtype;
-  if (s.node->type() == kOpAdd && Link(s)) {  // scores + mask: which side is the scores?
+  m.lse = LogSumExpBeside(softmax, s);
+  const Value scores = s;  // shared with the log-sum-exp, if any: its only other user
+  const auto link = [&](Value x) { return (m.lse != nullptr && x == scores) || Link(x); };
+  if (s.node->type() == kOpAdd && link(s)) {  // scores + mask: which side is the scores?
     const Node* add = s.node;
     for (int side = 0; side < 2; ++side) {
       const std::string& t = add->input(side).node->type();
@@ -102,11 +123,11 @@ std::optional<AttentionMatch> Match(const Node& root) {
     const TensorDesc& mask = m.mask.node->output_desc(m.mask.index);
     if (mask.dtype != dt || mask.shape.size() > static_cast<size_t>(rank)) return std::nullopt;
   }
-  if (!m.mask.valid() && Link(s) && IsCausalFill(*s.node, ShapeOf(s))) {
+  if (!m.mask.valid() && link(s) && IsCausalFill(*s.node, ShapeOf(s))) {
     m.causal = true;
     s = s.node->input(0);
   }
-  if ((s.node->type() == kOpMul || s.node->type() == kOpRealDiv) && Link(s)) {
+  if ((s.node->type() == kOpMul || s.node->type() == kOpRealDiv) && link(s)) {
     const Node* scaled = s.node;
     std::optional<double> c = ConstFloatScalar(scaled->input(1));
     int product_side = 0;
@@ -118,7 +139,7 @@ std::optional<AttentionMatch> Match(const Node& root) {
     m.scale = scaled->type() == kOpMul ? *c : 1.0 / *c;
     s = scaled->input(product_side);
   }
-  if (!PlainProduct(s.node, true) || !Link(s)) return std::nullopt;
+  if (!PlainProduct(s.node, true) || !link(s)) return std::nullopt;
   m.q = s.node->input(0);
   m.k = UnrepeatedHeads(s.node->input(1));
   m.v = UnrepeatedHeads(m.v);
@@ -134,10 +155,19 @@ std::optional<AttentionMatch> Match(const Node& root) {
 Status Apply(Graph& graph, Node* root) {
   const auto m = Match(*root);
   GE_CHECK(m.has_value(), "{} no longer matches", root->ToString());
-  Node* fused = graph.AddNode("FusedAttention", root->name() + "_attention", {m->q, m->k, m->v, m->mask}, 1);
+  const bool lse = m->lse != nullptr;
+  Node* fused = graph.AddNode(lse ? "FusedAttentionWithLse" : "FusedAttention", root->name() + "_attention",
+                              {m->q, m->k, m->v, m->mask}, lse ? 2 : 1);
   fused->SetAttr("scale", m->scale);
   fused->SetAttr("is_causal", m->causal);
   GE_RETURN_IF_ERROR(SubstituteNode(graph, root, fused));
+  if (lse) {
+    GE_CHECK(fused->output_desc(1) == m->lse->output_desc(0), "{} gives the log-sum-exp as {}, {} as {}",
+             fused->ToString(), fused->output_desc(1).ToString(), m->lse->ToString(),
+             m->lse->output_desc(0).ToString());
+    graph.ReplaceAllUsesWith(Value{m->lse, 0}, Value{fused, 1});
+    GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, m->lse));
+  }
   return RemoveWithDeadInputs(graph, root);
 }
 
