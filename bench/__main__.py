@@ -40,6 +40,9 @@ def main(argv=None):
     bad = [(m["name"], r["system"]) for m in results["models"] for r in m["systems"] if r["status"] in ("wrong", "error")]
     bad += [(f"training {w['name']}", r["system"]) for w in results.get("training", {}).get("workloads", [])
             for r in w["systems"] if "error" in r]
+    if results.get("transformers_zoo"):
+        from bench import transformers_zoo
+        bad += transformers_zoo.wrong_training(results["transformers_zoo"])
     if bad:
         print(f"FAILED: outputs wrong or errors for {bad}", file=sys.stderr)
         return 1

@@ -68,8 +68,8 @@ def run_model(entry, systems, quick, log):
 def run(models=None, quick=False, threads=None, systems=None, overhead=True, log=print, dynamic_shapes=True,
         generation=True, training=True, streams=True, warm_start=True):
     """generation: the transformers generate() workload, the attention micro-benchmark and
-    transformers' model classes (bench/transformers_zoo.py);
-    training: training steps (forward, backward, optimizer step). streams: the engine's streams vs
+    transformers' model classes (bench/transformers_zoo.py; their training steps too with
+    `training`); training: training steps (forward, backward, optimizer step). streams: the engine's streams vs
     one stream, and the 2-rank tensor-parallel MLP (bench/streams.py). warm_start: first calls of
     fresh processes with empty and with filled caches (bench/warm_start.py)."""
     threads = threads or os.cpu_count()
@@ -137,5 +137,6 @@ def run(models=None, quick=False, threads=None, systems=None, overhead=True, log
         results["attention"] = attention.run(quick, log)
         from bench import transformers_zoo
         log("transformers models ...")
-        results["transformers_zoo"] = transformers_zoo.run(quick, log, [s for s in transformers_zoo.SYSTEMS if s in names])
+        results["transformers_zoo"] = transformers_zoo.run(quick, log, [s for s in transformers_zoo.SYSTEMS if s in names],
+                                                           training=training)
     return results

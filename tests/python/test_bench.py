@@ -122,6 +122,21 @@ def test_transformers_models_run_with_eagers_numbers():
     assert any(line.startswith("| gpt2 |") for line in transformers_zoo.markdown(results))
 
 
+def test_transformers_training_steps_check_the_losses_against_eager():
+    from bench import transformers_zoo
+    configs = transformers_zoo._configs()
+    row = transformers_zoo.train_model("llama", *configs["llama"], quick=True, log=lambda *_: None,
+                                       systems=("eager", "torchair_ge"))
+    ours = row["systems"]["torchair_ge"]
+    assert "error" not in ours and ours["loss_rel_err"] < transformers_zoo.LOSS_RTOL and ours["median_ms"] > 0, row
+    assert ours["losses"][0] > ours["losses"][-1], "AdamW steps lower the loss"
+    results = {"batch": 2, "tokens": 128, "rows": [], "training_rows": [row]}
+    assert any(line.startswith("| llama |") for line in transformers_zoo.markdown(results))
+    assert not transformers_zoo.wrong_training(results)
+    row["systems"]["torchair_ge"]["error"] = "wrong: the losses differ from eager's by 0.1 (relative)"
+    assert transformers_zoo.wrong_training(results) == [("transformers training llama", "torchair_ge")]
+
+
 @pytest.mark.parametrize("system", [InductorFreezing(), OpenVino(), TorchairGe(frozen=True)], ids=lambda s: s.name)
 def test_peer_systems_match_eager(system):
     if system.unavailable():
