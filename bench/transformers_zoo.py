@@ -151,42 +151,35 @@ def wrong_training(results):
             for system, r in row["systems"].items() if r.get("error", "").startswith("wrong")]
 
 
+def _table(rows, digits, err_key):
+    """One line per model: each system's median ms (or its error), ours over eager's and
+    Inductor's, and our error against eager (`err_key`)."""
+    lines = ["| model | eager ms | inductor ms | torchair_ge ms | / eager | / inductor | "
+             f"{'max abs err' if err_key == 'max_abs_err' else 'loss rel err'} |", "|---|---|---|---|---|---|---|"]
+    for row in rows:
+        s = row["systems"]
+        ms = {k: v.get("median_ms") for k, v in s.items()}
+        cell = lambda k: f"{ms[k]:.{digits}f}" if ms.get(k) else s.get(k, {}).get("error", "—")  # noqa: E731
+        ours = ms.get("torchair_ge")
+        ratio = lambda k: f"{ours / ms[k]:.2f}" if ours and ms.get(k) else ""  # noqa: E731
+        err = s.get("torchair_ge", {}).get(err_key)
+        lines.append(f"| {row['model']} | {cell('eager')} | {cell('inductor')} | {cell('torchair_ge')} | {ratio('eager')} | "
+                     f"{ratio('inductor')} | {'' if err is None else f'{err:.1e}'} |")
+    return lines
+
+
 def markdown(results):
     lines = ["", "## transformers models", "",
              f"transformers' model classes, small configs (hidden 256, 4 layers, random weights), the forward of "
              f"[{results['batch']}, {results['tokens']}] token ids (ViT: {results['batch']} images of 112x112) under "
-             "default torch.compile settings; median ms of interleaved calls, ratios within this run.", "",
-             "| model | eager ms | inductor ms | torchair_ge ms | / eager | / inductor | max abs err |",
-             "|---|---|---|---|---|---|---|"]
-    for row in results["rows"]:
-        s = row["systems"]
-        ms = {k: v.get("median_ms") for k, v in s.items()}
-        cell = lambda k: f"{ms[k]:.2f}" if ms.get(k) else s.get(k, {}).get("error", "—")  # noqa: E731
-        ours = ms.get("torchair_ge")
-        ratio = lambda k: f"{ours / ms[k]:.2f}" if ours and ms.get(k) else ""  # noqa: E731
-        err = s.get("torchair_ge", {}).get("max_abs_err")
-        lines.append(f"| {row['model']} | {cell('eager')} | {cell('inductor')} | {cell('torchair_ge')} | {ratio('eager')} | "
-                     f"{ratio('inductor')} | {'' if err is None else f'{err:.1e}'} |")
+             "default torch.compile settings; median ms of interleaved calls, ratios within this run.", ""]
+    lines += _table(results["rows"], 2, "max_abs_err")
     if results.get("training_rows"):
-        lines += _training_markdown(results)
-    return lines
-
-
-def _training_markdown(results):
-    lines = ["", "Training steps of the same classes (bert, gpt2, llama, vit): forward of the same batch, loss "
-             "(mean square of the first output), backward, AdamW step (eager in every system), `zero_grad`; dropout "
-             f"off; the first {LOSSES_CHECKED} losses compared with eager's. Median ms of interleaved steps.", "",
-             "| model | eager ms | inductor ms | torchair_ge ms | / eager | / inductor | loss rel err |",
-             "|---|---|---|---|---|---|---|"]
-    for row in results["training_rows"]:
-        s = row["systems"]
-        ms = {k: v.get("median_ms") for k, v in s.items()}
-        cell = lambda k: f"{ms[k]:.1f}" if ms.get(k) else s.get(k, {}).get("error", "—")  # noqa: E731
-        ours = ms.get("torchair_ge")
-        ratio = lambda k: f"{ours / ms[k]:.2f}" if ours and ms.get(k) else ""  # noqa: E731
-        err = s.get("torchair_ge", {}).get("loss_rel_err")
-        lines.append(f"| {row['model']} | {cell('eager')} | {cell('inductor')} | {cell('torchair_ge')} | {ratio('eager')} | "
-                     f"{ratio('inductor')} | {'' if err is None else f'{err:.1e}'} |")
+        lines += ["", "Training steps of the same classes (bert, gpt2, llama, vit): forward of the same batch, loss "
+                  "(mean square of the first output), backward, AdamW step (eager in every system), `zero_grad`; "
+                  f"dropout off; the first {LOSSES_CHECKED} losses compared with eager's. Median ms of interleaved "
+                  "steps.", ""]
+        lines += _table(results["training_rows"], 1, "loss_rel_err")
     return lines
 
 

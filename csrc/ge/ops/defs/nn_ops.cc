@@ -305,6 +305,27 @@ Status InferFusedAttention(InferContext& ctx) {
   return {};
 }
 
+namespace {
+
+// FusedAttention's prototype; `with_lse` adds the output `softmax_lse` (FusedAttentionWithLse).
+OpDef AttentionOp(const char* name, bool with_lse) {
+  OpDef def(name);
+  def.TypeVar("T", dtypes::kFloat)
+      .Input("query", "T")
+      .Input("key", "T")
+      .Input("value", "T")
+      .OptionalInput("atten_mask", "T")
+      .Output("y", "T");
+  if (with_lse) def.Output("softmax_lse", "T");
+  def.Attr("scale", AttrType::kFloat)
+      .Attr("is_causal", AttrType::kBool, false)
+      .Infer(InferFusedAttention)
+      .InferSymbolic(InferSymbolicFusedAttention);
+  return def;
+}
+
+}  // namespace
+
 // NOLINTNEXTLINE(readability-function-size): the registration table of the NN ops
 void RegisterNnOps(OpRegistry& r) {
   using namespace dtypes;
@@ -437,33 +458,12 @@ void RegisterNnOps(OpRegistry& r) {
                        .Doc("inference batch norm over channel dim 1 (the last with data_format NHWC): (x - mean) / "
                             "sqrt(variance + eps) * scale + offset")
                        .Build());
-  (void)r.Register(OpDef("FusedAttention")
-                       .TypeVar("T", kFloat)
-                       .Input("query", "T")
-                       .Input("key", "T")
-                       .Input("value", "T")
-                       .OptionalInput("atten_mask", "T")
-                       .Output("y", "T")
-                       .Attr("scale", AttrType::kFloat)
-                       .Attr("is_causal", AttrType::kBool, false)
-                       .Infer(InferFusedAttention)
-                       .InferSymbolic(InferSymbolicFusedAttention)
+  (void)r.Register(AttentionOp("FusedAttention", false)
                        .Doc("softmax(query @ key^T * scale + atten_mask) @ value over [..., L, E] / [..., S, E] / "
                             "[..., S, E]; the additive mask broadcasts to [..., L, S]; is_causal masks j > i; rank 4: "
                             "key/value may have fewer heads, each serving a group of query heads")
                        .Build());
-  (void)r.Register(OpDef("FusedAttentionWithLse")
-                       .TypeVar("T", kFloat)
-                       .Input("query", "T")
-                       .Input("key", "T")
-                       .Input("value", "T")
-                       .OptionalInput("atten_mask", "T")
-                       .Output("y", "T")
-                       .Output("softmax_lse", "T")
-                       .Attr("scale", AttrType::kFloat)
-                       .Attr("is_causal", AttrType::kBool, false)
-                       .Infer(InferFusedAttention)
-                       .InferSymbolic(InferSymbolicFusedAttention)
+  (void)r.Register(AttentionOp("FusedAttentionWithLse", true)
                        .Doc("FusedAttention that also gives the log-sum-exp of each query row's masked, scaled scores "
                             "[..., L] (-inf for a row that sees no key): what training saves for the backward")
                        .Build());
