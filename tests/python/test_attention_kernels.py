@@ -89,3 +89,26 @@ def test_training_attention_saves_the_kernels_log_sum_exp(case, kernel, monkeypa
     forward = backend.compiler.graphs[0].graph_text()
     assert forward.count('type: "FusedAttentionWithLse"') == 1, forward
     assert "ReduceLogSumExp" not in forward and "SoftmaxV2" not in forward, forward
+
+
+@pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash"])
+@pytest.mark.parametrize("mask_type", [torch.float32, torch.bool])
+def test_a_query_that_sees_no_key_trains_with_eagers_zero_gradients(kernel, mask_type, monkeypatch):
+    # Eager's flash kernel saves 0 as such a row's log-sum-exp; -inf (the blocked kernel's at
+    # first) made the backward's exp(score - lse) NaN.
+    monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
+    q, k, v, _ = _inputs(1, 2, 2, 6, 6, 16, None)
+    mask = torch.zeros(1, 1, 6, 6) if mask_type == torch.float32 else torch.ones(1, 1, 6, 6, dtype=torch.bool)
+    mask[..., 2, :] = float("-inf") if mask_type == torch.float32 else False  # query 2 sees no key
+    grad_out = torch.randn(1, 2, 6, 16)
+
+    def attention(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    compiled = torch.compile(attention, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    ours, theirs = [[t.detach().clone().requires_grad_() for t in (q, k, v)] for _ in range(2)]
+    compiled(*ours).backward(grad_out)
+    attention(*theirs).backward(grad_out)
+    for name, a, b in zip("qkv", ours, theirs):
+        assert not a.grad.isnan().any(), f"grad {name} has NaN"
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-5, msg=lambda e: f"grad {name}: {e}")
+    assert ours[0].grad[0, :, 2].abs().max() == 0

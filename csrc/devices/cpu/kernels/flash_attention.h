@@ -27,7 +27,8 @@ struct FlashAttentionArgs {
   float scale = 1.f;
   bool causal = false;  // key j is seen by query i only where j <= i (torch's top-left alignment)
   // Each query row's log-sum-exp of its scaled, masked scores [batch, q_heads, q_len] by element
-  // strides (batch, head, row), -inf for a row that sees no key; null for none.
+  // strides (batch, head, row); 0 for a row that sees no key (ATen's flash kernel's value: a
+  // backward's exp(score - lse) is then 0, where -inf would give NaN); null for none.
   float* lse = nullptr;
   int64_t lse_strides[3] = {0, 0, 0};
 };

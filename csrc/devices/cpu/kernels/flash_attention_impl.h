@@ -189,8 +189,8 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
     }
     if (a.lse != nullptr) {  // the probabilities were exp(s - row_max) / row_sum
       float* lse = a.lse + b * a.lse_strides[0] + h * a.lse_strides[1] + r0 * a.lse_strides[2];
-      for (int64_t r = 0; r < rows; ++r)
-        lse[r * a.lse_strides[2]] = row_sum[r] == 0.f ? -kInf : row_max[r] + std::log(row_sum[r]);
+      for (int64_t r = 0; r < rows; ++r)  // a row that saw no key: 0, as ATen's kernel saves
+        lse[r * a.lse_strides[2]] = row_sum[r] == 0.f ? 0.f : row_max[r] + std::log(row_sum[r]);
     }
   }
 }

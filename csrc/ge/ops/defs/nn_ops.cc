@@ -463,10 +463,12 @@ void RegisterNnOps(OpRegistry& r) {
                             "[..., S, E]; the additive mask broadcasts to [..., L, S]; is_causal masks j > i; rank 4: "
                             "key/value may have fewer heads, each serving a group of query heads")
                        .Build());
-  (void)r.Register(AttentionOp("FusedAttentionWithLse", true)
-                       .Doc("FusedAttention that also gives the log-sum-exp of each query row's masked, scaled scores "
-                            "[..., L] (-inf for a row that sees no key): what training saves for the backward")
-                       .Build());
+  (void)r.Register(
+      AttentionOp("FusedAttentionWithLse", true)
+          .Doc("FusedAttention that also gives the log-sum-exp of each query row's masked, scaled scores "
+               "[..., L] (0 for a row that sees no key, as ATen's flash kernel): what training saves for the "
+               "backward")
+          .Build());
   (void)r.Register(OpDef("SoftmaxV2")
                        .TypeVar("T", kFloat)
                        .Input("x", "T")
