@@ -57,6 +57,12 @@ def _first_tensor(output):
     return output[0] if isinstance(output, (tuple, list)) else next(iter(output.values()))
 
 
+def _compiled(model, system):
+    if system == "eager":
+        return model
+    return torch.compile(model, backend=torchair_ge.get_npu_backend() if system == "torchair_ge" else "inductor")
+
+
 def run_model(name, cls, config, quick, log=print, systems=SYSTEMS):
     torch.manual_seed(0)
     model = cls(config).eval()
@@ -67,8 +73,7 @@ def run_model(name, cls, config, quick, log=print, systems=SYSTEMS):
         reference = _first_tensor(model(*inputs))
         for system in systems:
             torch._dynamo.reset()
-            fn = model if system == "eager" else torch.compile(
-                model, backend=torchair_ge.get_npu_backend() if system == "torchair_ge" else "inductor")
+            fn = _compiled(model, system)
             try:
                 err = (_first_tensor(fn(*inputs)) - reference).abs().max().item()
             except Exception as e:  # noqa: BLE001 - a failing system is reported, not hidden
@@ -83,12 +88,6 @@ def run_model(name, cls, config, quick, log=print, systems=SYSTEMS):
     log(f"  {name:<11} " + "  ".join(f"{s} {r['median_ms']:.2f} ms" for s, r in row["systems"].items() if "median_ms" in r))
     torch._dynamo.reset()
     return row
-
-
-def _compiled(model, system):
-    if system == "eager":
-        return model
-    return torch.compile(model, backend=torchair_ge.get_npu_backend() if system == "torchair_ge" else "inductor")
 
 
 def train_model(name, cls, config, quick, log=print, systems=SYSTEMS):

@@ -394,6 +394,30 @@ std::function<void()> AtenAttention(const AttentionOperands& t) {
   };
 }
 
+// The blocked kernel's sizes, strides and options for these operands, fixed at load: a run
+// fills in only the data pointers (the tensors of inputs and outputs are re-pointed per run).
+FlashAttentionArgs FlashShapeOf(const AttentionOperands& t) {
+  FlashAttentionArgs shape;
+  shape.batch = t.q.size(0);
+  shape.q_heads = t.q.size(1);
+  shape.kv_heads = t.k.size(1);
+  shape.q_len = t.q.size(2);
+  shape.kv_len = t.k.size(2);
+  shape.head_dim = t.q.size(3);
+  for (int d = 0; d < 3; ++d) {
+    shape.q_strides[d] = t.q.stride(d);
+    shape.k_strides[d] = t.k.stride(d);
+    shape.v_strides[d] = t.v.stride(d);
+    shape.out_strides[d] = t.y.stride(d);
+    if (t.lse) shape.lse_strides[d] = t.lse->stride(d);
+  }
+  if (t.mask)
+    for (int d = 0; d < 4; ++d) shape.mask_strides[d] = t.mask->stride(d);
+  shape.scale = static_cast<float>(t.scale);
+  shape.causal = t.causal;
+  return shape;
+}
+
 // flash_attention.h's kernel, writing the task's output in place, where it applies: float32,
 // every last dim contiguous, a head size it has a body for, query heads a multiple of key heads.
 std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
@@ -408,34 +432,15 @@ std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
     return std::nullopt;
   if (t.mask && (t.mask->scalar_type() != at::kFloat || t.mask->dim() != 4)) return std::nullopt;
   if (t.lse && (t.lse->scalar_type() != at::kFloat || t.lse->dim() != 3)) return std::nullopt;
-  return [t]() mutable {
-    FlashAttentionArgs f;
+  const FlashAttentionArgs shape = FlashShapeOf(t);
+  return [t, shape]() {
+    FlashAttentionArgs f = shape;
     f.q = t.q.const_data_ptr<float>();
     f.k = t.k.const_data_ptr<float>();
     f.v = t.v.const_data_ptr<float>();
     f.out = t.y.data_ptr<float>();
-    f.batch = t.q.size(0);
-    f.q_heads = t.q.size(1);
-    f.kv_heads = t.k.size(1);
-    f.q_len = t.q.size(2);
-    f.kv_len = t.k.size(2);
-    f.head_dim = t.q.size(3);
-    for (int d = 0; d < 3; ++d) {
-      f.q_strides[d] = t.q.stride(d);
-      f.k_strides[d] = t.k.stride(d);
-      f.v_strides[d] = t.v.stride(d);
-      f.out_strides[d] = t.y.stride(d);
-    }
-    if (t.mask) {
-      f.mask = t.mask->const_data_ptr<float>();
-      for (int d = 0; d < 4; ++d) f.mask_strides[d] = t.mask->stride(d);
-    }
-    if (t.lse) {
-      f.lse = t.lse->data_ptr<float>();
-      for (int d = 0; d < 3; ++d) f.lse_strides[d] = t.lse->stride(d);
-    }
-    f.scale = static_cast<float>(t.scale);
-    f.causal = t.causal;
+    if (t.mask) f.mask = t.mask->const_data_ptr<float>();
+    if (t.lse) f.lse = t.lse->data_ptr<float>();
     FlashAttention(f);
   };
 }
@@ -449,10 +454,10 @@ std::vector<KernelCandidate> AttentionCandidates(const AttentionOperands& t) {
 // Names the shapes and options that decide which attention kernel is faster.
 std::string AttentionKey(const KernelArgs& a, const AttentionOperands& t) {
   auto dim = [&a](int64_t size) { return SizeInKey(size, a.sizes_vary); };
-  return fmt::format("FusedAttention {} b={} h={}/{} q={} kv={} e={}{}{} threads={}", c10::toString(t.q.scalar_type()),
-                     t.q.size(0), t.q.size(1), t.k.size(1), dim(t.q.size(2)), dim(t.k.size(2)), t.q.size(3),
-                     t.causal ? " causal" : "", t.mask ? " +mask" : "", at::get_num_threads()) +
-         (t.lse ? " +lse" : "");
+  return fmt::format("FusedAttention {} b={} h={}/{} q={} kv={} e={}{}{}{} threads={}",
+                     c10::toString(t.q.scalar_type()), t.q.size(0), t.q.size(1), t.k.size(1), dim(t.q.size(2)),
+                     dim(t.k.size(2)), t.q.size(3), t.causal ? " causal" : "", t.mask ? " +mask" : "",
+                     t.lse ? " +lse" : "", at::get_num_threads());
 }
 
 // ATen's flash attention or the blocked one (flash_attention.h), whichever measured faster for
