@@ -198,8 +198,9 @@ void MemoryPlanner::Join(int32_t value, int32_t source, int64_t offset_in_source
   group_last_[root] = std::max(GroupEnd(root), last_use_[static_cast<size_t>(value)]);
 }
 
-// Views of arena values, inputs and constants; a view that is a graph output keeps its own
-// output memory (and its copy kernel).
+// Views of arena values, inputs, constants and outputs; a view that is a graph output is one
+// only where its source moves into the output's memory (ComputeViewedOutputsInPlace), else it
+// keeps its own output memory (and its copy kernel).
 void MemoryPlanner::ShareBytes() {
   ComputeViewedOutputsInPlace();
   for (const Node* node : schedule_)
@@ -217,7 +218,7 @@ void MemoryPlanner::ComputeViewedOutputsInPlace() {
     const Node* view = net_output->input(k).node;
     const int32_t out = ValueOf(net_output->input(k));
     const ValueInfo& out_info = plan_.values[static_cast<size_t>(out)];
-    if (out_info.placement != Placement::kOutput || out_info.io_index != k || view->num_inputs() < 1) continue;
+    if (out_info.placement != Placement::kOutput || out_info.io_index != k) continue;  // not a duplicate
     const std::optional<int64_t> offset = ViewByteOffset(view);
     if (!offset || *offset != 0) continue;
     const int32_t source = ValueOf(view->input(0));
