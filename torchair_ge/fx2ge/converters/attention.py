@@ -32,6 +32,15 @@ def _group_heads(query, key):
     return query.shape[-3] // key.shape[-3]
 
 
+def _shared_heads(query, key, value):
+    """Key and value with a head per query head (grouped-query attention's KV heads repeated),
+    and how many query heads share each original KV head."""
+    groups = _group_heads(query, key)
+    if groups == 1:
+        return key, value, 1
+    return repeat_heads(key, groups), repeat_heads(value, groups), groups
+
+
 def _scale(query, scale):
     return scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
 
@@ -53,9 +62,7 @@ def scores_of(query, key, attn_mask, is_causal, scale, dtype):
 
 
 def attention(query, key, value, attn_mask, is_causal, scale, dtype):
-    groups = _group_heads(query, key)
-    if groups > 1:  # grouped-query attention
-        key, value = repeat_heads(key, groups), repeat_heads(value, groups)
+    key, value, _ = _shared_heads(query, key, value)
     scores = scores_of(query, key, attn_mask, is_causal, scale, dtype)
     return ge.BatchMatMulV2(ge.SoftmaxV2(scores, axes=[-1]), value), scores
 
@@ -102,9 +109,7 @@ def convert_sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp,
     value heads are repeated as in the forward and each head's gradient is the sum over its group."""
     if not _differentiable(query, dropout_p):
         return NotImplemented
-    groups = _group_heads(query, key)
-    if groups > 1:
-        key, value = repeat_heads(key, groups), repeat_heads(value, groups)
+    key, value, groups = _shared_heads(query, key, value)
     scores = scores_of(query, key, attn_mask, is_causal, scale, ge.DataType.DT_FLOAT)
     rows = ge.Reshape(logsumexp, int_vector([*logsumexp.shape, 1]))
     probs = ge.Exp(ge.Sub(scores, rows))
