@@ -28,8 +28,8 @@ template <class F> inline GeV ge_vgen(F f) {
   for (int l = 0; l < kGeW; ++l) t[l] = f(l);
   return GeV::load_aligned(t);
 }
-// Flags widened to 0/1 and compared once as a vector: a `flag ? 1 : 0` per lane compiled to a
-// compare and branch per lane (a causal mask's select ran the softmax around it at half speed).
+// Flags gathered lane by lane (strided reads), converted to 0/1 without a branch per lane and
+// compared once as a vector.
 template <class F> inline GeB ge_vgen_mask(F f) {
   return ge_vgen([&](int l) { return static_cast<float>(f(l)); }) != GeV(0.f);
 }
