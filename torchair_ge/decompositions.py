@@ -9,7 +9,6 @@ aten = torch.ops.aten
 # errors name an inner op instead of the user's. Grows with op coverage.
 _DECOMPOSED = [
     aten.square,
-    aten._safe_softmax,  # softmax, then rows that are all -inf become 0 (SDPA's math path)
     aten._weight_norm_interface,  # v * g / |v| (wav2vec2-style positional convolutions)
     # Training: backward ops and training-mode forwards that break down into elementwise ops and
     # reductions, which auto-fusion then fuses (as Inductor lowers them).

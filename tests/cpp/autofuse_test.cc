@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -260,18 +261,26 @@ TEST_P(AutofuseTest, AttentionScoreScalingAndMasking) {
 }
 
 // Training's SDPA forward: the softmax of the masked scores and their logsumexp, one kernel. A
-// row masked whole gives -inf (the row max taken as 0, as ATen does), not NaN.
+// row masked whole gives -inf (the row max taken as 0, as ATen does), not NaN; SafeSoftmax gives
+// it 0 (against ATen's softmax with those rows zeroed).
 TEST_P(AutofuseTest, LogSumExpBesideTheSoftmaxOfMaskedScores) {
   const Build scores = [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
     const auto minus_inf = Scalar(b, -INFINITY, t);
     auto masked = es::MaskedFill(es::MaskedFill(in[0], in[1], minus_inf), in[2], minus_inf);
     return std::vector<es::EsTensor>{es::SoftmaxV2(masked), es::ReduceLogSumExp(masked, Axes(b, {-1}), false),
-                                     es::ReduceLogSumExp(in[0] * Scalar(b, 0.5, t), Axes(b, {-1}), true)};
+                                     es::ReduceLogSumExp(in[0] * Scalar(b, 0.5, t), Axes(b, {-1}), true),
+                                     es::SafeSoftmax(masked + in[0])};
   };
   const Inputs inputs{{{3, 5, 17}, {3, 5, 17}, {3, 5, 1}}, {DataType::kUndefined, DataType::kBool, DataType::kBool}};
   Check("logsumexp", scores, inputs, 2);
   // Both logsumexps are in kernels: every op of the graph was fused.
-  EXPECT_EQ(Run(scores, inputs, GetParam(), true).summary.autofuse.fused_nodes, 6);
+  const Result fused = Run(scores, inputs, GetParam(), true);
+  EXPECT_EQ(fused.summary.autofuse.fused_nodes, 8);
+  for (const Result& r : {fused, Run(scores, inputs, GetParam(), false)}) {
+    const std::vector<float>& safe = r.outputs[3];
+    EXPECT_EQ(std::count_if(safe.begin(), safe.end(), [](float p) { return std::isnan(p); }), 0);
+    EXPECT_GE(std::count(safe.begin(), safe.end(), 0.0f), 17);  // a row masked whole, at least
+  }
 }
 
 TEST_P(AutofuseTest, RotaryStyleBroadcastsAndCasts) {

@@ -290,6 +290,16 @@ std::vector<OpCase> MathAndShapeCases() {
                      return b.Op("SoftmaxV2", {In(b, {2, 5})}, {{"axes", IntList{2}}});
                    },
                    {}});
+  cases.push_back({"SafeSoftmax",
+                   [](GraphBuilder& b) {
+                     return b.Op("SafeSoftmax", {In(b, {2, 5})}, {{"axes", IntList{0}}});
+                   },
+                   {TensorDesc(F32, {2, 5})}});
+  cases.push_back({"SafeSoftmax",
+                   [](GraphBuilder& b) {
+                     return b.Op("SafeSoftmax", {In(b, {2, 5})}, {{"axes", IntList{0, 1}}});
+                   },
+                   {}});
   cases.push_back(
       {"LayerNorm",
        [](GraphBuilder& b) {

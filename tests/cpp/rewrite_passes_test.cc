@@ -342,6 +342,26 @@ TEST_F(PassTest, PatternRewriteFusesAttention) {
   }
 }
 
+// The SDPA converter's SafeSoftmax: a query whose mask hides every key gets 0 from the fused
+// kernel as from the unfused graph (RunPass compares the two).
+TEST_F(PassTest, PatternRewriteFusesTheSafeSoftmaxOfAQueryThatSeesNoKey) {
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 6, 8});
+        auto k = b.CreateInput(1, DataType::kFloat, {2, 3, 5, 8});
+        auto v = b.CreateInput(2, DataType::kFloat, {2, 3, 5, 8});
+        Tensor mask = Ramp({6, 5}, -1.0f, 0.1f);
+        for (int j = 0; j < 5; ++j) mask.data_as<float>()[2 * 5 + j] = -INFINITY;  // query 2
+        auto scores =
+            es::Add(es::Mul(es::BatchMatMulV2(q, k, {}, {}, false, true), b.CreateScalar(0.35, DataType::kFloat)),
+                    b.CreateConst(mask));
+        b.SetOutputs({es::BatchMatMulV2(es::SafeSoftmax(scores, {-1}), v)});
+      },
+      CreatePatternRewritePass(), true);
+  EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+  EXPECT_EQ(Count(*g, "SafeSoftmax"), 0);
+}
+
 TEST_F(PassTest, PatternRewriteFusesAttentionOfOtherRanksWithALowRankMask) {
   for (const Shape& lead : {Shape{6}, Shape{2, 3}}) {  // 3-D and 4-D inputs, a 2-D [L, S] mask
     auto with = [&](int64_t a, int64_t b2) {

@@ -91,12 +91,19 @@ def test_training_attention_saves_the_kernels_log_sum_exp(case, kernel, monkeypa
     assert "ReduceLogSumExp" not in forward and "SoftmaxV2" not in forward, forward
 
 
-@pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash"])
+@pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash", "unfused", "library"])
 @pytest.mark.parametrize("mask_type", [torch.float32, torch.bool])
 def test_a_query_that_sees_no_key_trains_with_eagers_zero_gradients(kernel, mask_type, monkeypatch):
     # Eager's flash kernel saves 0 as such a row's log-sum-exp; -inf (the blocked kernel's at
-    # first) made the backward's exp(score - lse) NaN.
-    monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
+    # first) made the backward's exp(score - lse) NaN. Unfused (the rewrite rules off) the row is
+    # the converter's SafeSoftmax (a generated kernel; "library": ATen's, auto-fusion off) and
+    # its -inf log-sum-exp, which the backward takes as 0.
+    config = torchair_ge.CompilerConfig()
+    if kernel in ("unfused", "library"):
+        config.ge_config.optimization_switch = "PatternRewrite:off"
+        config.experimental_config.enable_autofuse = kernel == "unfused"
+    else:
+        monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
     q, k, v, _ = _inputs(1, 2, 2, 6, 6, 16, None)
     mask = torch.zeros(1, 1, 6, 6) if mask_type == torch.float32 else torch.ones(1, 1, 6, 6, dtype=torch.bool)
     mask[..., 2, :] = float("-inf") if mask_type == torch.float32 else False  # query 2 sees no key
@@ -104,10 +111,15 @@ def test_a_query_that_sees_no_key_trains_with_eagers_zero_gradients(kernel, mask
 
     def attention(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    compiled = torch.compile(attention, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    backend = torchair_ge.get_npu_backend(compiler_config=config)
+    compiled = torch.compile(attention, backend=backend, dynamic=False)
     ours, theirs = [[t.detach().clone().requires_grad_() for t in (q, k, v)] for _ in range(2)]
-    compiled(*ours).backward(grad_out)
-    attention(*theirs).backward(grad_out)
+    out, expected = compiled(*ours), attention(*theirs)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)  # query 2's row: 0, not NaN
+    out.backward(grad_out)
+    expected.backward(grad_out)
+    fused = backend.compiler.graphs[0].graph_text().count('type: "FusedAttentionWithLse"')
+    assert fused == (kernel not in ("unfused", "library")), backend.compiler.graphs[0].graph_text()
     for name, a, b in zip("qkv", ours, theirs):
         assert not a.grad.isnan().any(), f"grad {name} has NaN"
         torch.testing.assert_close(a.grad, b.grad, rtol=1e-4, atol=1e-5, msg=lambda e: f"grad {name}: {e}")

@@ -413,10 +413,29 @@ def test_as_strided_restating_a_dense_layout_is_a_reshape():
     check_against_eager(lambda t: (t + 1).as_strided((3, 3), (1, 1)), rand(9), native_only=False)
 
 
-def test_safe_softmax_and_weight_norm_decompose_to_native_ops():
+@pytest.mark.parametrize("autofuse", [True, False])
+def test_safe_softmax_gives_a_row_of_minus_inf_zeros(autofuse):
+    """SDPA's math path's softmax is one SafeSoftmax (generated code: autofuse_test.cc; ATen's
+    softmax with the masked rows zeroed without auto-fusion). A row that is -inf throughout gives 0, not NaN; a row with a NaN
+    stays NaN."""
+    import torchair_ge
+    config = torchair_ge.CompilerConfig()
+    config.experimental_config.enable_autofuse = autofuse
     scores = rand(2, 4, 6)
-    scores[:, 1, :] = float("-inf")  # a fully masked row gives zeros, not NaN (SDPA's math path)
-    check_against_eager(lambda s: torch.ops.aten._safe_softmax(s, -1), scores)
+    scores[:, 1, :] = float("-inf")
+    scores[1, 2, 3] = float("nan")
+    scores[0, 3, 1:] = float("-inf")  # one key seen: probability 1
+    for dim, x in ((-1, scores), (1, scores.transpose(1, 2).contiguous())):
+        backend = torchair_ge.get_npu_backend(compiler_config=config)
+        compiled = compile_with_ge(lambda s: torch.ops.aten._safe_softmax(s, dim), backend=backend)
+        got = compiled(x)
+        torch.testing.assert_close(got, torch.ops.aten._safe_softmax(x, dim), equal_nan=True)
+        assert got.isnan().sum() == 6 and (got == 0).sum() >= 12, got
+        text = backend.compiler.graphs[0].graph_text()
+        assert 'type: "SafeSoftmax"' in text, text
+
+
+def test_weight_norm_decomposes_to_native_ops():
     conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(4, 4, 3, padding=1), dim=2)
     check_against_eager(conv, rand(2, 4, 9))
 

@@ -112,6 +112,15 @@ Lowering ReduceFn(KFn fn, bool mean) {
   };
 }
 
+std::optional<FusibleInfo> SoftmaxRow(const Node* n) {
+  return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false});
+}
+
+int Softmax(KernelBuilder& b, int x) {
+  const int e = b.Unary(KFn::kExp, b.Binary(KFn::kSub, x, b.Reduce(KFn::kMax, x)));
+  return b.Binary(KFn::kDiv, e, b.Reduce(KFn::kSum, e));
+}
+
 // NOLINTNEXTLINE(readability-function-size): the table of lowering rules, one entry per op type
 const std::unordered_map<std::string, OpRule>& Rules() {
   static const auto* rules = [] {
@@ -282,19 +291,22 @@ const std::unordered_map<std::string, OpRule>& Rules() {
           const int infinite = b.Binary(KFn::kEq, b.Unary(KFn::kAbs, max), b.Const(INFINITY));
           return std::vector<int>{b.Select(infinite, max, b.Binary(KFn::kAdd, b.Unary(KFn::kLog, sum), max))};
         }};
-    (*r)["SoftmaxV2"] = {
-        [](const Node* n) { return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false}); },
-        [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
-          const int e = b.Unary(KFn::kExp, b.Binary(KFn::kSub, a[0], b.Reduce(KFn::kMax, a[0])));
-          return std::vector<int>{b.Binary(KFn::kDiv, e, b.Reduce(KFn::kSum, e))};
-        }};
-    (*r)["LogSoftmaxV2"] = {
-        [](const Node* n) { return RowOp(n, n->GetAttrOr<std::vector<int64_t>>("axes", {-1}), {false}); },
-        [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
-          const int shifted = b.Binary(KFn::kSub, a[0], b.Reduce(KFn::kMax, a[0]));
-          const int log_sum = b.Unary(KFn::kLog, b.Reduce(KFn::kSum, b.Unary(KFn::kExp, shifted)));
-          return std::vector<int>{b.Binary(KFn::kSub, shifted, log_sum)};
-        }};
+    (*r)["SoftmaxV2"] = {SoftmaxRow,
+                         [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                           return std::vector<int>{Softmax(b, a[0])};
+                         }};
+    // A row that is -inf throughout has max -inf, so exp(x - max) is NaN: it gives 0 instead.
+    (*r)["SafeSoftmax"] = {SoftmaxRow,
+                           [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                             const int masked = b.Binary(KFn::kEq, b.Reduce(KFn::kMax, a[0]), b.Const(-INFINITY));
+                             return std::vector<int>{b.Select(masked, b.Const(0.0), Softmax(b, a[0]))};
+                           }};
+    (*r)["LogSoftmaxV2"] = {SoftmaxRow,
+                            [](KernelBuilder& b, const Node*, const std::vector<int>& a) -> Expected<std::vector<int>> {
+                              const int shifted = b.Binary(KFn::kSub, a[0], b.Reduce(KFn::kMax, a[0]));
+                              const int log_sum = b.Unary(KFn::kLog, b.Reduce(KFn::kSum, b.Unary(KFn::kExp, shifted)));
+                              return std::vector<int>{b.Binary(KFn::kSub, shifted, log_sum)};
+                            }};
     (*r)["LayerNorm"] = {[](const Node* n) -> std::optional<FusibleInfo> {
                            const int rank = static_cast<int>(InShape(n, 0).size());
                            int64_t axis = n->GetAttrOr<int64_t>("begin_norm_axis", -1);

@@ -21,6 +21,7 @@ inline constexpr const char* kOpMul = "Mul";
 inline constexpr const char* kOpRealDiv = "RealDiv";
 inline constexpr const char* kOpReshape = "Reshape";
 inline constexpr const char* kOpSoftmaxV2 = "SoftmaxV2";
+inline constexpr const char* kOpSafeSoftmax = "SafeSoftmax";
 inline constexpr const char* kOpStridedSliceV2 = "StridedSliceV2";
 inline constexpr const char* kOpTranspose = "Transpose";
 

@@ -1,6 +1,7 @@
 """Scaled dot-product attention on the math path: softmax(q @ k^T * scale + mask) @ v, with a
 causal mask built from two ranges (a constant once compiled). (On CPU, torch lowers F.scaled_dot_product_attention to the flash
-kernel; the math path gives the same values up to rounding.) Grouped-query attention (fewer
+kernel; the math path gives the same values up to rounding, and a query that sees no key gets 0
+from both.) Grouped-query attention (fewer
 key/value heads than query heads) repeats each KV head for its group of query heads."""
 import math
 
@@ -64,7 +65,8 @@ def scores_of(query, key, attn_mask, is_causal, scale, dtype):
 def attention(query, key, value, attn_mask, is_causal, scale, dtype):
     key, value, _ = _shared_heads(query, key, value)
     scores = scores_of(query, key, attn_mask, is_causal, scale, dtype)
-    return ge.BatchMatMulV2(ge.SoftmaxV2(scores, axes=[-1]), value), scores
+    # SafeSoftmax: a query that sees no key gets 0, as eager's flash kernel and math path give
+    return ge.BatchMatMulV2(ge.SafeSoftmax(scores, axes=[-1]), value), scores
 
 
 def _differentiable(query, dropout_p=0.0):
@@ -100,6 +102,15 @@ def convert_sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *,
     return out, ge.ReduceLogSumExp(scores, int_vector([-1]), keep_dims=False)
 
 
+def _finite_rows(logsumexp):
+    """The saved log-sum-exp as a column [..., L, 1], a query that saw no key (-inf when the
+    forward's attention was not one fused kernel; the kernels and eager save 0) taken as 0: its
+    probabilities exp(-inf - 0) are then 0, not NaN."""
+    dtype = ge.DataType.DT_FLOAT
+    finite = ge.SelectV2(ge.Equal(logsumexp, to_dtype(float("-inf"), dtype)), to_dtype(0.0, dtype), logsumexp)
+    return ge.Reshape(finite, int_vector([*logsumexp.shape, 1]))
+
+
 @register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 def convert_sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p=0.0, is_causal=False, *,
                                     attn_mask=None, scale=None, meta_outputs=None):
@@ -111,8 +122,7 @@ def convert_sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp,
         return NotImplemented
     key, value, groups = _shared_heads(query, key, value)
     scores = scores_of(query, key, attn_mask, is_causal, scale, ge.DataType.DT_FLOAT)
-    rows = ge.Reshape(logsumexp, int_vector([*logsumexp.shape, 1]))
-    probs = ge.Exp(ge.Sub(scores, rows))
+    probs = ge.Exp(ge.Sub(scores, _finite_rows(logsumexp)))
     grad_value = ge.BatchMatMulV2(probs, grad_out, adj_x1=True)
     grad_probs = ge.BatchMatMulV2(grad_out, value, adj_x2=True)
     row_dot = ge.ReduceSum(ge.Mul(grad_out, out), int_vector([-1]), keep_dims=True)

@@ -2,6 +2,7 @@
 import torch
 
 from torchair_ge import ge
+from torchair_ge.fx2ge.converters.common import to_dtype
 from torchair_ge.fx2ge.registry import register_fx_node_ge_converter
 
 aten = torch.ops.aten
@@ -37,3 +38,9 @@ def convert_softmax(self, dim, half_to_float, *, meta_outputs=None):
     if half_to_float:
         raise NotImplementedError("_softmax with half_to_float=True is not supported yet")
     return ge.SoftmaxV2(self, axes=[dim])
+
+
+@register_fx_node_ge_converter(aten._safe_softmax.default)
+def convert_safe_softmax(self, dim, dtype=None, *, meta_outputs=None):
+    """SDPA's math path's softmax: a row that is -inf throughout gives 0, not NaN."""
+    return ge.SafeSoftmax(to_dtype(self, meta_outputs.dtype) if dtype is not None else self, axes=[dim])

@@ -1,11 +1,16 @@
 // Convolution, pooling, normalization and softmax kernels.
+#include <cmath>
+
 #include <ATen/Parallel.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
 #include <ATen/ops/_softmax.h>
 #include <ATen/ops/adaptive_avg_pool2d.h>
+#include <ATen/ops/amax.h>
 #include <ATen/ops/avg_pool2d.h>
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/eq.h>
+#include <ATen/ops/masked_fill.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <ATen/ops/native_layer_norm.h>
@@ -355,6 +360,25 @@ Expected<std::unique_ptr<Kernel>> CreateSoftmaxV2(KernelArgs& a) {
   return MakeKernel(a.task, [dim, x = a.inputs[0], y = a.outputs[0]]() mutable { at::_softmax_out(y, x, dim, false); });
 }
 
+// ATen's _safe_softmax has no out= form: the softmax, then the rows whose max is -inf (NaN in y)
+// set to 0. The row maxima and their flags live in tensors made at load.
+Expected<std::unique_ptr<Kernel>> CreateSafeSoftmax(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(IntList axes, a.Attr<IntList>("axes"));
+  const at::Tensor& x = a.inputs[0];
+  const int64_t dim = axes[0] < 0 ? axes[0] + x.dim() : axes[0];
+  std::vector<int64_t> rows(x.sizes().begin(), x.sizes().end());
+  rows[dim] = 1;
+  at::Tensor row_max = at::empty(rows, x.options());
+  at::Tensor masked = at::empty(rows, x.options().dtype(at::kBool));
+  return MakeKernel(a.task, [=, y = a.outputs[0]]() mutable {
+    at::_softmax_out(y, x, dim, false);
+    if (x.numel() == 0) return;
+    at::amax_out(row_max, x, dim, /*keepdim=*/true);
+    at::eq_out(masked, row_max, -INFINITY);
+    y.masked_fill_(masked, 0);
+  });
+}
+
 // FusedAttention's operands over [B, H, L, E]: 3-D inputs are [N, L, E] viewed as [N, 1, L, E];
 // the mask is expanded to the scores' shape as a view. Every tensor a run touches is prepared at
 // load.
@@ -509,6 +533,7 @@ void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("AdaptiveAvgPool2d", CreateAdaptiveAvgPool2d);
   r.Register("BatchNorm", CreateBatchNorm);
   r.Register("SoftmaxV2", CreateSoftmaxV2);
+  r.Register("SafeSoftmax", CreateSafeSoftmax);
   r.Register("FusedAttention", CreateFusedAttention);
   r.Register("FusedAttentionWithLse", CreateFusedAttention);
   r.Register("LayerNorm", CreateLayerNorm);

@@ -307,6 +307,23 @@ Status InferFusedAttention(InferContext& ctx) {
 
 namespace {
 
+// Softmax along one axis: SoftmaxV2 and SafeSoftmax.
+OpDef SoftmaxOp(const char* name) {
+  return OpDef(name)
+      .TypeVar("T", dtypes::kFloat)
+      .Input("x", "T")
+      .Output("y", "T")
+      .Attr("axes", AttrType::kListInt, IntList{-1})
+      .Infer([](InferContext& ctx) -> Status {
+        const auto axes = ctx.Attr<IntList>("axes");
+        if (axes.size() != 1) return ctx.Error("exactly one softmax axis is supported, got {}", axes.size());
+        auto axis = NormalizeAxis(axes[0], ctx.Input(0).rank());
+        if (!axis.ok()) return ctx.Error("{}", axis.status().message());
+        return InferSameAsFirstInput(ctx);
+      })
+      .InferSymbolic(InferSymbolicSameAsFirstInput);
+}
+
 // FusedAttention's prototype; `with_lse` adds the output `softmax_lse` (FusedAttentionWithLse).
 OpDef AttentionOp(const char* name, bool with_lse) {
   OpDef def(name);
@@ -469,21 +486,10 @@ void RegisterNnOps(OpRegistry& r) {
                "[..., L] (0 for a row that sees no key, as ATen's flash kernel): what training saves for the "
                "backward")
           .Build());
-  (void)r.Register(OpDef("SoftmaxV2")
-                       .TypeVar("T", kFloat)
-                       .Input("x", "T")
-                       .Output("y", "T")
-                       .Attr("axes", AttrType::kListInt, IntList{-1})
-                       .Infer([](InferContext& ctx) -> Status {
-                         const auto axes = ctx.Attr<IntList>("axes");
-                         if (axes.size() != 1)
-                           return ctx.Error("exactly one softmax axis is supported, got {}", axes.size());
-                         auto axis = NormalizeAxis(axes[0], ctx.Input(0).rank());
-                         if (!axis.ok()) return ctx.Error("{}", axis.status().message());
-                         return InferSameAsFirstInput(ctx);
-                       })
-                       .InferSymbolic(InferSymbolicSameAsFirstInput)
-                       .Doc("softmax along `axes`")
+  (void)r.Register(SoftmaxOp("SoftmaxV2").Doc("softmax along `axes`").Build());
+  (void)r.Register(SoftmaxOp("SafeSoftmax")
+                       .Doc("softmax along `axes` in which a row that is -inf throughout gives 0, not NaN (ATen's "
+                            "_safe_softmax: what SDPA gives a query that sees no key)")
                        .Build());
   (void)r.Register(OpDef("LayerNorm")
                        .TypeVar("T", kFloat)

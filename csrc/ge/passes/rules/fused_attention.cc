@@ -1,7 +1,8 @@
 // Built-in rewrite rule "FusedAttention": the attention block that scaled_dot_product_attention
 // and hand-written attention convert to,
 //     BatchMatMulV2(SoftmaxV2(Add(Mul(BatchMatMulV2(q, k, adj_x2), scale), mask), axes=[-1]), v)
-// (the Add and the Mul optional, RealDiv by a constant instead of Mul accepted), becomes one
+// (the Add and the Mul optional, RealDiv by a constant instead of Mul accepted; SafeSoftmax, the
+// converter's, in place of SoftmaxV2: the kernels give 0 for a row that sees no key), becomes one
 // FusedAttention(q, k, v, mask) node: the same math, computed by a flash-attention kernel
 // without materializing the scores. A causal SDPA's mask, MaskedFill(scores, j > i, -inf) on the
 // scaled scores (the converter's, its condition folded to a constant), becomes is_causal: the
@@ -100,7 +101,7 @@ std::optional<AttentionMatch> Match(const Node& root) {
   const Value p = root.input(0);
   const Node* softmax = p.node;
   const int64_t rank = static_cast<int64_t>(p.node->output_desc(p.index).shape.size());
-  if (softmax->type() != kOpSoftmaxV2 || !Link(p)) return std::nullopt;
+  if ((softmax->type() != kOpSoftmaxV2 && softmax->type() != kOpSafeSoftmax) || !Link(p)) return std::nullopt;
   const auto axes = softmax->GetAttrOr<std::vector<int64_t>>("axes", {});
   if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1)) return std::nullopt;
 
