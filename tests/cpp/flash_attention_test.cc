@@ -4,12 +4,14 @@
 // that end in partial blocks and tiles, head sizes from one to several vectors, masks broadcast
 // along any dim, strided (transposed) inputs, and queries that see no key; each row's
 // log-sum-exp (training's FusedAttentionWithLse) against the float64 one, 0 where a row sees no
-// key (as ATen's flash kernel).
+// key (as ATen's flash kernel). The backward (FusedAttentionGrad's blocked kernel) against float64
+// gradients over the same kinds of cases.
 #include "devices/cpu/kernels/flash_attention.h"
 
 #include <gtest/gtest.h>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/logsumexp.h>
 #include <ATen/ops/matmul.h>
@@ -44,8 +46,6 @@ struct Case {
   std::vector<int64_t> mask_shape;  // empty: no mask
 };
 
-// softmax(q k^T * scale + mask) v in float64, key/value heads repeated for their query heads; a
-// row that sees no key is zeros.
 // q k^T * scale + mask in float64, causal positions -inf, key heads repeated for their query heads.
 at::Tensor ReferenceScores(const at::Tensor& q, const at::Tensor& k, const at::Tensor& mask, double scale,
                            bool causal) {
@@ -59,6 +59,8 @@ at::Tensor ReferenceScores(const at::Tensor& q, const at::Tensor& k, const at::T
   return scores;
 }
 
+// softmax(q k^T * scale + mask) v in float64, key/value heads repeated for their query heads; a
+// row that sees no key is zeros.
 at::Tensor Reference(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
                      double scale, bool causal) {
   const at::Tensor vr = v.to(at::kDouble).repeat_interleave(q.size(1) / k.size(1), 1);
@@ -143,6 +145,97 @@ TEST(FlashAttentionTest, EveryBodyMatchesFloat64Attention) {
   }
 }
 
+// Attention's gradients in float64 from the probabilities exp(scores - lse) (0 for a row that
+// sees no key): dV = P^T dO, dS = P (dO V^T - rowsum(dO O)) scale, dQ = dS K, dK = dS^T Q, the key
+// and value heads' summed over their query group.
+struct Gradients {
+  at::Tensor q, k, v;
+};
+Gradients ReferenceGradients(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                             const at::Tensor& grad_out, double scale, bool causal) {
+  const int64_t group = q.size(1) / k.size(1);
+  const at::Tensor scores = ReferenceScores(q, k, mask, scale, causal);
+  const at::Tensor lse = at::logsumexp(scores, {-1}, true);
+  const at::Tensor p = scores.sub(lse.masked_fill(lse.isneginf(), 0.0)).exp();
+  const at::Tensor qd = q.to(at::kDouble), dout = grad_out.to(at::kDouble);
+  const at::Tensor kr = k.to(at::kDouble).repeat_interleave(group, 1),
+                   vr = v.to(at::kDouble).repeat_interleave(group, 1);
+  const at::Tensor row_dot = dout.mul(at::matmul(p, vr)).sum(-1, true);
+  const at::Tensor ds = p.mul(at::matmul(dout, vr.transpose(-1, -2)).sub(row_dot)).mul(scale);
+  auto over_group = [&](const at::Tensor& x) {
+    return x.reshape({k.size(0), k.size(1), group, k.size(2), k.size(3)}).sum(2).to(at::kFloat);
+  };
+  return {at::matmul(ds, kr).to(at::kFloat), over_group(at::matmul(ds.transpose(-1, -2), qd)),
+          over_group(at::matmul(p.transpose(-1, -2), dout))};
+}
+
+using BackwardBody = void (*)(const FlashAttentionGradArgs&, int64_t, int64_t);
+
+std::vector<std::pair<std::string, BackwardBody>> BackwardBodies() {
+  std::vector<std::pair<std::string, BackwardBody>> bodies;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    bodies.emplace_back("avx2", flash_detail::BackwardAvx2);
+  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", flash_detail::BackwardAvx512);
+  return bodies;
+}
+
+FlashAttentionGradArgs GradArgsOf(const FlashAttentionArgs& forward, const at::Tensor& grad_out, Gradients& grads) {
+  FlashAttentionGradArgs g;
+  g.forward = forward;
+  g.grad_out = grad_out.const_data_ptr<float>();
+  g.grad_q = grads.q.data_ptr<float>();
+  g.grad_k = grads.k.data_ptr<float>();
+  g.grad_v = grads.v.data_ptr<float>();
+  for (int d = 0; d < 3; ++d) {
+    g.grad_out_strides[d] = grad_out.stride(d);
+    g.grad_q_strides[d] = grads.q.stride(d);
+    g.grad_k_strides[d] = grads.k.stride(d);
+    g.grad_v_strides[d] = grads.v.stride(d);
+  }
+  return g;
+}
+
+// The backward from the forward's float64 output and log-sum-exp (each row's, 0 or -inf where a
+// row sees no key: a saved -inf comes from a forward that was not one kernel).
+TEST(FlashAttentionTest, EveryBackwardBodyMatchesFloat64Gradients) {
+  const std::vector<Case> cases = {
+      {2, 4, 4, 64, 64, 16, false, {}},                // one block
+      {1, 8, 2, 130, 130, 64, true, {}},               // grouped heads, causal, partial blocks and tiles
+      {2, 2, 2, 37, 200, 32, true, {}},                // fewer queries than keys: top-left causal
+      {1, 6, 2, 70, 129, 48, false, {1, 6, 70, 129}},  // a full mask; three vectors per row
+      {2, 3, 3, 67, 67, 32, false, {2, 1, 1, 67}},     // a padding mask
+  };
+  const float scale = 0.3f;
+  for (const Case& c : cases) {
+    const at::Tensor q = at::randn({c.batch, c.q_len, c.q_heads, c.head_dim}).transpose(1, 2);
+    const at::Tensor k = at::randn({c.batch, c.kv_len, c.kv_heads, c.head_dim}).transpose(1, 2);
+    const at::Tensor v = at::randn({c.batch, c.kv_heads, c.kv_len, c.head_dim});
+    const at::Tensor grad_out = at::randn({c.batch, c.q_len, c.q_heads, c.head_dim}).transpose(1, 2);
+    at::Tensor mask;
+    if (!c.mask_shape.empty()) {
+      mask = at::randn(c.mask_shape);
+      mask.select(-1, 0).fill_(-std::numeric_limits<float>::infinity());
+      if (c.mask_shape[2] > 1) mask.select(2, 1).fill_(-std::numeric_limits<float>::infinity());  // a row sees none
+    }
+    const Gradients expected = ReferenceGradients(q, k, v, mask, grad_out, scale, c.causal);
+    at::Tensor out = Reference(q, k, v, mask, scale, c.causal);
+    const at::Tensor lse = at::logsumexp(ReferenceScores(q, k, mask, scale, c.causal), {-1}).to(at::kFloat);
+    for (const auto& [name, body] : BackwardBodies()) {
+      Gradients got{at::full(q.sizes(), std::nanf("")), at::full(k.sizes(), std::nanf("")),
+                    at::full(v.sizes(), std::nanf(""))};
+      FlashAttentionArgs forward = ArgsOf(q, k, v, mask, out, scale, c.causal);
+      forward.lse = const_cast<float*>(lse.const_data_ptr<float>());
+      for (int d = 0; d < 3; ++d) forward.lse_strides[d] = lse.stride(d);
+      body(GradArgsOf(forward, grad_out, got), 0, c.batch * c.kv_heads);
+      const std::string where = name + " q_len " + std::to_string(c.q_len) + " kv_len " + std::to_string(c.kv_len);
+      EXPECT_LT(got.q.sub(expected.q).abs().max().item<float>(), 1e-4) << where << " dQ";
+      EXPECT_LT(got.k.sub(expected.k).abs().max().item<float>(), 1e-4) << where << " dK";
+      EXPECT_LT(got.v.sub(expected.v).abs().max().item<float>(), 1e-4) << where << " dV";
+    }
+  }
+}
+
 TEST(FlashAttentionTest, TheDispatchedKernelSplitsOverThreadsAndKeepsTheNumbers) {
   if (!FlashAttentionApplies(64)) GTEST_SKIP() << "no AVX2 or AVX-512 on this CPU";
   const at::Tensor q = at::randn({2, 8, 300, 64}), k = at::randn({2, 4, 300, 64}), v = at::randn({2, 4, 300, 64});
@@ -150,6 +243,19 @@ TEST(FlashAttentionTest, TheDispatchedKernelSplitsOverThreadsAndKeepsTheNumbers)
   FlashAttention(ArgsOf(q, k, v, at::Tensor(), out, 0.125f, true));
   EXPECT_LT(out.sub(Reference(q, k, v, at::Tensor(), 0.125, true)).abs().max().item<float>(), 2e-5);
   EXPECT_FALSE(FlashAttentionApplies(40));  // not a multiple of 16: ATen's kernel only
+
+  Gradients grads{at::empty_like(q), at::empty_like(k), at::empty_like(v)};
+  const at::Tensor grad_out = at::randn({2, 8, 300, 64});
+  const at::Tensor scores = ReferenceScores(q, k, at::Tensor(), 0.125, true);
+  const at::Tensor lse = at::logsumexp(scores, {-1}).to(at::kFloat);
+  FlashAttentionArgs forward = ArgsOf(q, k, v, at::Tensor(), out, 0.125f, true);
+  forward.lse = const_cast<float*>(lse.const_data_ptr<float>());
+  for (int d = 0; d < 3; ++d) forward.lse_strides[d] = lse.stride(d);
+  FlashAttentionBackward(GradArgsOf(forward, grad_out, grads));
+  const Gradients expected = ReferenceGradients(q, k, v, at::Tensor(), grad_out, 0.125, true);
+  EXPECT_LT(grads.q.sub(expected.q).abs().max().item<float>(), 1e-4);
+  EXPECT_LT(grads.k.sub(expected.k).abs().max().item<float>(), 1e-4);
+  EXPECT_LT(grads.v.sub(expected.v).abs().max().item<float>(), 1e-4);
 }
 
 }  // namespace

@@ -280,6 +280,22 @@ std::vector<OpCase> MathAndShapeCases() {
                                  {{"scale", 0.125}});
                    },
                    {}});
+  cases.push_back({"FusedAttentionGrad",
+                   [](GraphBuilder& b) {  // grouped-query, masked: dq, dk, dv like query, key, value
+                     return b.Op("FusedAttentionGrad",
+                                 {In(b, {2, 4, 6, 16}), In(b, {2, 2, 5, 16}), In(b, {2, 2, 5, 16}), In(b, {2, 1, 1, 5}),
+                                  In(b, {2, 4, 6, 16}), In(b, {2, 4, 6, 16}), In(b, {2, 4, 6})},
+                                 {{"scale", 0.25}});
+                   },
+                   {TensorDesc(F32, {2, 4, 6, 16}), TensorDesc(F32, {2, 2, 5, 16}), TensorDesc(F32, {2, 2, 5, 16})}});
+  cases.push_back({"FusedAttentionGrad",
+                   [](GraphBuilder& b) {  // a log-sum-exp per key instead of per query row
+                     return b.Op("FusedAttentionGrad",
+                                 {In(b, {2, 4, 6, 16}), In(b, {2, 4, 5, 16}), In(b, {2, 4, 5, 16}), es::OpInput{},
+                                  In(b, {2, 4, 6, 16}), In(b, {2, 4, 6, 16}), In(b, {2, 4, 5})},
+                                 {{"scale", 0.25}});
+                   },
+                   {}});
   cases.push_back({"SoftmaxV2",
                    [](GraphBuilder& b) {
                      return b.Op("SoftmaxV2", {In(b, {2, 5})});

@@ -3,7 +3,8 @@
 CPU. Each kernel, forced with TORCHAIR_GE_CPU_ATTENTION, gives eager's numbers with causal masks,
 padding and full masks, grouped-query heads and partial blocks; the measured choice is reported.
 In training the forward's attention and the log-sum-exp it saves for the backward are one
-FusedAttentionWithLse, each kernel giving eager's output and gradients."""
+FusedAttentionWithLse, the backward one FusedAttentionGrad (ATen's flash backward or the blocked
+one), each kernel giving eager's output and gradients."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -89,6 +90,12 @@ def test_training_attention_saves_the_kernels_log_sum_exp(case, kernel, monkeypa
     forward = backend.compiler.graphs[0].graph_text()
     assert forward.count('type: "FusedAttentionWithLse"') == 1, forward
     assert "ReduceLogSumExp" not in forward and "SoftmaxV2" not in forward, forward
+    backward = backend.compiler.graphs[1].graph_text()  # the scores never materialized
+    assert backward.count('type: "FusedAttentionGrad"') == 1 and "BatchMatMulV2" not in backward, backward
+    if kernel == "measure" and torch.backends.cpu.get_cpu_capability() in ("AVX2", "AVX512") and shape[-1] % 16 == 0:
+        choices = [c for r in backend.compiler.reports for c in r["kernel_choices"]
+                   if c["key"].startswith("FusedAttentionGrad")]
+        assert len(choices) == 1 and set(choices[0]["best_us"]) == {"aten_flash", "blocked_flash"}, choices
 
 
 @pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash", "unfused", "library"])

@@ -272,6 +272,7 @@ def test_attention_gradients_run_natively(case):
     for name, got, want in zip("qkv", grads, (q_e.grad, k_e.grad, v_e.grad)):
         torch.testing.assert_close(got, want, **TOLERANCE, msg=lambda m: f"grad {name}: {m}")
     assert not _fallbacks(backend), _fallbacks(backend)
+    assert backend.compiler.graphs[1].graph_text().count('type: "FusedAttentionGrad"') == 1
 
 
 def test_bf16_attention_in_training_stays_with_atens_flash_kernels():

@@ -1,8 +1,9 @@
-"""Scaled dot-product attention on the math path: softmax(q @ k^T * scale + mask) @ v, with a
-causal mask built from two ranges (a constant once compiled). (On CPU, torch lowers F.scaled_dot_product_attention to the flash
-kernel; the math path gives the same values up to rounding, and a query that sees no key gets 0
-from both.) Grouped-query attention (fewer
-key/value heads than query heads) repeats each KV head for its group of query heads."""
+"""Scaled dot-product attention. The forward on the math path: softmax(q @ k^T * scale + mask)
+@ v, with a causal mask built from two ranges (a constant once compiled), which the optimizer's
+FusedAttention rule makes one flash kernel. (On CPU torch lowers F.scaled_dot_product_attention
+to the flash kernel; the math path gives the same values up to rounding, and a query that sees no
+key gets 0 from both.) Grouped-query attention (fewer key/value heads than query heads) repeats
+each KV head for its group of query heads. The backward is one FusedAttentionGrad."""
 import math
 
 import torch
@@ -24,22 +25,15 @@ def repeat_heads(x, groups):
     return ge.Reshape(spread, int_vector([*batch, heads * groups, length, dim]))
 
 
-def _group_heads(query, key):
-    """How many query heads share each key/value head (1 without grouped-query attention)."""
+def _shared_heads(query, key, value):
+    """Key and value with a head per query head: grouped-query attention's KV heads (fewer than
+    the query's) repeated for their group."""
     if len(query.shape) < 3 or query.shape[-3] == key.shape[-3]:
-        return 1
+        return key, value
     if query.shape[-3] % key.shape[-3]:
         raise ValueError(f"query heads {query.shape[-3]} are not a multiple of key/value heads {key.shape[-3]}")
-    return query.shape[-3] // key.shape[-3]
-
-
-def _shared_heads(query, key, value):
-    """Key and value with a head per query head (grouped-query attention's KV heads repeated),
-    and how many query heads share each original KV head."""
-    groups = _group_heads(query, key)
-    if groups == 1:
-        return key, value, 1
-    return repeat_heads(key, groups), repeat_heads(value, groups), groups
+    groups = query.shape[-3] // key.shape[-3]
+    return repeat_heads(key, groups), repeat_heads(value, groups)
 
 
 def _scale(query, scale):
@@ -63,7 +57,7 @@ def scores_of(query, key, attn_mask, is_causal, scale, dtype):
 
 
 def attention(query, key, value, attn_mask, is_causal, scale, dtype):
-    key, value, _ = _shared_heads(query, key, value)
+    key, value = _shared_heads(query, key, value)
     scores = scores_of(query, key, attn_mask, is_causal, scale, dtype)
     # SafeSoftmax: a query that sees no key gets 0, as eager's flash kernel and math path give
     return ge.BatchMatMulV2(ge.SafeSoftmax(scores, axes=[-1]), value), scores
@@ -74,16 +68,6 @@ def _differentiable(query, dropout_p=0.0):
     the rest stays with torch: below float32 the recomputed probabilities would differ from the
     flash kernel's, which accumulates in float32. Takes IR values or FakeTensors."""
     return query.dtype in (torch.float32, ge.DataType.DT_FLOAT) and not dropout_p
-
-
-def _sum_over_groups(grad, groups):
-    """The gradient of repeat_heads: [..., H * groups, S, D] -> [..., H, S, D], each head's
-    `groups` copies summed."""
-    if groups == 1:
-        return grad
-    *batch, heads, length, dim = grad.shape
-    grouped = ge.Reshape(grad, int_vector([*batch, heads // groups, groups, length, dim]))
-    return ge.ReduceSum(grouped, int_vector([-3]), keep_dims=False)
 
 
 @register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu.default,
@@ -103,32 +87,31 @@ def convert_sdpa_flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *,
 
 
 def _finite_rows(logsumexp):
-    """The saved log-sum-exp as a column [..., L, 1], a query that saw no key (-inf when the
-    forward's attention was not one fused kernel; the kernels and eager save 0) taken as 0: its
-    probabilities exp(-inf - 0) are then 0, not NaN."""
+    """The saved log-sum-exp with a query that saw no key (-inf when the forward's attention was
+    not one fused kernel; the kernels and eager save 0) taken as 0, as FusedAttentionGrad wants it."""
     dtype = ge.DataType.DT_FLOAT
-    finite = ge.SelectV2(ge.Equal(logsumexp, to_dtype(float("-inf"), dtype)), to_dtype(0.0, dtype), logsumexp)
-    return ge.Reshape(finite, int_vector([*logsumexp.shape, 1]))
+    return ge.SelectV2(ge.Equal(logsumexp, to_dtype(float("-inf"), dtype)), to_dtype(0.0, dtype), logsumexp)
+
+
+def _additive_mask(attn_mask, dtype):
+    """SDPA's mask as one added to the scores: a boolean one (True = attend) becomes 0 / -inf."""
+    if attn_mask is None or attn_mask.dtype != ge.DataType.DT_BOOL:
+        return None if attn_mask is None else to_dtype(attn_mask, dtype)
+    return ge.SelectV2(attn_mask, to_dtype(0.0, dtype), to_dtype(float("-inf"), dtype))
 
 
 @register_fx_node_ge_converter(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
 def convert_sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p=0.0, is_causal=False, *,
                                     attn_mask=None, scale=None, meta_outputs=None):
-    """Attention's gradients from the saved output and log-sum-exp, the probabilities recomputed
-    from the logits (as the flash kernel's backward does): dV = P^T dO, dS = P * (dO V^T -
-    rowsum(dO * O)) * scale, dQ = dS K, dK = dS^T Q. Under grouped-query attention the key and
-    value heads are repeated as in the forward and each head's gradient is the sum over its group."""
+    """Attention's gradients from the saved output and log-sum-exp: one FusedAttentionGrad, whose
+    kernels recompute the probabilities block by block as the flash kernel's backward does
+    (dV = P^T dO, dS = P * (dO V^T - rowsum(dO * O)) * scale, dQ = dS K, dK = dS^T Q) and take
+    grouped-query attention's key/value heads as they are (their gradients summed over each group)."""
     if not _differentiable(query, dropout_p):
         return NotImplemented
-    key, value, groups = _shared_heads(query, key, value)
-    scores = scores_of(query, key, attn_mask, is_causal, scale, ge.DataType.DT_FLOAT)
-    probs = ge.Exp(ge.Sub(scores, _finite_rows(logsumexp)))
-    grad_value = ge.BatchMatMulV2(probs, grad_out, adj_x1=True)
-    grad_probs = ge.BatchMatMulV2(grad_out, value, adj_x2=True)
-    row_dot = ge.ReduceSum(ge.Mul(grad_out, out), int_vector([-1]), keep_dims=True)
-    grad_scores = ge.Mul(ge.Mul(probs, ge.Sub(grad_probs, row_dot)), to_dtype(_scale(query, scale), ge.DataType.DT_FLOAT))
-    grad_key = ge.BatchMatMulV2(grad_scores, query, adj_x1=True)
-    return (ge.BatchMatMulV2(grad_scores, key), _sum_over_groups(grad_key, groups), _sum_over_groups(grad_value, groups))
+    dtype = ge.DataType.DT_FLOAT
+    return ge.FusedAttentionGrad(query, key, value, _additive_mask(attn_mask, dtype), grad_out, out,
+                                 _finite_rows(logsumexp), scale=float(_scale(query, scale)), is_causal=bool(is_causal))
 
 
 @register_fx_node_ge_converter(aten.scaled_dot_product_attention.default)

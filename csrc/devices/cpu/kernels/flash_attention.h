@@ -43,9 +43,31 @@ bool FlashAttentionApplies(int64_t head_dim);
 // tiles), so a run allocates nothing once they have grown to its sizes.
 void FlashAttention(const FlashAttentionArgs& a);
 
+// The backward's operands: the forward's (q, k, v, mask, scale, causal; `out` is the forward's
+// output and `lse` its saved log-sum-exp, both read) and the gradients, each last dim contiguous.
+struct FlashAttentionGradArgs {
+  FlashAttentionArgs forward;
+  const float* grad_out = nullptr;  // like out
+  float* grad_q = nullptr;          // like q
+  float* grad_k = nullptr;          // like k
+  float* grad_v = nullptr;          // like v
+  int64_t grad_out_strides[3] = {0, 0, 0}, grad_q_strides[3] = {0, 0, 0};
+  int64_t grad_k_strides[3] = {0, 0, 0}, grad_v_strides[3] = {0, 0, 0};
+};
+
+// Attention's gradients from the forward's output and log-sum-exp, the probabilities recomputed
+// block by block (64 queries x 64 keys in L1) and never materialized: P = exp(q k^T scale + mask
+// - lse), dV = P^T dO, dS = P (dO V^T - rowsum(dO O)) scale, dQ = dS K, dK = dS^T Q. A causal key
+// block above a query block's diagonal is skipped. A row whose log-sum-exp is 0 or -inf and that
+// sees no key has zero gradients. Split over the intra-op threads by (batch, key/value head): a
+// task owns that head's dK and dV and its group's dQ, so no two threads write the same row.
+void FlashAttentionBackward(const FlashAttentionGradArgs& a);
+
 namespace flash_detail {  // the bodies FlashAttention picks from, over tasks [begin, end)
 void BlocksAvx2(const FlashAttentionArgs& a, int64_t begin, int64_t end);    // CPUs with AVX2 and FMA only
 void BlocksAvx512(const FlashAttentionArgs& a, int64_t begin, int64_t end);  // CPUs with AVX-512F only
+void BackwardAvx2(const FlashAttentionGradArgs& a, int64_t begin, int64_t end);
+void BackwardAvx512(const FlashAttentionGradArgs& a, int64_t begin, int64_t end);
 inline constexpr int64_t kQueryBlock = 64;
 inline constexpr int64_t kKeyBlock = 64;
 }  // namespace flash_detail

@@ -5,5 +5,8 @@
 namespace ge::cpu::flash_detail {
 
 void BlocksAvx512(const FlashAttentionArgs& a, int64_t begin, int64_t end) { Blocks<xsimd::avx512f>(a, begin, end); }
+void BackwardAvx512(const FlashAttentionGradArgs& a, int64_t begin, int64_t end) {
+  Backward<xsimd::avx512f>(a, begin, end);
+}
 
 }  // namespace ge::cpu::flash_detail

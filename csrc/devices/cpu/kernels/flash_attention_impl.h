@@ -33,10 +33,11 @@ void ForRowTiles(int64_t rows, F&& f) {
   }
 }
 
-// s[r][c .. c + 4W) = q[r] . keys c.. for R query rows: the keys are columns of `kt` ([d][key],
-// row stride `kt_row`), so each step broadcasts one query element against 4 vectors of keys.
+// s[r][c .. c + 4W) = q[r] . keys c.. for R query rows (row stride `q_row`): the keys are columns
+// of `kt` ([d][key], row stride `kt_row`), so each step broadcasts one query element against 4
+// vectors of keys.
 template <class V, int R>
-inline void ScoreTile(const float* q, int64_t d_len, const float* kt, int64_t kt_row, float* s) {
+inline void ScoreTile(const float* q, int64_t q_row, int64_t d_len, const float* kt, int64_t kt_row, float* s) {
   constexpr int kW = static_cast<int>(V::size);
   V acc[R][kTileVectors];
   for (int r = 0; r < R; ++r)
@@ -45,7 +46,7 @@ inline void ScoreTile(const float* q, int64_t d_len, const float* kt, int64_t kt
     V keys[kTileVectors];
     for (int x = 0; x < kTileVectors; ++x) keys[x] = V::load_unaligned(kt + d * kt_row + x * kW);
     for (int r = 0; r < R; ++r) {
-      const V qd(q[r * d_len + d]);
+      const V qd(q[r * q_row + d]);
       for (int x = 0; x < kTileVectors; ++x) acc[r][x] = xsimd::fma(qd, keys[x], acc[r][x]);
     }
   }
@@ -54,15 +55,16 @@ inline void ScoreTile(const float* q, int64_t d_len, const float* kt, int64_t kt
 }
 
 // o[r][d0 .. d0 + NV W) = o * alpha[r] + sum over the block's keys c < cols of p[r][c] v[c]: one
-// value row (NV vectors) per key against R rows of probabilities.
+// value row (NV vectors) per key against R rows of probabilities (row stride kKeyBlock). `o_row`:
+// the row stride of o.
 template <class V, int R, int NV>
-inline void OutputTile(const float* p, int64_t cols, const float* v, int64_t v_row, float* o, int64_t d_len,
+inline void OutputTile(const float* p, int64_t cols, const float* v, int64_t v_row, float* o, int64_t o_row,
                        const float* alpha) {
   constexpr int kW = static_cast<int>(V::size);
   V acc[R][NV];
   for (int r = 0; r < R; ++r) {
     const V scale(alpha[r]);
-    for (int x = 0; x < NV; ++x) acc[r][x] = V::load_unaligned(o + r * d_len + x * kW) * scale;
+    for (int x = 0; x < NV; ++x) acc[r][x] = V::load_unaligned(o + r * o_row + x * kW) * scale;
   }
   for (int64_t c = 0; c < cols; ++c) {
     V values[NV];
@@ -73,7 +75,18 @@ inline void OutputTile(const float* p, int64_t cols, const float* v, int64_t v_r
     }
   }
   for (int r = 0; r < R; ++r)
-    for (int x = 0; x < NV; ++x) acc[r][x].store_unaligned(o + r * d_len + x * kW);
+    for (int x = 0; x < NV; ++x) acc[r][x].store_unaligned(o + r * o_row + x * kW);
+}
+
+// OutputTile over a whole row of d_len floats, 4 vectors at a time, then 2, then 1.
+template <class V, int R>
+inline void OutputRows(const float* p, int64_t cols, const float* v, int64_t v_row, float* o, int64_t o_row,
+                       int64_t d_len, const float* alpha) {
+  constexpr int kW = static_cast<int>(V::size);
+  int64_t d0 = 0;
+  for (; d0 + 4 * kW <= d_len; d0 += 4 * kW) OutputTile<V, R, 4>(p, cols, v + d0, v_row, o + d0, o_row, alpha);
+  for (; d0 + 2 * kW <= d_len; d0 += 2 * kW) OutputTile<V, R, 2>(p, cols, v + d0, v_row, o + d0, o_row, alpha);
+  for (; d0 < d_len; d0 += kW) OutputTile<V, R, 1>(p, cols, v + d0, v_row, o + d0, o_row, alpha);
 }
 
 template <class V>
@@ -140,7 +153,7 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
       const int64_t cols = std::min(kKeyBlock, seen - c0);
       ForRowTiles<kTileRows<V>>(rows, [&](int64_t r, auto tile) {
         for (int64_t c = 0; c < kKeyBlock; c += kTileVectors * kW)
-          ScoreTile<V, decltype(tile)::value>(q_tile + r * d_len, d_len, keys.data() + c0 * d_len + c, kKeyBlock,
+          ScoreTile<V, decltype(tile)::value>(q_tile + r * d_len, d_len, d_len, keys.data() + c0 * d_len + c, kKeyBlock,
                                               s_tile + r * kKeyBlock + c);
       });
       for (int64_t r = 0; r < rows; ++r) {
@@ -170,15 +183,8 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
       const float* v_block = v + c0 * a.v_strides[2];
       ForRowTiles<kTileRows<V>>(rows, [&](int64_t r, auto tile) {
         constexpr int R = decltype(tile)::value;
-        const float* p = s_tile + r * kKeyBlock;
-        float* o = o_tile + r * d_len;
-        int64_t d0 = 0;
-        for (; d0 + 4 * kW <= d_len; d0 += 4 * kW)
-          OutputTile<V, R, 4>(p, cols, v_block + d0, a.v_strides[2], o + d0, d_len, alpha + r);
-        for (; d0 + 2 * kW <= d_len; d0 += 2 * kW)
-          OutputTile<V, R, 2>(p, cols, v_block + d0, a.v_strides[2], o + d0, d_len, alpha + r);
-        for (; d0 < d_len; d0 += kW)
-          OutputTile<V, R, 1>(p, cols, v_block + d0, a.v_strides[2], o + d0, d_len, alpha + r);
+        OutputRows<V, R>(s_tile + r * kKeyBlock, cols, v_block, a.v_strides[2], o_tile + r * d_len, d_len, d_len,
+                         alpha + r);
       });
     }
     float* out = a.out + b * a.out_strides[0] + h * a.out_strides[1] + r0 * a.out_strides[2];
@@ -191,6 +197,140 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
       float* lse = a.lse + b * a.lse_strides[0] + h * a.lse_strides[1] + r0 * a.lse_strides[2];
       for (int64_t r = 0; r < rows; ++r)  // a row that saw no key: 0, as ATen's kernel saves
         lse[r * a.lse_strides[2]] = row_sum[r] == 0.f ? 0.f : row_max[r] + std::log(row_sum[r]);
+    }
+  }
+}
+
+// dst[d][c] = rows[c][d] for the block's keys c < cols (row stride `row`), zeros for the keys
+// after them up to kKeyBlock: the layout ScoreTile reads.
+inline void TransposeKeyBlock(const float* rows, int64_t row, int64_t cols, int64_t d_len, float* dst) {
+  for (int64_t d = 0; d < d_len; ++d) {
+    float* out = dst + d * kKeyBlock;
+    for (int64_t c = 0; c < cols; ++c) out[c] = rows[c * row + d];
+    std::fill(out + cols, out + kKeyBlock, 0.f);
+  }
+}
+
+// dst[c][r] = src[r][c] over a rows x cols corner of a kKeyBlock-wide tile.
+inline void TransposeTile(const float* src, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[c * kKeyBlock + r] = src[r * kKeyBlock + c];
+}
+
+inline void ZeroRows(float* x, int64_t rows, int64_t row, int64_t d_len) {
+  for (int64_t r = 0; r < rows; ++r) std::fill(x + r * row, x + r * row + d_len, 0.f);
+}
+
+// The backward's pointers for one (batch, head): a [len, d] matrix and its row stride.
+struct HeadRows {
+  const float* data;
+  int64_t row;
+};
+inline HeadRows RowsOf(const float* base, const int64_t* strides, int64_t b, int64_t h) {
+  return {base + b * strides[0] + h * strides[1], strides[2]};
+}
+
+// One (batch, key/value head) task after another: the head's dK and dV and its query group's dQ
+// accumulate in the gradients' own memory, zeroed first. Per key block (transposed once, with its
+// values) and query head, each query block that sees a key of it: scores and dO V^T by ScoreTile,
+// P and dS in the tile, then the three products by OutputRows.
+template <class Arch>
+void Backward(const FlashAttentionGradArgs& g, int64_t begin, int64_t end) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int kW = static_cast<int>(V::size);
+  constexpr int kRows = kTileRows<V>;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  static_assert(kQueryBlock == kKeyBlock, "transposed tiles keep the row stride kKeyBlock");
+  const FlashAttentionArgs& a = g.forward;
+  const int64_t d_len = a.head_dim, group = a.q_heads / a.kv_heads, tile = kKeyBlock * kKeyBlock;
+  thread_local std::vector<float> work;
+  work.resize(
+      std::max(work.size(), static_cast<size_t>(2 * d_len * kKeyBlock + 4 * tile + kKeyBlock + 2 * group * a.q_len)));
+  float* const kt = work.data();                // the key block, [d][key]
+  float* const vt = kt + d_len * kKeyBlock;     // its values, [d][key]
+  float* const probs = vt + d_len * kKeyBlock;  // [query][key]
+  float* const dscores = probs + tile;          // dO V^T, then dS, [query][key]
+  float* const probs_t = dscores + tile;        // [key][query]
+  float* const dscores_t = probs_t + tile;      // [key][query]
+  float* const ones = dscores_t + tile;         // OutputRows' alpha: accumulate as is
+  float* const row_dot = ones + kKeyBlock;      // rowsum(dO * O) per query row of the group
+  float* const row_lse = row_dot + group * a.q_len;
+  std::fill(ones, ones + kKeyBlock, 1.f);
+  const V scale(a.scale);
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t b = task / a.kv_heads, kvh = task % a.kv_heads;
+    const HeadRows k = RowsOf(a.k, a.k_strides, b, kvh), v = RowsOf(a.v, a.v_strides, b, kvh);
+    float* const gk = g.grad_k + b * g.grad_k_strides[0] + kvh * g.grad_k_strides[1];
+    float* const gv = g.grad_v + b * g.grad_v_strides[0] + kvh * g.grad_v_strides[1];
+    ZeroRows(gk, a.kv_len, g.grad_k_strides[2], d_len);
+    ZeroRows(gv, a.kv_len, g.grad_v_strides[2], d_len);
+    for (int64_t gh = 0; gh < group; ++gh) {
+      const int64_t h = kvh * group + gh;
+      ZeroRows(g.grad_q + b * g.grad_q_strides[0] + h * g.grad_q_strides[1], a.q_len, g.grad_q_strides[2], d_len);
+      const HeadRows o = RowsOf(a.out, a.out_strides, b, h), dout = RowsOf(g.grad_out, g.grad_out_strides, b, h);
+      const float* lse = a.lse + b * a.lse_strides[0] + h * a.lse_strides[1];
+      for (int64_t i = 0; i < a.q_len; ++i) {
+        V dot(0.f);
+        for (int64_t d = 0; d < d_len; d += kW)
+          dot = xsimd::fma(V::load_unaligned(dout.data + i * dout.row + d), V::load_unaligned(o.data + i * o.row + d),
+                           dot);
+        row_dot[gh * a.q_len + i] = xsimd::hadd(dot);
+        const float saved = lse[i * a.lse_strides[2]];
+        row_lse[gh * a.q_len + i] = saved == -kInf ? 0.f : saved;  // a row that saw no key (unfused forward)
+      }
+    }
+    for (int64_t c0 = 0; c0 < a.kv_len; c0 += kKeyBlock) {
+      const int64_t cols = std::min(kKeyBlock, a.kv_len - c0);
+      TransposeKeyBlock(k.data + c0 * k.row, k.row, cols, d_len, kt);
+      TransposeKeyBlock(v.data + c0 * v.row, v.row, cols, d_len, vt);
+      for (int64_t gh = 0; gh < group; ++gh) {
+        const int64_t h = kvh * group + gh;
+        const HeadRows q = RowsOf(a.q, a.q_strides, b, h), dout = RowsOf(g.grad_out, g.grad_out_strides, b, h);
+        float* const gq = g.grad_q + b * g.grad_q_strides[0] + h * g.grad_q_strides[1];
+        // A causal key block is seen from the query block holding row c0 on.
+        for (int64_t r0 = a.causal ? c0 / kQueryBlock * kQueryBlock : 0; r0 < a.q_len; r0 += kQueryBlock) {
+          const int64_t rows = std::min(kQueryBlock, a.q_len - r0);
+          ForRowTiles<kRows>(rows, [&](int64_t r, auto t) {
+            constexpr int R = decltype(t)::value;
+            for (int64_t c = 0; c < kKeyBlock; c += kTileVectors * kW) {
+              ScoreTile<V, R>(q.data + (r0 + r) * q.row, q.row, d_len, kt + c, kKeyBlock, probs + r * kKeyBlock + c);
+              ScoreTile<V, R>(dout.data + (r0 + r) * dout.row, dout.row, d_len, vt + c, kKeyBlock,
+                              dscores + r * kKeyBlock + c);
+            }
+          });
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t i = r0 + r;
+            float* s = probs + r * kKeyBlock;
+            for (int64_t c = 0; c < kKeyBlock; c += kW) (V::load_unaligned(s + c) * scale).store_unaligned(s + c);
+            if (a.mask != nullptr) {
+              const float* m = a.mask + b * a.mask_strides[0] + h * a.mask_strides[1] + i * a.mask_strides[2];
+              for (int64_t c = 0; c < cols; ++c) s[c] += m[(c0 + c) * a.mask_strides[3]];
+            }
+            const int64_t visible = a.causal ? std::clamp<int64_t>(i - c0 + 1, 0, cols) : cols;
+            std::fill(s + visible, s + kKeyBlock, -kInf);
+            const V lse_v(row_lse[gh * a.q_len + i]), dot_v(row_dot[gh * a.q_len + i]);
+            float* ds = dscores + r * kKeyBlock;
+            for (int64_t c = 0; c < kKeyBlock; c += kW) {
+              const V p = xsimd::exp(V::load_unaligned(s + c) - lse_v);
+              p.store_unaligned(s + c);
+              (p * (V::load_unaligned(ds + c) - dot_v) * scale).store_unaligned(ds + c);
+            }
+          }
+          TransposeTile(probs, rows, cols, probs_t);
+          TransposeTile(dscores, rows, cols, dscores_t);
+          ForRowTiles<kRows>(cols, [&](int64_t c, auto t) {  // dV += P^T dO, dK += dS^T Q
+            constexpr int R = decltype(t)::value;
+            OutputRows<V, R>(probs_t + c * kKeyBlock, rows, dout.data + r0 * dout.row, dout.row,
+                             gv + (c0 + c) * g.grad_v_strides[2], g.grad_v_strides[2], d_len, ones);
+            OutputRows<V, R>(dscores_t + c * kKeyBlock, rows, q.data + r0 * q.row, q.row,
+                             gk + (c0 + c) * g.grad_k_strides[2], g.grad_k_strides[2], d_len, ones);
+          });
+          ForRowTiles<kRows>(rows, [&](int64_t r, auto t) {  // dQ += dS K
+            OutputRows<V, decltype(t)::value>(dscores + r * kKeyBlock, cols, k.data + c0 * k.row, k.row,
+                                              gq + (r0 + r) * g.grad_q_strides[2], g.grad_q_strides[2], d_len, ones);
+          });
+        }
+      }
     }
   }
 }

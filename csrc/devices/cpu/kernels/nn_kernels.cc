@@ -3,6 +3,7 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu.h>
+#include <ATen/ops/_scaled_dot_product_flash_attention_for_cpu_backward.h>
 #include <ATen/ops/_softmax.h>
 #include <ATen/ops/adaptive_avg_pool2d.h>
 #include <ATen/ops/amax.h>
@@ -390,21 +391,47 @@ struct AttentionOperands {
   bool causal = false;
 };
 
-Expected<AttentionOperands> AttentionOperandsOf(const KernelArgs& a) {
+at::Tensor As4d(const at::Tensor& x) { return x.dim() == 4 ? x : x.unsqueeze(1); }
+
+// Query, key, value, the mask (input 3, expanded to the scores) and the attributes: what the
+// attention ops share; y and lse are the caller's.
+Expected<AttentionOperands> AttentionInputsOf(const KernelArgs& a) {
   AttentionOperands t;
   GE_ASSIGN_OR_RETURN(t.scale, a.Attr<double>("scale"));
   GE_ASSIGN_OR_RETURN(t.causal, a.Attr<bool>("is_causal"));
-  auto as4d = [](const at::Tensor& x) { return x.dim() == 4 ? x : x.unsqueeze(1); };
-  t.q = as4d(a.inputs[0]);
-  t.k = as4d(a.inputs[1]);
-  t.v = as4d(a.inputs[2]);
-  t.y = as4d(a.outputs[0]);
-  if (a.outputs.size() > 1) t.lse = a.outputs[1].dim() == 3 ? a.outputs[1] : a.outputs[1].unsqueeze(1);
+  t.q = As4d(a.inputs[0]);
+  t.k = As4d(a.inputs[1]);
+  t.v = As4d(a.inputs[2]);
   if (a.inputs.size() > 3 && a.inputs[3].defined()) {
     std::vector<int64_t> scores(a.inputs[0].sizes().begin(), a.inputs[0].sizes().end());
     scores.back() = a.inputs[1].size(-2);
-    t.mask = as4d(a.inputs[3].expand(scores));
+    t.mask = As4d(a.inputs[3].expand(scores));
   }
+  return t;
+}
+
+Expected<AttentionOperands> AttentionOperandsOf(const KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(AttentionOperands t, AttentionInputsOf(a));
+  t.y = As4d(a.outputs[0]);
+  if (a.outputs.size() > 1) t.lse = a.outputs[1].dim() == 3 ? a.outputs[1] : a.outputs[1].unsqueeze(1);
+  return t;
+}
+
+// FusedAttentionGrad's: the forward's operands (y and lse read) and the gradients.
+struct AttentionGradOperands {
+  AttentionOperands forward;
+  at::Tensor dy, dq, dk, dv;
+};
+
+Expected<AttentionGradOperands> AttentionGradOperandsOf(const KernelArgs& a) {
+  AttentionGradOperands t;
+  GE_ASSIGN_OR_RETURN(t.forward, AttentionInputsOf(a));
+  t.dy = a.inputs[4];
+  t.forward.y = a.inputs[5];
+  t.forward.lse = a.inputs[6];
+  t.dq = a.outputs[0];
+  t.dk = a.outputs[1];
+  t.dv = a.outputs[2];
   return t;
 }
 
@@ -469,19 +496,72 @@ std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
   };
 }
 
+// ATen's flash backward (eager's); its gradients are tensors of its own, copied into the task's.
+std::function<void()> AtenAttentionGrad(const AttentionGradOperands& t) {
+  return [t]() mutable {
+    const AttentionOperands& f = t.forward;
+    auto grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(t.dy, f.q, f.k, f.v, f.y, *f.lse, 0.0,
+                                                                          f.causal, f.mask, f.scale);
+    t.dq.copy_(std::get<0>(grads));
+    t.dk.copy_(std::get<1>(grads));
+    t.dv.copy_(std::get<2>(grads));
+  };
+}
+
+// flash_attention.h's backward, writing the gradients in place, where the forward's kernel
+// would apply and every tensor's rows are contiguous.
+std::optional<std::function<void()>> OwnAttentionGrad(const AttentionGradOperands& t) {
+  const AttentionOperands& f = t.forward;
+  auto same_rows = [](const at::Tensor& x, const at::Tensor& like) {
+    return x.scalar_type() == at::kFloat && x.sizes() == like.sizes() && x.stride(3) == 1;
+  };
+  if (!OwnAttention(f) || !same_rows(t.dy, f.q) || !same_rows(t.dq, f.q) || !same_rows(t.dk, f.k) ||
+      !same_rows(t.dv, f.v))
+    return std::nullopt;
+  FlashAttentionGradArgs shape;
+  shape.forward = FlashShapeOf(f);
+  for (int d = 0; d < 3; ++d) {
+    shape.grad_out_strides[d] = t.dy.stride(d);
+    shape.grad_q_strides[d] = t.dq.stride(d);
+    shape.grad_k_strides[d] = t.dk.stride(d);
+    shape.grad_v_strides[d] = t.dv.stride(d);
+  }
+  return [t, shape]() {
+    FlashAttentionGradArgs g = shape;
+    const AttentionOperands& f = t.forward;
+    g.forward.q = f.q.const_data_ptr<float>();
+    g.forward.k = f.k.const_data_ptr<float>();
+    g.forward.v = f.v.const_data_ptr<float>();
+    g.forward.out = const_cast<float*>(f.y.const_data_ptr<float>());  // read only
+    if (f.mask) g.forward.mask = f.mask->const_data_ptr<float>();
+    g.forward.lse = const_cast<float*>(f.lse->const_data_ptr<float>());  // read only
+    g.grad_out = t.dy.const_data_ptr<float>();
+    g.grad_q = t.dq.data_ptr<float>();
+    g.grad_k = t.dk.data_ptr<float>();
+    g.grad_v = t.dv.data_ptr<float>();
+    FlashAttentionBackward(g);
+  };
+}
+
+std::vector<KernelCandidate> AttentionGradCandidates(const AttentionGradOperands& t) {
+  std::vector<KernelCandidate> out{{"aten_flash", AtenAttentionGrad(t)}};
+  if (auto own = OwnAttentionGrad(t)) out.push_back({"blocked_flash", std::move(*own)});
+  return out;
+}
+
 std::vector<KernelCandidate> AttentionCandidates(const AttentionOperands& t) {
   std::vector<KernelCandidate> out{{"aten_flash", AtenAttention(t)}};
   if (auto own = OwnAttention(t)) out.push_back({"blocked_flash", std::move(*own)});
   return out;
 }
 
-// Names the shapes and options that decide which attention kernel is faster.
+// Names the op (the forward, with or without its log-sum-exp, or the backward), the shapes and
+// options that decide which attention kernel is faster.
 std::string AttentionKey(const KernelArgs& a, const AttentionOperands& t) {
   auto dim = [&a](int64_t size) { return SizeInKey(size, a.sizes_vary); };
-  return fmt::format("FusedAttention {} b={} h={}/{} q={} kv={} e={}{}{}{} threads={}",
-                     c10::toString(t.q.scalar_type()), t.q.size(0), t.q.size(1), t.k.size(1), dim(t.q.size(2)),
-                     dim(t.k.size(2)), t.q.size(3), t.causal ? " causal" : "", t.mask ? " +mask" : "",
-                     t.lse ? " +lse" : "", at::get_num_threads());
+  return fmt::format("{} {} b={} h={}/{} q={} kv={} e={}{}{} threads={}", a.task.type, c10::toString(t.q.scalar_type()),
+                     t.q.size(0), t.q.size(1), t.k.size(1), dim(t.q.size(2)), dim(t.k.size(2)), t.q.size(3),
+                     t.causal ? " causal" : "", t.mask ? " +mask" : "", at::get_num_threads());
 }
 
 // ATen's flash attention or the blocked one (flash_attention.h), whichever measured faster for
@@ -497,6 +577,19 @@ Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
     return scratch.ok() ? AttentionCandidates(*scratch) : std::vector<KernelCandidate>();
   };
   return MakeKernel(a.task, FastestByMeasurement(AttentionKey(a, t), AttentionCandidates(t), timed));
+}
+
+// The backward's kernel, chosen as the forward's: measured, or forced by TORCHAIR_GE_CPU_ATTENTION.
+Expected<std::unique_ptr<Kernel>> CreateFusedAttentionGrad(KernelArgs& a) {
+  GE_ASSIGN_OR_RETURN(const AttentionGradOperands t, AttentionGradOperandsOf(a));
+  GE_ASSIGN_OR_RETURN(const std::string setting,
+                      ForcedKernelSetting("TORCHAIR_GE_CPU_ATTENTION", {"aten_flash", "blocked_flash"}));
+  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(AttentionGradCandidates(t), setting));
+  auto timed = [&]() {
+    Expected<AttentionGradOperands> scratch = AttentionGradOperandsOf(a.WithTimingOperands());
+    return scratch.ok() ? AttentionGradCandidates(*scratch) : std::vector<KernelCandidate>();
+  };
+  return MakeKernel(a.task, FastestByMeasurement(AttentionKey(a, t.forward), AttentionGradCandidates(t), timed));
 }
 
 Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
@@ -536,6 +629,7 @@ void RegisterNnKernels(CpuKernelRegistry& r) {
   r.Register("SafeSoftmax", CreateSafeSoftmax);
   r.Register("FusedAttention", CreateFusedAttention);
   r.Register("FusedAttentionWithLse", CreateFusedAttention);
+  r.Register("FusedAttentionGrad", CreateFusedAttentionGrad);
   r.Register("LayerNorm", CreateLayerNorm);
 }
 

@@ -253,6 +253,10 @@ void InferSymbolicLayerNorm(SymbolicInferContext& ctx) {
   ctx.SetOutput(2, std::move(stats));
 }
 
+void InferSymbolicFusedAttentionGrad(SymbolicInferContext& ctx) {
+  for (int i = 0; i < 3; ++i) ctx.SetOutput(i, ctx.Dims(i));
+}
+
 void InferSymbolicFusedAttention(SymbolicInferContext& ctx) {
   const SymDims& q = ctx.Dims(0);
   const SymDims& v = ctx.Dims(2);
@@ -275,7 +279,9 @@ OpDef& ConvWindowAttrs(OpDef& def) {
 
 }  // namespace
 
-Status InferFusedAttention(InferContext& ctx) {
+// Query, key, value and the optional mask (input 3): what FusedAttention and FusedAttentionGrad
+// both take.
+Status CheckAttentionOperands(InferContext& ctx) {
   const Shape& q = ctx.Input(0).shape;
   const Shape& k = ctx.Input(1).shape;
   const Shape& v = ctx.Input(2).shape;
@@ -298,10 +304,31 @@ Status InferFusedAttention(InferContext& ctx) {
       return ctx.Error("atten_mask {} does not broadcast to the scores {}", ShapeToString(ctx.Input(3).shape),
                        ShapeToString(scores));
   }
+  return {};
+}
+
+Status InferFusedAttention(InferContext& ctx) {
+  GE_RETURN_IF_ERROR(CheckAttentionOperands(ctx));
+  const Shape& q = ctx.Input(0).shape;
   Shape out(q.begin(), q.end() - 1);
   if (ctx.node().num_outputs() > 1) ctx.Output(1).SetShape(out);  // the log-sum-exp: one per query row
-  out.push_back(v[r - 1]);
+  out.push_back(ctx.Input(2).shape.back());
   ctx.Output(0).SetShape(out);
+  return {};
+}
+
+Status InferFusedAttentionGrad(InferContext& ctx) {
+  GE_RETURN_IF_ERROR(CheckAttentionOperands(ctx));
+  const Shape& q = ctx.Input(0).shape;
+  if (q.size() != 4) return ctx.Error("query, key and value must be [B, H, L, E], got query {}", ShapeToString(q));
+  if (ctx.Input(4).shape != q || ctx.Input(5).shape != q)
+    return ctx.Error("dy {} and y {} must have the query's shape {}", ShapeToString(ctx.Input(4).shape),
+                     ShapeToString(ctx.Input(5).shape), ShapeToString(q));
+  const Shape rows(q.begin(), q.end() - 1);
+  if (ctx.Input(6).shape != rows)
+    return ctx.Error("softmax_lse {} must be one per query row, {}", ShapeToString(ctx.Input(6).shape),
+                     ShapeToString(rows));
+  for (int i = 0; i < 3; ++i) ctx.Output(i).SetShape(ctx.Input(i).shape);
   return {};
 }
 
@@ -485,6 +512,29 @@ void RegisterNnOps(OpRegistry& r) {
           .Doc("FusedAttention that also gives the log-sum-exp of each query row's masked, scaled scores "
                "[..., L] (0 for a row that sees no key, as ATen's flash kernel): what training saves for the "
                "backward")
+          .Build());
+  (void)r.Register(
+      OpDef("FusedAttentionGrad")
+          .TypeVar("T", dtypes::kFloat)
+          .Input("query", "T")
+          .Input("key", "T")
+          .Input("value", "T")
+          .OptionalInput("atten_mask", "T")
+          .Input("dy", "T")
+          .Input("y", "T")
+          .Input("softmax_lse", "T")
+          .Output("dq", "T")
+          .Output("dk", "T")
+          .Output("dv", "T")
+          .Attr("scale", AttrType::kFloat)
+          .Attr("is_causal", AttrType::kBool, false)
+          .Infer(InferFusedAttentionGrad)
+          .InferSymbolic(InferSymbolicFusedAttentionGrad)
+          .Doc("FusedAttentionWithLse's gradients over [B, H, L, E] from its output y and softmax_lse and the "
+               "output's gradient dy: dq, dk, dv like query, key, value (key/value may have fewer heads, each "
+               "serving a group of query heads; their gradients sum over the group). The probabilities are "
+               "recomputed, never materialized; a row that sees no key (softmax_lse 0, as FusedAttentionWithLse "
+               "saves it) has zero gradients")
           .Build());
   (void)r.Register(SoftmaxOp("SoftmaxV2").Doc("softmax along `axes`").Build());
   (void)r.Register(SoftmaxOp("SafeSoftmax")
