@@ -168,3 +168,39 @@ def test_the_cache_keeps_only_the_most_recently_used_entries(tmp_path, monkeypat
     kept = sorted(p.name for p in (tmp_path / "cache" / "kernels").glob("*.so"))
     assert len(kept) == 2 and os.path.basename(libraries[0]) not in kept, kept
     assert all(os.path.basename(lib) in kept for lib in libraries[1:])
+
+
+class _TwoKernels(torch.nn.Module):
+    """Two generated kernels: a cumulative sum (a library op) between two softmax chains."""
+
+    def forward(self, x):
+        return (torch.cumsum((x.sin() * 2 + 1).softmax(-1), -1).exp() - 1).log_softmax(-1)
+
+
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_librarys_kernels_compile_side_by_side_one_unit_per_core(tmp_path, monkeypatch, cores):
+    """Each usable core compiles a unit of the graph's kernels into an object, the objects are
+    linked into the library; on one core the kernels are one compiler run, straight to it."""
+    if len(os.sched_getaffinity(0)) < cores:
+        pytest.skip(f"fewer than {cores} usable cores")
+    log = tmp_path / "calls"
+    compiler = tmp_path / "logging-c++"  # logs each call, then runs the real compiler
+    compiler.write_text(f"#!/bin/sh\necho \"$*\" >> {log}\nexec c++ \"$@\"\n")
+    compiler.chmod(0o755)
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CXX", str(compiler))
+    model, inputs = _TwoKernels(), (torch.randn(3, 17, 48),)
+    with torch.no_grad():
+        expected = model(*inputs)
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, sorted(allowed)[:cores])
+    try:
+        out, (report,) = _compile(model, inputs)
+    finally:
+        os.sched_setaffinity(0, allowed)
+    torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-5)
+    assert report["autofuse"]["kernels"] >= 2 and not report["autofuse"]["cache_hit"]
+    calls = [c for c in log.read_text().splitlines() if "--version" not in c and "c++-header" not in c]
+    objects = [c for c in calls if " -c " in c]
+    assert len(objects) == (cores if cores > 1 else 0), calls
+    assert len(calls) == len(objects) + 1 and " -shared " in calls[-1] + " ", calls

@@ -337,10 +337,10 @@ Expected<AutofuseResult> RunAutofuse(Graph& graph, const AutofuseOptions& option
   for (const LoweredGroup& l : lowered) kernels.push_back(l.ir);
   KernelBuildInfo build;
   GeneratedKernels generated = GenerateCpp(kernels, options.sizes, options.style);
-  auto library = BuildKernelLibrary(generated.prelude, generated.body, options.compiler, &build);
+  auto library = BuildKernelLibrary(generated.prelude, generated.kernels, options.compiler, &build);
   if (!library.ok() && options.style == KernelStyle::kVector && MissingVectorLibrary(library.status())) {
     generated = GenerateCpp(kernels, options.sizes, KernelStyle::kBlocks);
-    library = BuildKernelLibrary(generated.prelude, generated.body, options.compiler, &build);
+    library = BuildKernelLibrary(generated.prelude, generated.kernels, options.compiler, &build);
   }
   stats->source = build.source;
   if (!library.ok()) {

@@ -20,11 +20,10 @@ GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode
   out.prelude += kFusedKernelAbiSource;
   // What a kernel's body gets from its entry through parallel_for.
   out.prelude += "\nstruct GeKernelCall { void* const* buffers; const int64_t* sizes; };\n";
-  out.body = "\n";
   for (const KernelIR& k : kernels) {
     const std::unique_ptr<KernelWriter> writer =
         style == KernelStyle::kVector && Vectorizable(k) ? MakeVectorLoopWriter(k, mode) : MakeBlockLoopWriter(k, mode);
-    out.body += writer->Write();
+    out.kernels.push_back("\n" + writer->Write());
     out.sizes.push_back(writer->sizes());
     out.size_exprs.push_back(writer->size_exprs());
   }

@@ -1,4 +1,4 @@
-// C++ for fused kernels: one translation unit per graph, inner loops contiguous and free of calls
+// C++ for fused kernels: one library per graph, inner loops contiguous and free of calls
 // where the math allows, rows parallel through the device's runtime ABI (fused_kernel_abi.h).
 // The code includes only C/C++ standard headers. Sizes (extents, strides, concat offsets) are
 // literals, or with SizeMode::kRunTime entries of the `sizes` array the kernel is called with:
@@ -26,12 +26,11 @@ struct GeneratedKernels {
   // The headers and helpers every kernel uses (the same text for every graph of a style, so the
   // compiler can keep it precompiled), then the kernels.
   std::string prelude;
-  std::string body;
+  std::vector<std::string> kernels;         // each kernel's text, complete given the prelude
   std::vector<std::vector<int64_t>> sizes;  // per kernel: its `sizes` argument (empty for literal sizes)
   // Per kernel, per entry of `sizes`: the entry over the graph's size symbols, where the
   // buffers' symbolic shapes give it (fixed_sizes.h), so it can be computed at other sizes.
   std::vector<std::vector<std::optional<SymExpr>>> size_exprs;
-  std::string source() const { return prelude + body; }
 };
 
 GeneratedKernels GenerateCpp(const std::vector<KernelIR>& kernels, SizeMode mode = SizeMode::kLiteral,

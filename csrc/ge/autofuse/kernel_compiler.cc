@@ -1,6 +1,7 @@
 #include "ge/autofuse/kernel_compiler.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -76,11 +77,10 @@ Expected<bool> WaitForExit(pid_t pid, std::chrono::steady_clock::time_point dead
   return false;
 }
 
-// Runs argv[0] with argv (no shell), output captured to a file, in a process group of its own:
-// after `timeout_seconds` the whole group is killed, so the compiler's own children (cc1plus,
-// as, ld, or whatever a wrapper started) never outlive the timeout.
-Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::string& log_path,
-                                   int timeout_seconds) {
+// Starts argv[0] with argv (no shell), output captured to a file, in a process group of its
+// own, so that a timeout can kill the compiler's own children (cc1plus, as, ld, or whatever a
+// wrapper started) with it.
+Expected<pid_t> StartProcess(const std::vector<std::string>& argv, const std::string& log_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -98,8 +98,15 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const s
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (rc != 0) return Internal("cannot start {}: {}", argv[0], std::strerror(rc));
+  return pid;
+}
+
+// Waits for a started process until `deadline`, then kills its whole group; reaps it and reads
+// its output.
+Expected<ProcessResult> FinishProcess(pid_t pid, const std::string& name, const std::string& log_path,
+                                      std::chrono::steady_clock::time_point deadline) {
   ProcessResult result;
-  auto exited = WaitForExit(pid, std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds), argv[0]);
+  auto exited = WaitForExit(pid, deadline, name);
   if (!exited.ok() || !*exited) {
     result.timed_out = true;
     ::kill(-pid, SIGKILL);
@@ -114,6 +121,45 @@ Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const s
   result.output = text.str();
   ::unlink(log_path.c_str());
   return result;
+}
+
+std::chrono::steady_clock::time_point DeadlineIn(int seconds) {
+  return std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+}
+
+Expected<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::string& log_path,
+                                   int timeout_seconds) {
+  GE_ASSIGN_OR_RETURN(pid_t pid, StartProcess(argv, log_path));
+  return FinishProcess(pid, argv[0], log_path, DeadlineIn(timeout_seconds));
+}
+
+// Runs the commands side by side (the compiler is single-threaded; a library's units compile on
+// as many cores), each under the same deadline; every started one is waited for, even after
+// one fails to start.
+Expected<std::vector<ProcessResult>> RunProcesses(const std::vector<std::vector<std::string>>& commands,
+                                                  const std::vector<std::string>& log_paths, int timeout_seconds) {
+  const auto deadline = DeadlineIn(timeout_seconds);
+  std::vector<pid_t> started;
+  Status start_error;
+  for (size_t i = 0; i < commands.size() && start_error.ok(); ++i) {
+    auto pid = StartProcess(commands[i], log_paths[i]);
+    if (pid.ok())
+      started.push_back(*pid);
+    else
+      start_error = pid.status();
+  }
+  std::vector<ProcessResult> results;
+  Status wait_error;
+  for (size_t i = 0; i < started.size(); ++i) {
+    auto r = FinishProcess(started[i], commands[i][0], log_paths[i], start_error.ok() ? deadline : DeadlineIn(0));
+    if (r.ok())
+      results.push_back(std::move(r).value());
+    else if (wait_error.ok())
+      wait_error = r.status();
+  }
+  GE_RETURN_IF_ERROR(start_error);
+  GE_RETURN_IF_ERROR(wait_error);
+  return results;
 }
 
 // `c++ --version`, once per compiler path per process: part of the cache key.
@@ -269,46 +315,135 @@ Expected<std::string> PrecompiledPrelude(const KernelCache& cache, const std::st
   return header;
 }
 
-// The translation unit the compiler reads: the prelude's precompiled header and the body, or
-// when that is unavailable the whole source (also what the cache keeps for reading).
-Expected<std::string> CompiledUnit(const KernelCache& cache, const std::string& compiler, const std::string& version,
-                                   const std::vector<std::string>& flags, const std::string& prelude,
-                                   const std::string& body, const KernelCompilerOptions& options,
-                                   const std::string& tmp, const std::string& full_source) {
+// What every unit starts with: an #include of the prelude's precompiled header, or where that
+// is unavailable the prelude's text.
+std::string UnitPrefix(const KernelCache& cache, const std::string& compiler, const std::string& version,
+                       const std::vector<std::string>& flags, const std::string& prelude,
+                       const KernelCompilerOptions& options) {
   if (!prelude.empty() && Precompiles(version)) {
     auto header = PrecompiledPrelude(cache, compiler, version, flags, prelude, options.timeout_seconds);
-    if (header.ok()) {
-      GE_RETURN_IF_ERROR(WriteFileAtomic(tmp + ".cc", fmt::format("#include \"{}\"\n{}", *header, body)));
-      return tmp + ".cc";
-    }
+    if (header.ok()) return fmt::format("#include \"{}\"\n", *header);
     GE_LOGW("{}; compiling the kernels without it", header.status().message());
   }
-  return full_source;
+  return prelude;
+}
+
+// The cores this process may run on (its affinity mask, as taskset or a container sets it).
+size_t UsableCores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<size_t>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// Compiler processes per library at most: each maps the ~75 MB precompiled prelude and needs
+// a few hundred MB more while optimizing, so a many-core machine still builds in bounded memory.
+constexpr size_t kMaxUnits = 8;
+
+// The kernels split into one unit per usable core (at most one per kernel, at most kMaxUnits),
+// each unit's text about as long as the others' (the longest kernels placed first, each on the
+// shortest unit so far); a unit keeps its kernels in their order.
+std::vector<std::string> SplitIntoUnits(const std::vector<std::string>& kernels) {
+  const size_t count = std::clamp<size_t>(std::min({UsableCores(), kernels.size(), kMaxUnits}), 1, kMaxUnits);
+  std::vector<size_t> order(kernels.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return kernels[a].size() > kernels[b].size(); });
+  std::vector<std::vector<size_t>> members(count);
+  std::vector<size_t> length(count, 0);
+  for (size_t k : order) {
+    const size_t u = static_cast<size_t>(std::min_element(length.begin(), length.end()) - length.begin());
+    members[u].push_back(k);
+    length[u] += kernels[k].size();
+  }
+  std::vector<std::string> units;
+  for (std::vector<size_t>& m : members) {
+    std::sort(m.begin(), m.end());
+    std::string text;
+    for (size_t k : m) text += kernels[k];
+    if (!text.empty()) units.push_back(std::move(text));
+  }
+  if (units.empty()) units.emplace_back();
+  return units;
+}
+
+Status CompilerFailed(const std::string& compiler, const ProcessResult& r, const std::string& source,
+                      int timeout_seconds) {
+  if (r.timed_out) return Internal("{} did not finish within {} s", compiler, timeout_seconds);
+  return Internal("{} failed (exit {}) on {}:\n{}", compiler, r.exit_code, source, r.output.substr(0, 4000));
+}
+
+// Builds the library `out` from the units: one compiler run straight to the library for one
+// unit; else the units' objects compiled side by side, then linked.
+Status CompileUnits(const std::string& compiler, const std::vector<std::string>& flags,
+                    const std::vector<std::string>& unit_files, const std::string& out, const std::string& tmp,
+                    const std::string& source, int timeout_seconds) {
+  if (unit_files.size() == 1) {
+    std::vector<std::string> argv = {compiler};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", out, unit_files[0]});
+    GE_ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, tmp + ".log", timeout_seconds));
+    return r.timed_out || r.exit_code != 0 ? CompilerFailed(compiler, r, source, timeout_seconds) : Status();
+  }
+  std::vector<std::string> object_flags = flags;
+  object_flags.erase(std::remove(object_flags.begin(), object_flags.end(), "-shared"), object_flags.end());
+  std::vector<std::vector<std::string>> commands;
+  std::vector<std::string> logs, objects;
+  for (size_t u = 0; u < unit_files.size(); ++u) {
+    objects.push_back(fmt::format("{}.{}.o", tmp, u));
+    logs.push_back(fmt::format("{}.{}.log", tmp, u));
+    std::vector<std::string> argv = {compiler};
+    argv.insert(argv.end(), object_flags.begin(), object_flags.end());
+    argv.insert(argv.end(), {"-c", "-o", objects.back(), unit_files[u]});
+    commands.push_back(std::move(argv));
+  }
+  auto compiled = RunProcesses(commands, logs, timeout_seconds);
+  Status status = compiled.status();
+  for (size_t u = 0; status.ok() && u < compiled->size(); ++u) {
+    const ProcessResult& r = (*compiled)[u];
+    if (r.timed_out || r.exit_code != 0) status = CompilerFailed(compiler, r, source, timeout_seconds);
+  }
+  if (status.ok()) {
+    std::vector<std::string> argv = {compiler};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.insert(argv.end(), {"-o", out});
+    argv.insert(argv.end(), objects.begin(), objects.end());
+    auto linked = RunProcess(argv, tmp + ".log", timeout_seconds);
+    status = !linked.ok()                                  ? linked.status()
+             : linked->timed_out || linked->exit_code != 0 ? CompilerFailed(compiler, *linked, source, timeout_seconds)
+                                                           : Status();
+  }
+  for (const std::string& o : objects) ::unlink(o.c_str());
+  return status;
 }
 
 // Compiles the entry `stem`.so and its tag. Private temp names: concurrent processes building
 // the same entry each write their own files and the renames make whichever finishes last the
-// entry (both are identical).
+// entry (both are identical). The kernels compile in units side by side, one per usable core:
+// the compiler is single-threaded and optimizing the kernels is most of a cold compile.
 Status CompileEntry(const KernelCache& cache, const std::string& compiler, const std::string& version,
-                    const std::vector<std::string>& flags, const std::string& prelude, const std::string& body,
-                    const KernelCompilerOptions& options, const std::string& stem, KernelBuildInfo* info) {
+                    const std::vector<std::string>& flags, const std::string& prelude,
+                    const std::vector<std::string>& kernels, const KernelCompilerOptions& options,
+                    const std::string& stem, KernelBuildInfo* info) {
   const std::string tmp =
       fmt::format("{}.{}.{}", stem, ::getpid(), std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  GE_RETURN_IF_ERROR(WriteFileAtomic(info->source, prelude + body));
+  GE_RETURN_IF_ERROR(WriteFileAtomic(info->source, prelude + fmt::format("{}", fmt::join(kernels, ""))));
   const auto start = std::chrono::steady_clock::now();
-  GE_ASSIGN_OR_RETURN(std::string unit,
-                      CompiledUnit(cache, compiler, version, flags, prelude, body, options, tmp, info->source));
-  std::vector<std::string> argv = {compiler};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.insert(argv.end(), {"-o", tmp + ".so", unit});
-  auto run = RunProcess(argv, tmp + ".log", options.timeout_seconds);
-  if (unit != info->source) ::unlink(unit.c_str());
-  GE_ASSIGN_OR_RETURN(ProcessResult r, std::move(run));
+  const std::string prefix = UnitPrefix(cache, compiler, version, flags, prelude, options);
+  std::vector<std::string> unit_files;
+  Status status;
+  for (const std::string& unit : SplitIntoUnits(kernels)) {
+    unit_files.push_back(fmt::format("{}.{}.cc", tmp, unit_files.size()));
+    status = WriteFileAtomic(unit_files.back(), prefix + unit);
+    if (!status.ok()) break;
+  }
+  if (status.ok())
+    status = CompileUnits(compiler, flags, unit_files, tmp + ".so", tmp, info->source, options.timeout_seconds);
+  for (const std::string& u : unit_files) ::unlink(u.c_str());
   info->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (r.timed_out || r.exit_code != 0) {
+  if (!status.ok()) {
     ::unlink((tmp + ".so").c_str());
-    if (r.timed_out) return Internal("{} did not finish within {} s", compiler, options.timeout_seconds);
-    return Internal("{} failed (exit {}) on {}:\n{}", compiler, r.exit_code, info->source, r.output.substr(0, 4000));
+    return status;
   }
   GE_ASSIGN_OR_RETURN(std::string bytes, ReadFile(tmp + ".so"));
   GE_RETURN_IF_ERROR(WriteFileAtomic(stem + ".mac", cache.authenticator.Tag(bytes)));
@@ -377,10 +512,11 @@ std::string KernelCacheDir(const KernelCompilerOptions& options) { return ge::Ke
 
 namespace {
 
-Expected<std::shared_ptr<const KernelLibrary>> BuildOrLoad(const std::string& prelude, const std::string& body,
+Expected<std::shared_ptr<const KernelLibrary>> BuildOrLoad(const std::string& prelude,
+                                                           const std::vector<std::string>& kernels,
                                                            const KernelCompilerOptions& options,
                                                            KernelBuildInfo* info) {
-  const std::string source = prelude + body;
+  const std::string source = prelude + fmt::format("{}", fmt::join(kernels, ""));
   GE_ASSIGN_OR_RETURN(KernelCache cache, OpenCache(options));
   GE_ASSIGN_OR_RETURN(std::string compiler, FindCompiler(options));
   GE_ASSIGN_OR_RETURN(std::string version, CompilerVersion(compiler, cache.dir, options.timeout_seconds));
@@ -404,7 +540,7 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildOrLoad(const std::string& pr
       GE_LOGW("kernel cache entry {} is not usable ({}); rebuilding it", info->library, loaded.status().message());
     for (const char* ext : {".so", ".mac", ".sum"}) ::unlink((stem + ext).c_str());
   }
-  GE_RETURN_IF_ERROR(CompileEntry(cache, compiler, version, flags, prelude, body, options, stem, info));
+  GE_RETURN_IF_ERROR(CompileEntry(cache, compiler, version, flags, prelude, kernels, options, stem, info));
   PruneCache(cache.dir, options.max_entries, key);
   auto loaded = KernelLibrary::Load(info->library);
   if (!loaded.ok()) {  // a broken compiler's output must not stay in the cache
@@ -416,13 +552,14 @@ Expected<std::shared_ptr<const KernelLibrary>> BuildOrLoad(const std::string& pr
 
 }  // namespace
 
-Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude, const std::string& body,
+Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude,
+                                                                  const std::vector<std::string>& kernels,
                                                                   const KernelCompilerOptions& options,
                                                                   KernelBuildInfo* info) {
   const std::string key = fmt::format("{}\n{}\n{}\n{}\n{}{}", options.compiler, options.cache_dir, options.fast_math,
-                                      options.trust.allow_symlinks, prelude, body);
+                                      options.trust.allow_symlinks, prelude, fmt::join(kernels, ""));
   if (auto loaded = LoadedLibraries::Get().Find(key, info)) return loaded;
-  GE_ASSIGN_OR_RETURN(auto library, BuildOrLoad(prelude, body, options, info));
+  GE_ASSIGN_OR_RETURN(auto library, BuildOrLoad(prelude, kernels, options, info));
   LoadedLibraries::Get().Add(key, library, *info);
   return library;
 }

@@ -39,9 +39,11 @@ std::vector<std::string> CompileFlags(const KernelCompilerOptions& options);
 // it is trusted, else a private directory of the process).
 std::string KernelCacheDir(const KernelCompilerOptions& options);
 
-// The translation unit is `prelude` + `body`; the prelude (the same text for many graphs) is
-// precompiled once into the cache where the compiler supports it.
-Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude, const std::string& body,
+// The library's source is `prelude` + the kernels' texts (each complete given the prelude); the
+// prelude (the same text for many graphs) is precompiled once into the cache where the compiler
+// supports it, and the kernels compile in units side by side, one per core this process may use.
+Expected<std::shared_ptr<const KernelLibrary>> BuildKernelLibrary(const std::string& prelude,
+                                                                  const std::vector<std::string>& kernels,
                                                                   const KernelCompilerOptions& options,
                                                                   KernelBuildInfo* info);
 
