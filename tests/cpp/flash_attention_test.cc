@@ -29,16 +29,17 @@
 namespace ge::cpu {
 namespace {
 
-using Body = void (*)(const FlashAttentionArgs&, int64_t, int64_t);
-
-std::vector<std::pair<std::string, Body>> Bodies() {
+// The bodies this CPU can run, by instruction set.
+template <class Body>
+std::vector<std::pair<std::string, Body>> BodiesThisCpuRuns(Body avx2, Body avx512) {
   std::vector<std::pair<std::string, Body>> bodies;
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    bodies.emplace_back("avx2", flash_detail::BlocksAvx2);
-  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", flash_detail::BlocksAvx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) bodies.emplace_back("avx2", avx2);
+  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", avx512);
   return bodies;
 }
+
+auto Bodies() { return BodiesThisCpuRuns(flash_detail::BlocksAvx2, flash_detail::BlocksAvx512); }
 
 struct Case {
   int64_t batch, q_heads, kv_heads, q_len, kv_len, head_dim;
@@ -169,16 +170,7 @@ Gradients ReferenceGradients(const at::Tensor& q, const at::Tensor& k, const at:
           over_group(at::matmul(p.transpose(-1, -2), dout))};
 }
 
-using BackwardBody = void (*)(const FlashAttentionGradArgs&, int64_t, int64_t);
-
-std::vector<std::pair<std::string, BackwardBody>> BackwardBodies() {
-  std::vector<std::pair<std::string, BackwardBody>> bodies;
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    bodies.emplace_back("avx2", flash_detail::BackwardAvx2);
-  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", flash_detail::BackwardAvx512);
-  return bodies;
-}
+auto BackwardBodies() { return BodiesThisCpuRuns(flash_detail::BackwardAvx2, flash_detail::BackwardAvx512); }
 
 FlashAttentionGradArgs GradArgsOf(const FlashAttentionArgs& forward, const at::Tensor& grad_out, Gradients& grads) {
   FlashAttentionGradArgs g;

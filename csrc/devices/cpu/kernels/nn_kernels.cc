@@ -564,32 +564,33 @@ std::string AttentionKey(const KernelArgs& a, const AttentionOperands& t) {
                      t.causal ? " causal" : "", t.mask ? " +mask" : "", at::get_num_threads());
 }
 
-// ATen's flash attention or the blocked one (flash_attention.h), whichever measured faster for
-// these shapes on this CPU (or the one TORCHAIR_GE_CPU_ATTENTION forces; where it does not apply,
-// ATen's runs).
-Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
-  GE_ASSIGN_OR_RETURN(const AttentionOperands t, AttentionOperandsOf(a));
+const AttentionOperands& ForwardOf(const AttentionOperands& t) { return t; }
+const AttentionOperands& ForwardOf(const AttentionGradOperands& t) { return t.forward; }
+
+// ATen's kernel or the blocked one (flash_attention.h), whichever measured faster for these
+// shapes on this CPU (or the one TORCHAIR_GE_CPU_ATTENTION forces; where it does not apply,
+// ATen's runs): the forward's and the backward's choice alike.
+template <class Operands>
+Expected<std::unique_ptr<Kernel>> ChosenAttentionKernel(
+    KernelArgs& a, Expected<Operands> (*operands_of)(const KernelArgs&),
+    std::vector<KernelCandidate> (*candidates_of)(const Operands&)) {
+  GE_ASSIGN_OR_RETURN(const Operands t, operands_of(a));
   GE_ASSIGN_OR_RETURN(const std::string setting,
                       ForcedKernelSetting("TORCHAIR_GE_CPU_ATTENTION", {"aten_flash", "blocked_flash"}));
-  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(AttentionCandidates(t), setting));
+  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(candidates_of(t), setting));
   auto timed = [&]() {
-    Expected<AttentionOperands> scratch = AttentionOperandsOf(a.WithTimingOperands());
-    return scratch.ok() ? AttentionCandidates(*scratch) : std::vector<KernelCandidate>();
+    Expected<Operands> scratch = operands_of(a.WithTimingOperands());
+    return scratch.ok() ? candidates_of(*scratch) : std::vector<KernelCandidate>();
   };
-  return MakeKernel(a.task, FastestByMeasurement(AttentionKey(a, t), AttentionCandidates(t), timed));
+  return MakeKernel(a.task, FastestByMeasurement(AttentionKey(a, ForwardOf(t)), candidates_of(t), timed));
 }
 
-// The backward's kernel, chosen as the forward's: measured, or forced by TORCHAIR_GE_CPU_ATTENTION.
+Expected<std::unique_ptr<Kernel>> CreateFusedAttention(KernelArgs& a) {
+  return ChosenAttentionKernel<AttentionOperands>(a, AttentionOperandsOf, AttentionCandidates);
+}
+
 Expected<std::unique_ptr<Kernel>> CreateFusedAttentionGrad(KernelArgs& a) {
-  GE_ASSIGN_OR_RETURN(const AttentionGradOperands t, AttentionGradOperandsOf(a));
-  GE_ASSIGN_OR_RETURN(const std::string setting,
-                      ForcedKernelSetting("TORCHAIR_GE_CPU_ATTENTION", {"aten_flash", "blocked_flash"}));
-  if (setting != "measure") return MakeKernel(a.task, CandidateNamed(AttentionGradCandidates(t), setting));
-  auto timed = [&]() {
-    Expected<AttentionGradOperands> scratch = AttentionGradOperandsOf(a.WithTimingOperands());
-    return scratch.ok() ? AttentionGradCandidates(*scratch) : std::vector<KernelCandidate>();
-  };
-  return MakeKernel(a.task, FastestByMeasurement(AttentionKey(a, t.forward), AttentionGradCandidates(t), timed));
+  return ChosenAttentionKernel<AttentionGradOperands>(a, AttentionGradOperandsOf, AttentionGradCandidates);
 }
 
 Expected<std::unique_ptr<Kernel>> CreateLayerNorm(KernelArgs& a) {
