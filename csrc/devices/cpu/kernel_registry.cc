@@ -55,6 +55,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterElementwiseKernels(*r);
     RegisterMathKernels(*r);
     RegisterNnKernels(*r);
+    RegisterAttentionKernels(*r);
     RegisterArrayKernels(*r);
     RegisterIndexingKernels(*r);
     RegisterInplaceKernels(*r);

@@ -105,6 +105,7 @@ class CpuKernelRegistry final : public KernelFactory {
 void RegisterElementwiseKernels(CpuKernelRegistry& registry);
 void RegisterMathKernels(CpuKernelRegistry& registry);
 void RegisterNnKernels(CpuKernelRegistry& registry);
+void RegisterAttentionKernels(CpuKernelRegistry& registry);
 void RegisterArrayKernels(CpuKernelRegistry& registry);
 void RegisterIndexingKernels(CpuKernelRegistry& registry);
 void RegisterInplaceKernels(CpuKernelRegistry& registry);
