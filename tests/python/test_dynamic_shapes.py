@@ -515,6 +515,32 @@ def test_amortize_runs_a_new_size_eagerly_until_its_time_pays_for_an_instance():
     _native(reports)
 
 
+def test_the_next_sizes_price_leaves_out_what_only_the_first_instance_did(monkeypatch, tmp_path):
+    """Under amortize a new size gets its instance once its eager runs cost what an instance does.
+    An instance from the size template neither converts the graph, nor builds generated kernels
+    (the kernel cache has them), nor times its kernels' candidates (the first instance's decisions
+    are reused): a LLaMA decode graph's first instance took 957 ms, 817 of them timing candidates,
+    each next length ~6 ms -- priced at 833 ms, generate() ran every decode step eagerly."""
+    import gc
+
+    from torchair_ge.dynamic_graph import DynamicGraph
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))  # nothing decided or built before
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(48, 200), torch.nn.Tanh(), torch.nn.Linear(200, 24), torch.nn.GELU()).eval()
+    compiled, reports = _compile(m, dynamic=True, config=_policy("amortize"))
+    with torch.no_grad():
+        x = torch.randn(3, 48)
+        torch.testing.assert_close(compiled(x), m(x))
+    report = reports[0]
+    graph = next(o for o in gc.get_objects() if type(o) is DynamicGraph and o.report is report)
+    assert graph.template is not None, report.get("size_template")
+    first_ms = report["shape_instances"][0]["compile_ms"]
+    timing_ms = sum(c["measure_us"] for c in report["kernel_choices"]) / 1e3
+    once_ms = report["convert_ms"] + report["autofuse"]["build_ms"] + timing_ms
+    assert once_ms > report["convert_ms"]  # the first instance built kernels or timed candidates
+    assert graph._compile_ms() == pytest.approx(max(first_ms - once_ms, 0.0))
+
+
 def test_rented_sizes_run_the_models_own_ops_as_eager_does():
     """A size run eagerly under amortize runs Dynamo's graph -- the model's layer norm and GELU as
     eager calls them, eager's bits -- not the AOT graph's decomposition of them."""
