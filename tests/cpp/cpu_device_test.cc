@@ -25,7 +25,6 @@ TEST(CpuDeviceTest, AStreamThreadKeepsItsShareAfterItsFirstKernels) {
   at::set_num_threads(std::max(2, before));  // as a user's torch.set_num_threads does
   int omp_after_kernels = 0, mkl_after_kernels = 0;
   std::thread stream([&] {
-    (*device)->PrepareStreamThread();
     (*device)->SetThreadParallelism(1);
     at::parallel_for(0, 1 << 16, 1, [](int64_t, int64_t) {});  // this library's parallel_for
     at::Tensor x = at::rand({256, 1024});

@@ -5,6 +5,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -47,6 +48,26 @@ class TorchAllocator final : public Allocator {
 // back once the thread is set to the width it had before it was narrowed.
 extern "C" __attribute__((weak)) int MKL_Set_Num_Threads_Local(int threads);
 
+// ATen sets a thread's OpenMP width up lazily, on the thread's first parallel_for inside libtorch
+// (at::internal::lazy_init_num_threads: a flag per thread and per library, libtorch's not
+// exported): on a thread of a process where torch.set_num_threads(n) was called, that first
+// kernel calls omp_set_num_threads(n) over the stream's share, and the stream's thread then ran
+// every kernel as the master of a second team of n (see OpenMpThreads). One small libtorch
+// kernel that runs parallel_for (softmax's, whatever its size) sets the new thread up before the
+// stream's share is applied -- on every thread whose width the engine sets, once (the caller's
+// too: its first streamed run may hold its first parallel_for). Python's dispatch keys are
+// excluded: a caller may run the graph under a dispatch mode.
+void RunAtensThreadSetUpOnce() {
+  thread_local bool done = false;
+  if (done) return;
+  done = true;
+  at::internal::lazy_init_num_threads();  // this library's flag (the engine's own parallel_for calls)
+  c10::InferenceMode inference;
+  c10::impl::ExcludeDispatchKeyGuard no_python(
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
+  at::_softmax(at::zeros({1, 1}), 1, false);  // libtorch's
+}
+
 class OpenMpThreads {
  public:
   OpenMpThreads() {
@@ -55,6 +76,7 @@ class OpenMpThreads {
   }
   int Set(int threads) const {
     if (set_ == nullptr || get_ == nullptr) return 0;
+    RunAtensThreadSetUpOnce();
     const int before = get_();
     if (threads > 0 && threads != before) set_(threads);
     if (threads > 0 && MKL_Set_Num_Threads_Local != nullptr) SetMkl(threads, before);
@@ -77,19 +99,6 @@ class OpenMpThreads {
   int (*get_)() = nullptr;
 };
 
-// ATen sets a thread's OpenMP width up lazily, on the thread's first parallel_for inside libtorch
-// (at::internal::lazy_init_num_threads: a flag per thread and per library, libtorch's not
-// exported): on a thread of a process where torch.set_num_threads(n) was called, that first
-// kernel calls omp_set_num_threads(n) over the stream's share, and the stream's thread then ran
-// every kernel as the master of a second team of n (see OpenMpThreads). One small libtorch
-// kernel that runs parallel_for (softmax's, whatever its size) sets the new thread up before the
-// stream's share is applied. A stream's thread is fresh: no dispatch modes of the caller's.
-void RunAtensThreadSetUp() {
-  at::internal::lazy_init_num_threads();  // this library's flag (the engine's own parallel_for calls)
-  c10::InferenceMode inference;
-  at::_softmax(at::zeros({1, 1}), 1, false);  // libtorch's
-}
-
 class CpuDevice final : public Device {
  public:
   const std::string& name() const override { return name_; }
@@ -102,7 +111,6 @@ class CpuDevice final : public Device {
   int64_t allocations() const override { return allocations_.load(std::memory_order_relaxed); }
   int IntraOpThreads() const override { return at::get_num_threads(); }
   int SetThreadParallelism(int threads) override { return openmp_.Set(threads); }
-  void PrepareStreamThread() override { RunAtensThreadSetUp(); }
 
  private:
   OpenMpThreads openmp_;

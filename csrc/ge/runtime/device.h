@@ -76,13 +76,11 @@ class Device {
   // Allocates the arena and binds every task's kernel to its addresses.
   virtual Expected<std::unique_ptr<DeviceProgram>> Instantiate(std::shared_ptr<const Model> model) = 0;
   // Threads one kernel may use (the intra-op pool), and setting the calling thread's share of
-  // them while it runs a stream (returns the previous setting; 0 when the device has none).
+  // them while it runs a stream (returns the previous setting; 0 when the device has none). The
+  // setting holds for the thread's later kernels: a device whose libraries set a thread up on
+  // its first kernel runs that setup first.
   virtual int IntraOpThreads() const { return 1; }
   virtual int SetThreadParallelism(int threads) { return 0; }
-  // Called first on each thread the engine starts to run a stream, before its
-  // SetThreadParallelism: a device whose libraries set a new thread up on its first kernel does
-  // it here, so that the setup does not undo the stream's share.
-  virtual void PrepareStreamThread() {}
   // Device memory allocations the engine has made so far (outputs through allocator(), arenas
   // through Instantiate): tests check that a run allocates nothing but its outputs.
   virtual int64_t allocations() const = 0;

@@ -67,7 +67,6 @@ StreamRunner::~StreamRunner() {
 int StreamRunner::ThreadsFor(size_t stream) const { return threads_[stream]; }
 
 void StreamRunner::WorkerLoop(size_t stream) {
-  device_.PrepareStreamThread();
   device_.SetThreadParallelism(ThreadsFor(stream));
   uint64_t seen = 0;
   for (;;) {
