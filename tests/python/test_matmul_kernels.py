@@ -1,5 +1,6 @@
-"""MatMulV2 on the CPU device: oneDNN's inner product, at::mm (MKL, whole or in column blocks over
-the threads) or, for a few rows, weight-row streaming, whichever measured fastest for the shape
+"""MatMulV2 on the CPU device: oneDNN's inner product (or, for up to 256 rows, oneDNN's product of
+the transposes, transposed back), at::mm (MKL, whole or in column blocks over the threads) or, for
+a few rows, weight-row streaming, whichever measured fastest for the shape
 on this CPU (csrc/devices/cpu/kernels/kernel_choice.h). Each path, forced with TORCHAIR_GE_CPU_MATMUL, must
 give eager's numbers for every weight layout, with and without bias, with the weight as a graph
 input or a frozen constant; the measured choice is reported."""
@@ -27,7 +28,7 @@ def frozen_config(frozen):
     return config
 
 
-@pytest.fixture(params=["mkl", "mkl_columns", "onednn", "gemv", "measure"])
+@pytest.fixture(params=["mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv", "measure"])
 def product_kernel(request, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", request.param)
     return request.param
@@ -90,7 +91,8 @@ def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
     keys = [c["key"] for c in choices]
     assert any("48x256x768" in k and "const-weight" in k for k in keys), keys
     for choice in choices:
-        assert set(choice["best_us"]) == {"mkl", "mkl_columns", "onednn"} and choice["winner"] in choice["best_us"]
+        assert set(choice["best_us"]) == {"mkl", "mkl_columns", "onednn", "onednn_transposed"}
+        assert choice["winner"] in choice["best_us"]
         # every candidate ran at compile time, mkl_columns' ATen calls on the pool's threads too
         # (the compiling frontend's Python dispatcher is kept out of the timing)
         assert all(0 < us < float("inf") for us in choice["best_us"].values()), choice
@@ -138,7 +140,7 @@ def test_decode_products_race_weight_row_streaming(rows, tmp_path, monkeypatch):
     with torch.no_grad():
         torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x))
     (choice,) = [c for c in backend.compiler.reports[0]["kernel_choices"] if f"{rows}x333x1029" in c["key"]]
-    assert set(choice["best_us"]) == {"mkl", "mkl_columns", "onednn", "gemv"}, choice
+    assert set(choice["best_us"]) == {"mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv"}, choice
 
 
 _CHOOSE_IN_A_NEW_PROCESS = """
@@ -171,7 +173,7 @@ def test_a_later_process_starts_with_the_stored_choice(tmp_path):
 def test_a_bad_setting_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", "fastest")
     compiled = torch.compile(torch.nn.Linear(64, 64).eval(), backend=torchair_ge.get_npu_backend(), dynamic=False)
-    expected = "TORCHAIR_GE_CPU_MATMUL='fastest': expected one of measure, mkl, mkl_columns, onednn, gemv"
+    expected = "TORCHAIR_GE_CPU_MATMUL='fastest': expected one of measure, mkl, mkl_columns, onednn, onednn_transposed, gemv"
     with pytest.raises(Exception, match=expected):
         with torch.no_grad():
             compiled(torch.randn(4, 64))
@@ -195,11 +197,13 @@ def test_timing_products_leaves_the_users_random_stream_alone():
 @pytest.mark.parametrize("activation", [torch.nn.ReLU(), torch.nn.GELU(), torch.nn.GELU(approximate="tanh"),
                                         torch.nn.Sigmoid(), torch.nn.Tanh(), torch.nn.SiLU()])
 @pytest.mark.parametrize("frozen", [False, True])
-def test_a_nan_goes_through_every_epilogue_as_in_eager(activation, frozen, product_kernel):
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_nan_goes_through_every_epilogue_as_in_eager(activation, frozen, bias, product_kernel):
     """torch's activations propagate NaN; oneDNN's ReLU post-op would turn it into 0 (the product
-    applies ReLU after oneDNN's primitive instead)."""
+    applies ReLU after oneDNN's primitive instead). Without a bias, onednn_transposed applies the
+    activation as its primitive's post-op; with one, after the bias."""
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(40, 24), activation).eval()
+    model = torch.nn.Sequential(torch.nn.Linear(40, 24, bias=bias), activation).eval()
     x = torch.randn(3, 40)
     x[1, 7] = float("nan")
     compiled = torch.compile(model, backend=torchair_ge.get_npu_backend(compiler_config=frozen_config(frozen)),

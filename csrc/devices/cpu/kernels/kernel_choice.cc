@@ -43,8 +43,9 @@ constexpr double kBudgetUs = 20000;
 // engine's own primitives; 3: the few-row product streams one weight row at a time, every
 // candidate is timed on evicted weights, and a weight that is an input is repacked on a digest;
 // 4: convolutions with few output pixels gain the few_pixels candidate; 5: and the
-// few_pixels_unpacked one) bumps it and every key is timed again.
-constexpr int kCandidatesRevision = 5;
+// few_pixels_unpacked one; 6: products of up to 256 rows the onednn_transposed one) bumps it and
+// every key is timed again.
+constexpr int kCandidatesRevision = 6;
 
 struct Registry {
   std::mutex mutex;

@@ -128,6 +128,7 @@ struct ProductOperands {
   at::Tensor x1, x2, bias, y;
   bool transposed_x1 = false;
   std::optional<OneDnnProduct> onednn;
+  std::optional<OneDnnTransposedProduct> transposed;  // oneDNN's, computing yᵀ
 };
 
 ProductOperands OperandsOf(const KernelArgs& a, bool t1, bool t2) {
@@ -136,6 +137,7 @@ ProductOperands OperandsOf(const KernelArgs& a, bool t1, bool t2) {
                          a.inputs.size() > 2 ? a.inputs[2] : at::Tensor(),
                          a.outputs[0],
                          t1,
+                         std::nullopt,
                          std::nullopt};
 }
 
@@ -153,6 +155,9 @@ std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const C
   if (auto split = ColumnSplitProduct(p.x1, p.x2, p.bias, activation, p.y))
     out.push_back({"mkl_columns", std::move(*split)});
   if (p.onednn) out.push_back({"onednn", OneDnnProductKernel(*p.onednn, p.x1, p.x2, p.bias, p.y)});
+  if (p.transposed)
+    out.push_back(
+        {"onednn_transposed", OneDnnTransposedProductKernel(*p.transposed, p.x1, p.x2, p.bias, activation, p.y)});
   if (auto gemv = GemvProduct(p.x1, p.x2, p.bias, activation, p.y)) out.push_back({"gemv", std::move(*gemv)});
   return out;
 }
@@ -167,14 +172,19 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
   GE_ASSIGN_OR_RETURN(const bool t1, a.Attr<bool>("transpose_x1"));
   GE_ASSIGN_OR_RETURN(const bool t2, a.Attr<bool>("transpose_x2"));
   ProductOperands p = OperandsOf(a, t1, t2);
-  if (!t1) p.onednn = PrepareOneDnnProduct(p.x1, p.x2, p.bias, a.InputIsConstant(1), activation, p.y);
-  GE_ASSIGN_OR_RETURN(const std::string setting,
-                      ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn", "gemv"}));
+  if (!t1) {
+    p.onednn = PrepareOneDnnProduct(p.x1, p.x2, p.bias, a.InputIsConstant(1), activation, p.y);
+    p.transposed = PrepareOneDnnTransposedProduct(p.x1, p.x2, p.bias, activation, p.y);
+  }
+  GE_ASSIGN_OR_RETURN(
+      const std::string setting,
+      ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv"}));
   std::vector<KernelCandidate> kernels = ProductCandidates(p, activation);
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(std::move(kernels), setting));
   auto timed = [&]() {
     ProductOperands scratch = OperandsOf(a.WithTimingOperands(), t1, t2);
     scratch.onednn = p.onednn;
+    scratch.transposed = p.transposed;
     std::vector<KernelCandidate> candidates = ProductCandidates(scratch, activation);
     for (KernelCandidate& c : candidates) c.cold = WeightRanges(scratch);
     return candidates;

@@ -17,6 +17,7 @@
 
 #include <memory>
 
+#include "devices/cpu/kernels/transpose_rows.h"
 #include "ge/base/logging.h"
 
 namespace ge::cpu {
@@ -72,6 +73,55 @@ std::function<void()> OneDnnProductKernel(const OneDnnProduct& product, const at
                                bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>());
     TORCH_CHECK(run.ok(), run.message());
     FinishAfterPrimitive(activation, y);
+  };
+}
+
+std::optional<OneDnnTransposedProduct> PrepareOneDnnTransposedProduct(const at::Tensor& x1, const at::Tensor& x2,
+                                                                      const at::Tensor& bias,
+                                                                      const CpuEpilogue* activation,
+                                                                      const at::Tensor& y) {
+  const bool f32 = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
+  if (!f32 || x1.dim() != 2 || x2.dim() != 2 || y.dim() != 2 || x1.size(0) > kTransposedProductMaxRows ||
+      x1.stride(1) != 1 || y.stride(1) != 1 || x2.stride(0) != 1 || x2.stride(1) < x2.size(0))
+    return std::nullopt;
+  if (bias.defined() &&
+      (bias.dim() != 1 || bias.size(0) != x2.size(1) || bias.scalar_type() != at::kFloat || !bias.is_contiguous()))
+    return std::nullopt;
+  const int64_t m = x1.size(0), k = x1.size(1), n = x2.size(1);
+  onednn::MatMulSpec spec;
+  spec.x_sizes = {n, k};  // the weight, rows x2.stride(1) apart
+  spec.x_strides = {x2.stride(1), 1};
+  spec.w_sizes = {k, m};  // x1ᵀ
+  spec.w_strides = {1, x1.stride(0)};
+  spec.y_strides = {m, 1};
+  // Without a bias the activation commutes with the transpose: oneDNN's post-op applies it (a
+  // bias comes first, and oneDNN has no fast kernel for a bias per row of yᵀ).
+  const bool post_op = activation != nullptr && !bias.defined();
+  if (post_op) spec.activation = activation->primitive_post_op;
+  auto made = onednn::MatMul::Create(spec);
+  if (!made.ok()) {
+    GE_LOGD("no transposed oneDNN kernel for a product: {}", made.status().message());
+    return std::nullopt;
+  }
+  // oneDNN's reference kernel is thousands of times slower (0.5 s for 64 x 512 x 1408): not a candidate.
+  if ((*made)->Implementation().rfind("ref", 0) == 0) return std::nullopt;
+  return OneDnnTransposedProduct{std::move(*made), post_op};
+}
+
+std::function<void()> OneDnnTransposedProductKernel(const OneDnnTransposedProduct& product, const at::Tensor& x1,
+                                                    const at::Tensor& x2, const at::Tensor& bias,
+                                                    const CpuEpilogue* activation, const at::Tensor& y) {
+  at::Tensor yt = at::empty({x2.size(1), x1.size(0)}, y.options());
+  return [mm = product.primitive, post_op = product.activation_post_op, x1, x2, bias, activation, yt,
+          y = at::Tensor(y)]() mutable {
+    const Status run = mm->Run(x2.const_data_ptr<float>(), x1.const_data_ptr<float>(), nullptr, yt.data_ptr<float>());
+    TORCH_CHECK(run.ok(), run.message());
+    TransposeAddBias(yt.const_data_ptr<float>(), yt.size(0), yt.size(1),
+                     bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(), y.stride(0));
+    if (post_op)
+      FinishAfterPrimitive(activation, y);
+    else if (activation != nullptr)
+      activation->apply_in_place(y);
   };
 }
 
