@@ -15,6 +15,7 @@
 
 #include <ATen/ops/empty.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "devices/cpu/kernels/transpose_rows.h"
@@ -24,6 +25,28 @@ namespace ge::cpu {
 namespace {
 
 onednn::Dims2x Dims(at::IntArrayRef v) { return {v[0], v[1]}; }
+
+// yᵀ of a transposed product, on the thread that runs it: one buffer per thread, as large as the
+// largest yᵀ it has held. Not one per kernel: that would keep a copy of every such product's
+// output alive beside the arena (a 7B-parameter LLaMA's 224 products at 256 rows: ~1.4 GB).
+// Tasks of one stream run one after another on its thread; streams and concurrent runs of a
+// graph are on threads of their own.
+float* TransposedScratch(size_t floats) {
+  struct Buffer {
+    float* data = nullptr;
+    size_t capacity = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (buffer.capacity < floats) {
+    std::free(buffer.data);
+    const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;  // aligned_alloc: a multiple of the alignment
+    buffer.data = static_cast<float*>(std::aligned_alloc(64, bytes));
+    buffer.capacity = buffer.data ? floats : 0;
+    TORCH_CHECK(buffer.data != nullptr, "out of memory for a transposed product's ", floats, " floats");
+  }
+  return buffer.data;
+}
 
 }  // namespace
 
@@ -111,13 +134,14 @@ std::optional<OneDnnTransposedProduct> PrepareOneDnnTransposedProduct(const at::
 std::function<void()> OneDnnTransposedProductKernel(const OneDnnTransposedProduct& product, const at::Tensor& x1,
                                                     const at::Tensor& x2, const at::Tensor& bias,
                                                     const CpuEpilogue* activation, const at::Tensor& y) {
-  at::Tensor yt = at::empty({x2.size(1), x1.size(0)}, y.options());
-  return [mm = product.primitive, post_op = product.activation_post_op, x1, x2, bias, activation, yt,
+  return [mm = product.primitive, post_op = product.activation_post_op, x1, x2, bias, activation,
           y = at::Tensor(y)]() mutable {
-    const Status run = mm->Run(x2.const_data_ptr<float>(), x1.const_data_ptr<float>(), nullptr, yt.data_ptr<float>());
+    const int64_t n = x2.size(1), m = x1.size(0);
+    float* yt = TransposedScratch(static_cast<size_t>(n * m));
+    const Status run = mm->Run(x2.const_data_ptr<float>(), x1.const_data_ptr<float>(), nullptr, yt);
     TORCH_CHECK(run.ok(), run.message());
-    TransposeAddBias(yt.const_data_ptr<float>(), yt.size(0), yt.size(1),
-                     bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(), y.stride(0));
+    TransposeAddBias(yt, n, m, bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(),
+                     y.stride(0));
     if (post_op)
       FinishAfterPrimitive(activation, y);
     else if (activation != nullptr)

@@ -52,7 +52,7 @@ std::optional<OneDnnTransposedProduct> PrepareOneDnnTransposedProduct(const at::
                                                                       const at::Tensor& bias,
                                                                       const CpuEpilogue* activation,
                                                                       const at::Tensor& y);
-// A launch body for it on these operands; allocates its [n, m] scratch now, not per run.
+// A launch body for it on these operands (yᵀ in a buffer of the running thread's, grown once).
 // `activation`: the one the product was prepared with.
 std::function<void()> OneDnnTransposedProductKernel(const OneDnnTransposedProduct& product, const at::Tensor& x1,
                                                     const at::Tensor& x2, const at::Tensor& bias,
