@@ -76,3 +76,49 @@ def test_module_buffer_counter():
         for _ in range(3):
             torch.testing.assert_close(compiled(x), reference(x))
     assert model.steps.item() == 3
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+@pytest.mark.parametrize("dim,positions", [(2, [5]), (2, [0, 7, 3]), (0, [1]), (1, [2, 0]), (-1, [3, 1])])
+@pytest.mark.parametrize("contiguous_update", [True, False])
+def test_index_copy_into_a_cache_matches_eager(dtype, dim, positions, contiguous_update):
+    """The engine copies index_copy_'s slices itself (inplace_kernels.cc, SliceCopy): any dim,
+    several positions, an update that is contiguous (runs copied whole) or a transposed view
+    (element by element), other dtypes."""
+    def f(cache, update, index):
+        cache.index_copy_(dim, index, update)
+        return cache.to(torch.float32) * 2
+
+    shape = [2, 3, 8, 4]
+    cache = (torch.arange(64 * 3) % 7).reshape(shape).to(dtype)
+    update_shape = list(shape)
+    update_shape[dim] = len(positions)
+    count = torch.Size(update_shape).numel()
+    if contiguous_update:
+        update = (torch.arange(count) % 11 + 20).reshape(update_shape).to(dtype)
+    else:  # the same shape, every stride reversed
+        update = (torch.arange(count) % 11 + 20).reshape(update_shape[::-1]).to(dtype).permute(3, 2, 1, 0)
+        assert not update.is_contiguous()
+    index = torch.tensor(positions)
+    expected_cache = cache.clone()
+    compiled = torch.compile(f, backend=torchair_ge.get_npu_backend(), dynamic=False, fullgraph=True)
+    with torch.no_grad():
+        expected = f(expected_cache, update, index)
+        torch.testing.assert_close(compiled(cache, update, index), expected)
+    torch.testing.assert_close(cache, expected_cache, rtol=0, atol=0)
+
+
+def test_index_copy_out_of_bounds_is_eagers_error():
+    def f(cache, index, update):
+        cache.index_copy_(2, index, update)
+        return cache * 2
+
+    cache, update = torch.zeros(1, 2, 4, 3), torch.ones(1, 2, 1, 3)
+    compiled = torch.compile(f, backend=torchair_ge.get_npu_backend(), dynamic=False)
+    with torch.no_grad():
+        compiled(cache, torch.tensor([1]), update)
+        with pytest.raises(Exception, match=r"index_copy_\(\): index 5 is out of bounds for dimension 2 with size 4"):
+            compiled(cache, torch.tensor([5]), update)
