@@ -160,8 +160,7 @@ Status SinkExecutor::Run(const std::vector<Tensor>& inputs, std::vector<Tensor>*
   // between parallel regions, so every region waits for a wake-up: a batch-1 ResNet-18 ran 1.45x
   // slower with a oneDNN primitive's team left on a stream thread (primitives are now planned
   // again for a stream's share of the threads, dnnl_util.h; ATen's per-thread setup and MKL keep
-  // the share too, the CPU device's OpenMpThreads; other
-  // libraries may still start one).
+  // the share too, the CPU device's OpenMpThreads; other libraries may still start one).
   if (!streams && slot.runner != nullptr && mode_.load(std::memory_order_relaxed) == Mode::kTaskOrder)
     slot.runner.reset();
   const int64_t launch_start = timing ? NowNs() : 0;

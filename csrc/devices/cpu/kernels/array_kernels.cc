@@ -1,14 +1,13 @@
 // Data movement kernels. Reshape/Flatten copy for now; zero-copy views arrive with the
 // memory planner's aliasing support.
-#include <ATen/Parallel.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 
-#include <algorithm>
 #include <optional>
 #include <vector>
 
 #include "devices/cpu/kernel_registry.h"
+#include "devices/cpu/kernels/transpose_rows.h"
 
 namespace ge::cpu {
 namespace {
@@ -44,32 +43,18 @@ std::optional<BlockSwap> BlockSwapOf(const at::Tensor& x, const std::vector<int6
   return std::nullopt;
 }
 
-// y[b, c, r] = x[b, r, c] in tiles of 16 x 16 (both sides' lines reused while in L1), split over
-// the intra-op threads by batches and column tiles. ATen's copy of the permuted view walks the
-// output element by element through strided reads: the input image of a batch-1 ResNet (3
-// channels, 112 x 112) took 41-75 us that way on a Zen 4.
-void SwapBlocks(const BlockSwap& s, const float* x, float* y) {
-  constexpr int64_t kTile = 16;
-  const int64_t col_tiles = (s.cols + kTile - 1) / kTile;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(s.rows * kTile, 1));
-  at::parallel_for(0, s.batches * col_tiles, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t item = begin; item < end; ++item) {
-      const int64_t b = item / col_tiles, c0 = item % col_tiles * kTile, c1 = std::min(c0 + kTile, s.cols);
-      const float* in = x + b * s.rows * s.cols;
-      float* out = y + b * s.rows * s.cols;
-      for (int64_t r0 = 0; r0 < s.rows; r0 += kTile)
-        for (int64_t c = c0; c < c1; ++c)
-          for (int64_t r = r0; r < std::min(r0 + kTile, s.rows); ++r) out[c * s.rows + r] = in[r * s.cols + c];
-    }
-  });
-}
-
 Expected<std::unique_ptr<Kernel>> CreateTranspose(KernelArgs& a) {
   const std::vector<int64_t> perm = ConstIntValues(a.inputs[1]);
   const at::Tensor& y = a.outputs[0];
   if (const std::optional<BlockSwap> swap = BlockSwapOf(a.inputs[0], perm); swap && y.is_contiguous())
     return MakeKernel(a.task, [s = *swap, x = a.inputs[0], y]() mutable {
-      SwapBlocks(s, x.const_data_ptr<float>(), y.data_ptr<float>());
+      // y[b, c, r] = x[b, r, c]; ATen's copy of the permuted view walks the output element by
+      // element through strided reads (a batch-1 ResNet's input image, 3 x 112 x 112: 41-75 us
+      // on a Zen 4).
+      const int64_t block = s.rows * s.cols;
+      for (int64_t b = 0; b < s.batches; ++b)
+        TransposeAddBias(x.const_data_ptr<float>() + b * block, s.rows, s.cols, nullptr,
+                         y.data_ptr<float>() + b * block, s.rows);
     });
   at::Tensor src = a.inputs[0].permute(perm);
   return MakeKernel(a.task, [src, y]() mutable { y.copy_(src); });

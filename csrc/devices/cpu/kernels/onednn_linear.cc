@@ -15,8 +15,8 @@
 
 #include <ATen/ops/empty.h>
 
-#include <cstdlib>
 #include <memory>
+#include <vector>
 
 #include "devices/cpu/kernels/transpose_rows.h"
 #include "ge/base/logging.h"
@@ -27,25 +27,14 @@ namespace {
 onednn::Dims2x Dims(at::IntArrayRef v) { return {v[0], v[1]}; }
 
 // yᵀ of a transposed product, on the thread that runs it: one buffer per thread, as large as the
-// largest yᵀ it has held. Not one per kernel: that would keep a copy of every such product's
-// output alive beside the arena (a 7B-parameter LLaMA's 224 products at 256 rows: ~1.4 GB).
-// Tasks of one stream run one after another on its thread; streams and concurrent runs of a
-// graph are on threads of their own.
+// largest yᵀ it has held (as flash_attention_impl.h keeps its tiles). Not one per kernel: that
+// would keep a copy of every such product's output alive beside the arena (a 7B-parameter
+// LLaMA's 224 products at 256 rows: ~1.4 GB). Tasks of one stream run one after another on its
+// thread; streams and concurrent runs of a graph are on threads of their own.
 float* TransposedScratch(size_t floats) {
-  struct Buffer {
-    float* data = nullptr;
-    size_t capacity = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffer;
-  if (buffer.capacity < floats) {
-    std::free(buffer.data);
-    const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;  // aligned_alloc: a multiple of the alignment
-    buffer.data = static_cast<float*>(std::aligned_alloc(64, bytes));
-    buffer.capacity = buffer.data ? floats : 0;
-    TORCH_CHECK(buffer.data != nullptr, "out of memory for a transposed product's ", floats, " floats");
-  }
-  return buffer.data;
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < floats) buffer.resize(floats);
+  return buffer.data();
 }
 
 }  // namespace

@@ -51,22 +51,22 @@ void Tile8Scalar(const float* c, int64_t cols, const float* bias, float* y, int6
 
 void TransposeAddBias(const float* c, int64_t rows, int64_t cols, const float* bias, float* y, int64_t y_stride) {
   static const auto tile8 = ForThisCpu(&Tile8Avx2, &Tile8Avx2, &Tile8Scalar);
-  const int64_t bands = (rows + kTile - 1) / kTile;
-  // A band is 8 rows of c; a thread's share is worth a parallel region from ~8K elements on.
-  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(kTile * cols, 1));
-  at::parallel_for(0, bands, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t band = begin; band < end; ++band) {
-      const int64_t n0 = band * kTile, rows_here = std::min(kTile, rows - n0);
+  // Items are tiles, band by band: a product's yᵀ (1408 x 64) and an image's three channels
+  // (3 x 12544) both split over the threads. A thread's share is worth a parallel region from
+  // ~8K elements on.
+  const int64_t bands = (rows + kTile - 1) / kTile, tiles_per_band = (cols + kTile - 1) / kTile;
+  const int64_t grain = std::max<int64_t>(1, 8192 / (kTile * kTile));
+  at::parallel_for(0, bands * tiles_per_band, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t n0 = item / tiles_per_band * kTile, m0 = item % tiles_per_band * kTile;
+      const int64_t rows_here = std::min(kTile, rows - n0), cols_here = std::min(kTile, cols - m0);
       const float* b = bias ? bias + n0 : nullptr;
-      for (int64_t m0 = 0; m0 < cols; m0 += kTile) {
-        const int64_t cols_here = std::min(kTile, cols - m0);
-        const float* in = c + n0 * cols + m0;
-        float* out = y + m0 * y_stride + n0;
-        if (rows_here == kTile && cols_here == kTile)
-          tile8(in, cols, b, out, y_stride);
-        else
-          TileScalar(in, cols, b, out, y_stride, rows_here, cols_here);
-      }
+      const float* in = c + n0 * cols + m0;
+      float* out = y + m0 * y_stride + n0;
+      if (rows_here == kTile && cols_here == kTile)
+        tile8(in, cols, b, out, y_stride);
+      else
+        TileScalar(in, cols, b, out, y_stride, rows_here, cols_here);
     }
   });
 }
