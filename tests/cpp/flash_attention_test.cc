@@ -18,9 +18,11 @@
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/softmax.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -144,6 +146,80 @@ TEST(FlashAttentionTest, EveryBodyMatchesFloat64Attention) {
       EXPECT_LT(MaxError(lse.to(at::kDouble), expected_lse), 2e-5) << where << " (log-sum-exp)";
     }
   }
+}
+
+auto DecodeBodies() { return BodiesThisCpuRuns(flash_detail::DecodeAvx2, flash_detail::DecodeAvx512); }
+
+// The decode kernel (few query rows per key/value head) against float64 attention: each body on
+// whole key ranges, and the dispatched kernel with its keys split into chunks whose softmax states
+// are merged (2, 3 and 7 chunks: uneven, some empty of seen keys under a causal mask).
+TEST(FlashAttentionTest, EveryDecodeBodyAndKeySplitMatchesFloat64Attention) {
+  if (!DecodeAttentionApplies(ArgsOf(at::zeros({1, 1, 1, 16}), at::zeros({1, 1, 1, 16}), at::zeros({1, 1, 1, 16}), {},
+                                     at::zeros({1, 1, 1, 16}), 1.f, false)))
+    GTEST_SKIP() << "no AVX2 or AVX-512 on this CPU";
+  const std::vector<Case> cases = {
+      {1, 32, 8, 1, 300, 128, false, {}},             // a grouped-query decode step; partial key blocks
+      {2, 4, 4, 1, 75, 64, false, {2, 1, 1, 75}},     // one query per head; a padding mask per batch
+      {1, 8, 2, 4, 200, 32, true, {}},                // four queries (speculative decoding), top-left causal
+      {2, 6, 2, 2, 17, 48, false, {1, 6, 2, 17}},     // fewer keys than a vector; three vectors per row
+      {1, 16, 1, 4, 130, 16, false, {1, 1, 4, 130}},  // one key/value head for 16 query heads: 64 rows
+  };
+  const float scale = 0.125f;
+  for (const Case& c : cases) {
+    const at::Tensor q = at::randn({c.batch, c.q_len, c.q_heads, c.head_dim}).transpose(1, 2);
+    // Keys stored [B, S, H, E] (a cache written token by token), read by strides.
+    const at::Tensor k = at::randn({c.batch, c.kv_len, c.kv_heads, c.head_dim}).transpose(1, 2);
+    const at::Tensor v = at::randn({c.batch, c.kv_heads, c.kv_len, c.head_dim});
+    at::Tensor mask;
+    if (!c.mask_shape.empty()) {
+      mask = at::randn(c.mask_shape);
+      mask.select(-1, 0).fill_(-std::numeric_limits<float>::infinity());
+      mask.select(0, 0).select(-2, c.mask_shape[2] - 1).fill_(-std::numeric_limits<float>::infinity());  // sees none
+    }
+    const at::Tensor expected = Reference(q, k, v, mask, scale, c.causal);
+    const at::Tensor lse_or_inf = at::logsumexp(ReferenceScores(q, k, mask, scale, c.causal), {-1});
+    const at::Tensor expected_lse = lse_or_inf.masked_fill(lse_or_inf.isneginf(), 0.0);
+    const std::string shape = "q_len " + std::to_string(c.q_len) + " heads " + std::to_string(c.q_heads) + "/" +
+                              std::to_string(c.kv_heads) + " kv_len " + std::to_string(c.kv_len);
+    auto check = [&](const std::string& where, const std::function<void(FlashAttentionArgs&)>& run) {
+      const at::Tensor out = at::full(expected.sizes(), std::nanf(""));
+      FlashAttentionArgs a = ArgsOf(q, k, v, mask, out, scale, c.causal);
+      ASSERT_TRUE(DecodeAttentionApplies(a)) << shape;
+      const at::Tensor lse = at::full({c.batch, c.q_len, c.q_heads}, std::nanf("")).transpose(1, 2);
+      a.lse = lse.data_ptr<float>();
+      for (int d = 0; d < 3; ++d) a.lse_strides[d] = lse.stride(d);
+      run(a);
+      EXPECT_LT(out.sub(expected).abs().max().item<float>(), 2e-5) << where << " " << shape;
+      EXPECT_LT(MaxError(lse.to(at::kDouble), expected_lse), 2e-5) << where << " " << shape << " (log-sum-exp)";
+    };
+    for (const auto& [name, body] : DecodeBodies())
+      check(name, [&, body = body](FlashAttentionArgs& a) {
+        flash_detail::DecodeSplit whole;
+        whole.chunk_len = c.kv_len;
+        body(a, whole, 0, c.batch * c.kv_heads);
+      });
+    for (const int64_t chunks : {2, 3, 7})
+      check(std::to_string(chunks) + " chunks", [&](FlashAttentionArgs& a) { DecodeAttention(a, chunks); });
+  }
+}
+
+TEST(FlashAttentionTest, TheDecodeKernelTakesAtMostItsRowsPerKeyHead) {
+  auto args = [](int64_t q_heads, int64_t kv_heads, int64_t q_len) {
+    FlashAttentionArgs a;
+    a.batch = 1;
+    a.q_heads = q_heads;
+    a.kv_heads = kv_heads;
+    a.q_len = q_len;
+    a.kv_len = 100;
+    a.head_dim = 64;
+    return a;
+  };
+  if (!FlashAttentionApplies(64)) GTEST_SKIP() << "no AVX2 or AVX-512 on this CPU";
+  EXPECT_TRUE(DecodeAttentionApplies(args(32, 8, 16)));   // 4 x 16 = 64 rows
+  EXPECT_FALSE(DecodeAttentionApplies(args(32, 8, 17)));  // 68
+  EXPECT_FALSE(DecodeAttentionApplies(args(128, 1, 1)));  // 128
+  EXPECT_FALSE(DecodeAttentionApplies(args(12, 8, 1)));   // heads not a multiple of key heads
+  EXPECT_FALSE(DecodeAttentionApplies(args(8, 8, 0)));    // no query
 }
 
 // Attention's gradients in float64 from the probabilities exp(scores - lse) (0 for a row that

@@ -1,4 +1,5 @@
-"""FusedAttention on the CPU device: ATen's flash kernel (eager SDPA's) or the blocked one
+"""FusedAttention on the CPU device: ATen's flash kernel (eager SDPA's), the blocked one or, for a
+few query rows per key/value head (decode steps), the decode one
 (csrc/devices/cpu/kernels/flash_attention.h), whichever measured faster for the shapes on this
 CPU. Each kernel, forced with TORCHAIR_GE_CPU_ATTENTION, gives eager's numbers with causal masks,
 padding and full masks, grouped-query heads and partial blocks; the measured choice is reported.
@@ -14,7 +15,9 @@ from conftest import check_against_eager
 
 # (batch, q heads, kv heads, q len, kv len, head size, causal, mask)
 CASES = [(1, 8, 2, 130, 130, 64, True, None), (2, 4, 4, 70, 70, 32, False, "padding"),
-         (1, 4, 4, 40, 96, 128, False, "full"), (2, 2, 1, 1, 77, 64, False, "padding"), (1, 2, 2, 20, 20, 40, True, None)]
+         (1, 4, 4, 40, 96, 128, False, "full"), (2, 2, 1, 1, 77, 64, False, "padding"), (1, 2, 2, 20, 20, 40, True, None),
+         (1, 8, 2, 4, 300, 64, True, None), (1, 32, 8, 1, 600, 128, False, "padding")]
+KERNELS = ["aten_flash", "blocked_flash", "decode_flash", "measure"]
 
 
 def _inputs(batch, heads, kv_heads, q_len, kv_len, dim, mask):
@@ -29,7 +32,7 @@ def _inputs(batch, heads, kv_heads, q_len, kv_len, dim, mask):
     return q, k, v, None
 
 
-@pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash", "measure"])
+@pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("case", CASES)
 def test_attention_matches_eager(case, kernel, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
@@ -58,6 +61,23 @@ def test_the_measured_choice_is_reported(monkeypatch):
     assert choices[0]["winner"] in choices[0]["best_us"], choices
 
 
+@pytest.mark.parametrize("q_len", [1, 4])
+def test_a_decode_steps_choice_times_the_decode_kernel(q_len, monkeypatch):
+    # A few query rows per key/value head (8 query heads over 2: 4 x q_len rows) make the decode
+    # kernel a candidate beside ATen's and the blocked one; a prefill (64 rows per head) does not.
+    if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
+        pytest.skip("ATen's attention kernel only on this CPU")
+    monkeypatch.delenv("TORCHAIR_GE_CPU_ATTENTION", raising=False)
+    backend = torchair_ge.get_npu_backend()
+    q, k, v, _ = _inputs(2, 8, 2, q_len, 333, 64, None)
+    compiled = torch.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True), backend=backend,
+                             dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(q, k, v), F.scaled_dot_product_attention(q, k, v, enable_gqa=True))
+    choices = [c for c in backend.compiler.reports[0]["kernel_choices"] if c["key"].startswith("FusedAttention")]
+    assert len(choices) == 1 and set(choices[0]["best_us"]) == {"aten_flash", "blocked_flash", "decode_flash"}, choices
+
+
 def test_a_forced_kernel_name_that_does_not_exist_is_an_error(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", "flashy")
     q, k, v, _ = _inputs(1, 2, 2, 8, 8, 16, None)
@@ -67,8 +87,8 @@ def test_a_forced_kernel_name_that_does_not_exist_is_an_error(monkeypatch):
         compiled(q, k, v)
 
 
-@pytest.mark.parametrize("kernel", ["aten_flash", "blocked_flash", "measure"])
-@pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[4]])
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("case", [CASES[0], CASES[1], CASES[4], CASES[5]])
 def test_training_attention_saves_the_kernels_log_sum_exp(case, kernel, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
     *shape, causal, mask = case

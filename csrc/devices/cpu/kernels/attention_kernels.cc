@@ -100,9 +100,9 @@ FlashAttentionArgs FlashShapeOf(const AttentionOperands& t) {
   return shape;
 }
 
-// flash_attention.h's kernel, writing the task's output in place, where it applies: float32,
-// every last dim contiguous, a head size it has a body for, query heads a multiple of key heads.
-std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
+// The shape flash_attention.h's kernels run these operands with, where they apply: float32,
+// every last dim contiguous, a head size they have a body for, query heads a multiple of key heads.
+std::optional<FlashAttentionArgs> OwnAttentionShape(const AttentionOperands& t) {
   auto float_rows = [](const at::Tensor& x) {
     return x.scalar_type() == at::kFloat && x.dim() == 4 && x.stride(3) == 1;
   };
@@ -114,8 +114,13 @@ std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
     return std::nullopt;
   if (t.mask && (t.mask->scalar_type() != at::kFloat || t.mask->dim() != 4)) return std::nullopt;
   if (t.lse && (t.lse->scalar_type() != at::kFloat || t.lse->dim() != 3)) return std::nullopt;
-  const FlashAttentionArgs shape = FlashShapeOf(t);
-  return [t, shape]() {
+  return FlashShapeOf(t);
+}
+
+// A run of `kernel` (one of flash_attention.h's) on the task's tensors, writing its output in place.
+std::function<void()> OwnAttention(const AttentionOperands& t, const FlashAttentionArgs& shape,
+                                   void (*kernel)(const FlashAttentionArgs&)) {
+  return [t, shape, kernel]() {
     FlashAttentionArgs f = shape;
     f.q = t.q.const_data_ptr<float>();
     f.k = t.k.const_data_ptr<float>();
@@ -123,7 +128,7 @@ std::optional<std::function<void()>> OwnAttention(const AttentionOperands& t) {
     f.out = t.y.data_ptr<float>();
     if (t.mask) f.mask = t.mask->const_data_ptr<float>();
     if (t.lse) f.lse = t.lse->data_ptr<float>();
-    FlashAttention(f);
+    kernel(f);
   };
 }
 
@@ -146,7 +151,7 @@ std::optional<std::function<void()>> OwnAttentionGrad(const AttentionGradOperand
   auto same_rows = [](const at::Tensor& x, const at::Tensor& like) {
     return x.scalar_type() == at::kFloat && x.sizes() == like.sizes() && x.stride(3) == 1;
   };
-  if (!OwnAttention(f) || !same_rows(t.dy, f.q) || !same_rows(t.dq, f.q) || !same_rows(t.dk, f.k) ||
+  if (!OwnAttentionShape(f) || !same_rows(t.dy, f.q) || !same_rows(t.dq, f.q) || !same_rows(t.dk, f.k) ||
       !same_rows(t.dv, f.v))
     return std::nullopt;
   FlashAttentionGradArgs shape;
@@ -182,7 +187,11 @@ std::vector<KernelCandidate> AttentionGradCandidates(const AttentionGradOperands
 
 std::vector<KernelCandidate> AttentionCandidates(const AttentionOperands& t) {
   std::vector<KernelCandidate> out{{"aten_flash", AtenAttention(t)}};
-  if (auto own = OwnAttention(t)) out.push_back({"blocked_flash", std::move(*own)});
+  const std::optional<FlashAttentionArgs> shape = OwnAttentionShape(t);
+  if (!shape) return out;
+  out.push_back({"blocked_flash", OwnAttention(t, *shape, FlashAttention)});
+  if (DecodeAttentionApplies(*shape))
+    out.push_back({"decode_flash", OwnAttention(t, *shape, [](const FlashAttentionArgs& f) { DecodeAttention(f); })});
   return out;
 }
 
@@ -198,16 +207,17 @@ std::string AttentionKey(const KernelArgs& a, const AttentionOperands& t) {
 const AttentionOperands& ForwardOf(const AttentionOperands& t) { return t; }
 const AttentionOperands& ForwardOf(const AttentionGradOperands& t) { return t.forward; }
 
-// ATen's kernel or the blocked one (flash_attention.h), whichever measured faster for these
-// shapes on this CPU (or the one TORCHAIR_GE_CPU_ATTENTION forces; where it does not apply,
-// ATen's runs): the forward's and the backward's choice alike.
+// ATen's kernel, the blocked one or (a forward with few query rows per key/value head) the
+// decode one (flash_attention.h), whichever measured faster for these shapes on this CPU (or the
+// one TORCHAIR_GE_CPU_ATTENTION forces; where it does not apply -- decode_flash to a backward, or
+// to many query rows -- ATen's runs): the forward's and the backward's choice alike.
 template <class Operands>
 Expected<std::unique_ptr<Kernel>> ChosenAttentionKernel(
     KernelArgs& a, Expected<Operands> (*operands_of)(const KernelArgs&),
     std::vector<KernelCandidate> (*candidates_of)(const Operands&)) {
   GE_ASSIGN_OR_RETURN(const Operands t, operands_of(a));
-  GE_ASSIGN_OR_RETURN(const std::string setting,
-                      ForcedKernelSetting("TORCHAIR_GE_CPU_ATTENTION", {"aten_flash", "blocked_flash"}));
+  GE_ASSIGN_OR_RETURN(const std::string setting, ForcedKernelSetting("TORCHAIR_GE_CPU_ATTENTION",
+                                                                     {"aten_flash", "blocked_flash", "decode_flash"}));
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(candidates_of(t), setting));
   auto timed = [&]() {
     Expected<Operands> scratch = operands_of(a.WithTimingOperands());

@@ -5,6 +5,9 @@
 namespace ge::cpu::flash_detail {
 
 void BlocksAvx512(const FlashAttentionArgs& a, int64_t begin, int64_t end) { Blocks<xsimd::avx512f>(a, begin, end); }
+void DecodeAvx512(const FlashAttentionArgs& a, const DecodeSplit& split, int64_t begin, int64_t end) {
+  Decode<xsimd::avx512f>(a, split, begin, end);
+}
 void BackwardAvx512(const FlashAttentionGradArgs& a, int64_t begin, int64_t end) {
   Backward<xsimd::avx512f>(a, begin, end);
 }

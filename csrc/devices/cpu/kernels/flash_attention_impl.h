@@ -99,6 +99,28 @@ float MaxOf(const float* x, int64_t n) {
   return *std::max_element(lanes, lanes + kW);
 }
 
+// One key block's step of a row's online softmax: its scores `s` (kKeyBlock, -inf past the ones
+// it sees) become exp(s - the new row max), the row's max and sum move on, and the factor its
+// earlier output is scaled by is returned. A row max that is still -inf (nothing seen yet)
+// shifts by 0, so exp gives 0 and no NaN.
+template <class V>
+inline float OnlineSoftmaxStep(float* s, float& row_max, float& row_sum) {
+  constexpr int kW = static_cast<int>(V::size);
+  const float new_max = std::max(row_max, MaxOf<V>(s, kKeyBlock));
+  const float shift = new_max == -std::numeric_limits<float>::infinity() ? 0.f : new_max;
+  const float alpha = std::exp(row_max - shift);
+  const V shift_v(shift);
+  V sum(0.f);
+  for (int64_t c = 0; c < kKeyBlock; c += kW) {
+    const V p = xsimd::exp(V::load_unaligned(s + c) - shift_v);
+    p.store_unaligned(s + c);
+    sum += p;
+  }
+  row_sum = row_sum * alpha + xsimd::hadd(sum);
+  row_max = new_max;
+  return alpha;
+}
+
 // One (batch, query head, query block) task after another. The keys of a (batch, head) are
 // transposed once, block by block ([block][d][key]: one contiguous tile per key block, padded
 // with zero keys -- a [d][all keys] layout put the rows a tile reads a power of two apart, into
@@ -165,20 +187,7 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
         }
         const int64_t visible = a.causal ? std::clamp<int64_t>(i - c0 + 1, 0, cols) : cols;
         std::fill(s + visible, s + kKeyBlock, -kInf);
-        // Online softmax: a row max that is still -inf (nothing seen yet) shifts by 0, so exp
-        // gives 0 and no NaN.
-        const float new_max = std::max(row_max[r], MaxOf<V>(s, kKeyBlock));
-        const float shift = new_max == -kInf ? 0.f : new_max;
-        alpha[r] = std::exp(row_max[r] - shift);
-        const V shift_v(shift);
-        V sum(0.f);
-        for (int64_t c = 0; c < kKeyBlock; c += kW) {
-          const V p = xsimd::exp(V::load_unaligned(s + c) - shift_v);
-          p.store_unaligned(s + c);
-          sum += p;
-        }
-        row_sum[r] = row_sum[r] * alpha[r] + xsimd::hadd(sum);
-        row_max[r] = new_max;
+        alpha[r] = OnlineSoftmaxStep<V>(s, row_max[r], row_sum[r]);
       }
       const float* v_block = v + c0 * a.v_strides[2];
       ForRowTiles<kTileRows<V>>(rows, [&](int64_t r, auto tile) {
@@ -197,6 +206,149 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
       float* lse = a.lse + b * a.lse_strides[0] + h * a.lse_strides[1] + r0 * a.lse_strides[2];
       for (int64_t r = 0; r < rows; ++r)  // a row that saw no key: 0, as ATen's kernel saves
         lse[r * a.lse_strides[2]] = row_sum[r] == 0.f ? 0.f : row_max[r] + std::log(row_sum[r]);
+    }
+  }
+}
+
+// s[r * kKeyBlock] = q[r] . key for R query rows (row stride d_len) and one key row: two
+// accumulators per row over alternate vectors of d, so that R x 2 FMA chains overlap.
+template <class V, int R>
+inline void DotKeyRow(const float* q, int64_t d_len, const float* key, float* s) {
+  constexpr int kW = static_cast<int>(V::size);
+  V even[R], odd[R];
+  for (int r = 0; r < R; ++r) even[r] = odd[r] = V(0.f);
+  int64_t d = 0;
+  for (; d + 2 * kW <= d_len; d += 2 * kW) {
+    const V k0 = V::load_unaligned(key + d), k1 = V::load_unaligned(key + d + kW);
+    for (int r = 0; r < R; ++r) {
+      even[r] = xsimd::fma(V::load_unaligned(q + r * d_len + d), k0, even[r]);
+      odd[r] = xsimd::fma(V::load_unaligned(q + r * d_len + d + kW), k1, odd[r]);
+    }
+  }
+  if (d < d_len) {
+    const V k0 = V::load_unaligned(key + d);
+    for (int r = 0; r < R; ++r) even[r] = xsimd::fma(V::load_unaligned(q + r * d_len + d), k0, even[r]);
+  }
+  for (int r = 0; r < R; ++r) s[r * kKeyBlock] = xsimd::hadd(even[r] + odd[r]);
+}
+
+// Lane j: the sum of acc[j]'s lanes. xsimd's haddp does this for AVX2; for AVX-512 (xsimd 8.1)
+// it returns the sums in shuffled lanes, so there each vector's halves are added and AVX2's
+// haddp sums eight at a time.
+template <class V>
+inline V SumsOf(const V* acc) {
+  return xsimd::haddp(acc);
+}
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+template <>
+inline xsimd::batch<float, xsimd::avx512f> SumsOf(const xsimd::batch<float, xsimd::avx512f>* acc) {
+  using Half = xsimd::batch<float, xsimd::avx2>;
+  Half halves[16];
+  for (int j = 0; j < 16; ++j) {
+    const __m512 x = acc[j];
+    halves[j] = Half(_mm256_add_ps(_mm512_castps512_ps256(x), _mm512_extractf32x8_ps(x, 1)));
+  }
+  const __m256 low = xsimd::haddp(halves), high = xsimd::haddp(halves + 8);
+  return _mm512_insertf32x8(_mm512_castps256_ps512(low), high, 1);
+}
+#endif
+
+// s[r * kKeyBlock + c] = q[r] . k[c] for `rows` query rows (row stride d_len) and the keys c < cols
+// (row stride k_row): kW keys at a time against one query row, one accumulator per key and
+// their sums transposed into one vector (SumsOf); the keys left one at a time.
+template <class V>
+inline void KeyScores(const float* q, int64_t rows, int64_t d_len, const float* k, int64_t k_row, int64_t cols,
+                      float* s) {
+  constexpr int kW = static_cast<int>(V::size);
+  int64_t c = 0;
+  for (; c + kW <= cols; c += kW)
+    for (int64_t r = 0; r < rows; ++r) {
+      V acc[kW];
+      for (int j = 0; j < kW; ++j) acc[j] = V(0.f);
+      for (int64_t d = 0; d < d_len; d += kW) {
+        const V qd = V::load_unaligned(q + r * d_len + d);
+        for (int j = 0; j < kW; ++j) acc[j] = xsimd::fma(qd, V::load_unaligned(k + (c + j) * k_row + d), acc[j]);
+      }
+      SumsOf(acc).store_unaligned(s + r * kKeyBlock + c);
+    }
+  for (; c < cols; ++c)
+    ForRowTiles<kTileRows<V>>(rows, [&](int64_t r, auto tile) {
+      DotKeyRow<V, decltype(tile)::value>(q + r * d_len, d_len, k + c * k_row, s + r * kKeyBlock + c);
+    });
+}
+
+// DecodeAttention's tasks [begin, end) (DecodeSplit says what a task is). Row r of a task's tiles
+// is query row r % q_len of the group's query head r / q_len.
+template <class Arch>
+void Decode(const FlashAttentionArgs& a, const DecodeSplit& split, int64_t begin, int64_t end) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int kW = static_cast<int>(V::size);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const int64_t d_len = a.head_dim, group = a.q_heads / a.kv_heads, rows = group * a.q_len;
+  // The thread's buffers, kept between runs (a run allocates nothing once they are large enough).
+  thread_local std::vector<float> work;
+  work.resize(std::max(work.size(), static_cast<size_t>(rows * (2 * d_len + kKeyBlock + 3))));
+  float* const q_tile = work.data();            // the group's queries, scaled, [r][d]
+  float* const o_tile = q_tile + rows * d_len;  // unnormalized outputs, [r][d]
+  float* const s_tile = o_tile + rows * d_len;  // scores, then probabilities, [r][key]
+  float* const row_max = s_tile + rows * kKeyBlock;
+  float* const row_sum = row_max + rows;
+  float* const alpha = row_sum + rows;
+  const V scale(a.scale);
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t chunk = task % split.chunks, bkv = task / split.chunks;
+    const int64_t kvh = bkv % a.kv_heads, b = bkv / a.kv_heads;
+    auto head_of = [&](int64_t r) { return kvh * group + r / a.q_len; };
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* q = a.q + b * a.q_strides[0] + head_of(r) * a.q_strides[1] + r % a.q_len * a.q_strides[2];
+      for (int64_t d = 0; d < d_len; d += kW)
+        (V::load_unaligned(q + d) * scale).store_unaligned(q_tile + r * d_len + d);
+    }
+    std::fill(o_tile, o_tile + rows * d_len, 0.f);
+    std::fill(row_max, row_max + rows, -kInf);
+    std::fill(row_sum, row_sum + rows, 0.f);
+    const float* k = a.k + b * a.k_strides[0] + kvh * a.k_strides[1];
+    const float* v = a.v + b * a.v_strides[0] + kvh * a.v_strides[1];
+    // Causal (top-left): no row sees a key past the last query row.
+    const int64_t seen = a.causal ? std::min(a.kv_len, a.q_len) : a.kv_len;
+    const int64_t first = chunk * split.chunk_len, last = std::min(seen, first + split.chunk_len);
+    for (int64_t c0 = first; c0 < last; c0 += kKeyBlock) {
+      const int64_t cols = std::min(kKeyBlock, last - c0);
+      KeyScores<V>(q_tile, rows, d_len, k + c0 * a.k_strides[2], a.k_strides[2], cols, s_tile);
+      for (int64_t r = 0; r < rows; ++r) {
+        float* s = s_tile + r * kKeyBlock;
+        const int64_t i = r % a.q_len;
+        if (a.mask != nullptr) {
+          const float* m = a.mask + b * a.mask_strides[0] + head_of(r) * a.mask_strides[1] + i * a.mask_strides[2];
+          for (int64_t c = 0; c < cols; ++c) s[c] += m[(c0 + c) * a.mask_strides[3]];
+        }
+        const int64_t visible = a.causal ? std::clamp<int64_t>(i - c0 + 1, 0, cols) : cols;
+        std::fill(s + visible, s + kKeyBlock, -kInf);
+        alpha[r] = OnlineSoftmaxStep<V>(s, row_max[r], row_sum[r]);
+      }
+      ForRowTiles<kTileRows<V>>(rows, [&](int64_t r, auto tile) {
+        OutputRows<V, decltype(tile)::value>(s_tile + r * kKeyBlock, cols, v + c0 * a.v_strides[2], a.v_strides[2],
+                                             o_tile + r * d_len, d_len, d_len, alpha + r);
+      });
+    }
+    if (split.chunks > 1) {  // the chunk's state, merged by DecodeAttention
+      float* state = split.partials + task * rows * (d_len + 2);
+      for (int64_t r = 0; r < rows; ++r, state += d_len + 2) {
+        state[0] = row_max[r];
+        state[1] = row_sum[r];
+        std::copy(o_tile + r * d_len, o_tile + (r + 1) * d_len, state + 2);
+      }
+      continue;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t h = head_of(r), i = r % a.q_len;
+      float* out = a.out + b * a.out_strides[0] + h * a.out_strides[1] + i * a.out_strides[2];
+      const V inverse(row_sum[r] == 0.f ? 0.f : 1.f / row_sum[r]);  // a query that saw no key: zeros
+      for (int64_t d = 0; d < d_len; d += kW)
+        (V::load_unaligned(o_tile + r * d_len + d) * inverse).store_unaligned(out + d);
+      if (a.lse != nullptr)  // a row that saw no key: 0, as ATen's kernel saves
+        a.lse[b * a.lse_strides[0] + h * a.lse_strides[1] + i * a.lse_strides[2]] =
+            row_sum[r] == 0.f ? 0.f : row_max[r] + std::log(row_sum[r]);
     }
   }
 }

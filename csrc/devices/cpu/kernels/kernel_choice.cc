@@ -43,9 +43,10 @@ constexpr double kBudgetUs = 20000;
 // engine's own primitives; 3: the few-row product streams one weight row at a time, every
 // candidate is timed on evicted weights, and a weight that is an input is repacked on a digest;
 // 4: convolutions with few output pixels gain the few_pixels candidate; 5: and the
-// few_pixels_unpacked one; 6: products of up to 256 rows the onednn_transposed one) bumps it and
-// every key is timed again.
-constexpr int kCandidatesRevision = 6;
+// few_pixels_unpacked one; 6: products of up to 256 rows the onednn_transposed one; 7: attention
+// with few query rows per key/value head the decode_flash one) bumps it and every key is timed
+// again.
+constexpr int kCandidatesRevision = 7;
 
 struct Registry {
   std::mutex mutex;
