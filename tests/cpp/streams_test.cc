@@ -160,14 +160,14 @@ TEST(StreamReplayTest, AdjacentPairsDecideAndTheStreamsMustClearlyWin) {
 TEST(StreamReplayTest, HopelessStreamsAreGivenUpEarly) {
   const size_t early = kHopelessStreamPairs + 1;  // the first pair is left out
   ASSERT_LT(early, kStreamReplayPairs);
-  std::vector<int64_t> order(early, 1000), slower(early, 1500);
-  slower[0] = 100;  // the first pair does not count
+  std::vector<int64_t> order(early, 1000), slower(early, 1200);  // (under kClearlySlowerStreams)
+  slower[0] = 100;                                               // the first pair does not count
   EXPECT_FALSE(JudgeStreamReplay(std::vector<int64_t>(order.begin(), order.end() - 1),
                                  std::vector<int64_t>(slower.begin(), slower.end() - 1)));
   auto verdict = JudgeStreamReplay(order, slower);
   ASSERT_TRUE(verdict);
   EXPECT_FALSE(verdict->streams);
-  EXPECT_DOUBLE_EQ(verdict->ratio, 1.5);
+  EXPECT_DOUBLE_EQ(verdict->ratio, 1.2);
   EXPECT_EQ(verdict->pairs, kHopelessStreamPairs);
   // Slower in all pairs but one: no early verdict, though the median says the streams lose.
   std::vector<int64_t> once_faster = slower;
@@ -175,6 +175,24 @@ TEST(StreamReplayTest, HopelessStreamsAreGivenUpEarly) {
   EXPECT_FALSE(JudgeStreamReplay(order, once_faster));
   // Streams that win by half: no early verdict either way.
   EXPECT_FALSE(JudgeStreamReplay(order, std::vector<int64_t>(early, 500)));
+}
+
+// Streams kClearlySlowerStreams slower in both of the first two pairs (after the first) are
+// given up then; one of the two under it, and the timing goes on.
+TEST(StreamReplayTest, ClearlySlowerStreamsAreGivenUpAfterTwoPairs) {
+  const size_t early = kClearlySlowerStreamPairs + 1;  // the first pair is left out
+  std::vector<int64_t> order(early, 1000), slower(early, 1900);
+  slower[0] = 100;  // the first pair does not count
+  EXPECT_FALSE(JudgeStreamReplay(std::vector<int64_t>(order.begin(), order.end() - 1),
+                                 std::vector<int64_t>(slower.begin(), slower.end() - 1)));
+  auto verdict = JudgeStreamReplay(order, slower);
+  ASSERT_TRUE(verdict);
+  EXPECT_FALSE(verdict->streams);
+  EXPECT_EQ(verdict->pairs, kClearlySlowerStreamPairs);
+  EXPECT_DOUBLE_EQ(verdict->ratio, 1.9);
+  std::vector<int64_t> once_close = slower;
+  once_close[2] = 1200;
+  EXPECT_FALSE(JudgeStreamReplay(order, once_close));
 }
 
 }  // namespace

@@ -47,8 +47,13 @@ std::optional<StreamReplayVerdict> JudgeStreamReplay(const std::vector<int64_t>&
   auto ratio = [&](size_t i) {
     return static_cast<double>(streams_ns[i]) / static_cast<double>(std::max<int64_t>(task_order_ns[i], 1));
   };
-  bool hopeless = pairs > kHopelessStreamPairs;
-  for (size_t i = 1; i < pairs && hopeless; ++i) hopeless = ratio(i) >= 1.0;
+  auto slower_in_every_pair = [&](double by) {
+    bool slower = true;
+    for (size_t i = 1; i < pairs && slower; ++i) slower = ratio(i) >= by;
+    return slower;
+  };
+  const bool hopeless = (pairs > kHopelessStreamPairs && slower_in_every_pair(1.0)) ||
+                        (pairs > kClearlySlowerStreamPairs && slower_in_every_pair(kClearlySlowerStreams));
   if (pairs < kStreamReplayPairs && !hopeless) return std::nullopt;  // (no allocation while undecided)
   std::vector<double> ratios;
   for (size_t i = 1; i < pairs; ++i) ratios.push_back(ratio(i));

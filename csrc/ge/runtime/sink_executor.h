@@ -35,6 +35,12 @@ inline constexpr double kStreamsMustSave = 0.9;
 // few dozen steps spent all of them timing). A load of the moment favours the streams, so it
 // cannot make hopeless streams look better; one pair the streams win and the timing goes on.
 inline constexpr size_t kHopelessStreamPairs = 4;
+// And after two pairs (after the first) when the streams were at least this much slower in both:
+// a graph run once per request pays every streams run while the timing lasts (a LLaMA prefill of
+// 900 tokens, once per generate(), ran in 227 ms on its streams and 119 in task order, and
+// generate() took five calls to get past the timing).
+inline constexpr size_t kClearlySlowerStreamPairs = 2;
+inline constexpr double kClearlySlowerStreams = 1.25;
 
 struct StreamReplayVerdict {
   bool streams = false;  // keep the streams (else the task order)
@@ -42,7 +48,7 @@ struct StreamReplayVerdict {
   size_t pairs = 0;      // pairs the median is over
 };
 // The verdict once both ways have kStreamReplayPairs run times (in run order), or earlier when
-// the streams are hopeless (kHopelessStreamPairs), else nullopt.
+// the streams are hopeless (kHopelessStreamPairs, kClearlySlowerStreamPairs), else nullopt.
 std::optional<StreamReplayVerdict> JudgeStreamReplay(const std::vector<int64_t>& task_order_ns,
                                                      const std::vector<int64_t>& streams_ns);
 
