@@ -8,6 +8,7 @@
 #include "ge/base/logging.h"
 #include "ge/base/version.h"
 #include "ge/passes/pass_manager.h"
+#include "ge/passes/rewrite_rules.h"
 #include "ge/base/options.h"
 #include "ge/serialize/file_io.h"
 #include "ge/serialize/trusted_dir.h"
@@ -78,6 +79,14 @@ PYBIND11_MODULE(_C, m) {
       "engine_version", [] { return std::string(ge::kEngineVersion); },
       "The engine's version, recorded in model files.");
   m.def("optimizer_passes", &ge::OptimizerPassNames, "Names of the graph optimizer's passes, in pipeline order.");
+  m.def(
+      "rewrite_rules",
+      [] {
+        std::vector<std::string> names;
+        for (const ge::RewriteRule& rule : ge::RewriteRuleRegistry::Global().Rules()) names.push_back(rule.name);
+        return names;
+      },
+      "Names of PatternRewrite's rules (built-in and registered), which optimization_switch may turn off too.");
   m.def("collective_namespaces", &ge::cpu::CollectiveNamespaces,
         "torch.distributed's operator namespaces, which the engine refuses to run (their work is asynchronous).");
   m.def(

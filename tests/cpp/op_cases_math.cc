@@ -241,6 +241,21 @@ std::vector<OpCase> MathAndShapeCases() {
                      return b.Op("BatchNorm", {In(b, {2, 3, 4, 4}), In(b, {4}), In(b, {3}), In(b, {3}), In(b, {3})});
                    },
                    {}});
+  cases.push_back({"RotaryMul",
+                   [](GraphBuilder& b) {  // cos and sin broadcast over heads
+                     return b.Op("RotaryMul", {In(b, {2, 4, 6, 8}), In(b, {2, 1, 6, 8}), In(b, {1, 1, 6, 8})});
+                   },
+                   {TensorDesc(F32, {2, 4, 6, 8})}});
+  cases.push_back({"RotaryMul",
+                   [](GraphBuilder& b) {  // an odd last dim has no halves
+                     return b.Op("RotaryMul", {In(b, {2, 4, 6, 7}), In(b, {6, 7}), In(b, {6, 7})});
+                   },
+                   {}});
+  cases.push_back({"RotaryMul",
+                   [](GraphBuilder& b) {  // cos would widen x
+                     return b.Op("RotaryMul", {In(b, {4, 6, 8}), In(b, {2, 4, 6, 8}), In(b, {6, 8})});
+                   },
+                   {}});
   cases.push_back({"FusedAttention",
                    [](GraphBuilder& b) {
                      return b.Op("FusedAttention",

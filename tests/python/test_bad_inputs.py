@@ -251,7 +251,7 @@ def backend_without_config(tmp_path):
 def unknown_pass_switch(tmp_path):
     config = torchair_ge.CompilerConfig()
     with pytest.raises(ValueError, match=r"option 'ge_config.optimization_switch': unknown pass 'Foo' "
-                                         r"\(passes: DeadCodeElimination"):
+                                         r"\(passes and rewrite rules: DeadCodeElimination"):
         config.ge_config.optimization_switch = "Foo:off"
 
 

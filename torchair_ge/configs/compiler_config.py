@@ -43,17 +43,18 @@ class ProfilingConfig(OptionGroup):
 
 
 class SwitchList(OptionalText):
-    """"PassName:off;PassName:on" -- each name one of the engine's optimizer passes, checked when set."""
+    """"PassName:off;PassName:on" -- each name one of the engine's optimizer passes or PatternRewrite's rules,
+    checked when set."""
 
     def check(self, path, value):
         value = super().check(path, value)
-        passes = _C.optimizer_passes()
+        passes = _C.optimizer_passes() + _C.rewrite_rules()
         for item in filter(None, (value or "").split(";")):
             name, sep, state = item.partition(":")
             if not sep or not name or state not in ("on", "off"):
                 raise ValueError(f"option '{path}': {item!r} is not 'PassName:on' or 'PassName:off'")
             if name not in passes:
-                raise ValueError(f"option '{path}': unknown pass {name!r} (passes: {', '.join(passes)})")
+                raise ValueError(f"option '{path}': unknown pass {name!r} (passes and rewrite rules: {', '.join(passes)})")
         return value
 
 

@@ -56,6 +56,7 @@ CpuKernelRegistry& CpuKernelRegistry::Global() {
     RegisterMathKernels(*r);
     RegisterNnKernels(*r);
     RegisterAttentionKernels(*r);
+    RegisterRotaryKernels(*r);
     RegisterArrayKernels(*r);
     RegisterIndexingKernels(*r);
     RegisterInplaceKernels(*r);

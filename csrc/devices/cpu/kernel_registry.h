@@ -106,6 +106,7 @@ void RegisterElementwiseKernels(CpuKernelRegistry& registry);
 void RegisterMathKernels(CpuKernelRegistry& registry);
 void RegisterNnKernels(CpuKernelRegistry& registry);
 void RegisterAttentionKernels(CpuKernelRegistry& registry);
+void RegisterRotaryKernels(CpuKernelRegistry& registry);
 void RegisterArrayKernels(CpuKernelRegistry& registry);
 void RegisterIndexingKernels(CpuKernelRegistry& registry);
 void RegisterInplaceKernels(CpuKernelRegistry& registry);

@@ -112,6 +112,7 @@ Status RunOptimizerStage(CompileState& s, const PassStage& stage) {
   s.pass_number = 0;
   PassContext context{&s.evaluator};
   if (!s.options.size_dependent.empty()) context.size_dependent = &s.options.size_dependent;
+  context.switches = &s.options.optimizer.switches;
   // With dump level "all", every pass that changed the graph is dumped too: <NN>.<k>_<stage>_<pass>.
   const AfterPassFn after_pass = [&s](const std::string& stage_name, const std::string& pass,
                                       const Graph& g) -> Status {

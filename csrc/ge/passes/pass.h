@@ -31,6 +31,9 @@ struct PassContext {
   // Nothing computed from them is folded, since a folded constant's shape or values would follow
   // the sizes; may be null.
   const std::unordered_set<std::string>* size_dependent = nullptr;
+  // Rewrite rules (rewrite_rules.h) that ge.optimizationSwitch turned off ("RotaryMul:off"); may
+  // be null.
+  const std::map<std::string, bool>* switches = nullptr;
 };
 
 class GraphPass {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "ge/base/logging.h"
+#include "ge/passes/rewrite_rules.h"
 
 namespace ge {
 namespace {
@@ -30,9 +31,11 @@ Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options)
   GE_ASSIGN_OR_RETURN(out.dead_code_elimination, BoolOption(options, option::kOoDeadCodeElimination));
   GE_ASSIGN_OR_RETURN(out.verify_each_pass, BoolOption(options, option::kOoVerifyEachPass));
 
-  // "Name:off;Name:on" -- every name must be a pass of the pipeline.
+  // "Name:off;Name:on" -- every name must be a pass of the pipeline or a rewrite rule (which
+  // PatternRewrite then skips).
   GE_ASSIGN_OR_RETURN(const std::string spec, OptionValue(options, option::kOptimizationSwitch));
-  const std::vector<std::string> known = OptimizerPassNames();
+  std::vector<std::string> known = OptimizerPassNames();
+  for (const RewriteRule& rule : RewriteRuleRegistry::Global().Rules()) known.push_back(rule.name);
   size_t start = 0;
   while (start < spec.size()) {
     size_t end = spec.find(';', start);
@@ -44,7 +47,7 @@ Expected<OptimizerOptions> OptimizerOptions::FromOptions(const Options& options)
     GE_CHECK(colon != std::string::npos, "ge.optimizationSwitch: '{}' is not 'PassName:on|off'", item);
     const std::string name = item.substr(0, colon);
     GE_CHECK(std::find(known.begin(), known.end(), name) != known.end(),
-             "ge.optimizationSwitch: unknown pass '{}' (passes: {})", name, fmt::join(known, ", "));
+             "ge.optimizationSwitch: unknown pass '{}' (passes and rewrite rules: {})", name, fmt::join(known, ", "));
     const std::string state = item.substr(colon + 1);
     GE_CHECK(state == "on" || state == "off", "ge.optimizationSwitch: '{}' is not 'PassName:on|off'", item);
     out.switches[name] = state == "on";

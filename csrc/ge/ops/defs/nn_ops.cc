@@ -3,6 +3,7 @@
 // keeps a convolution net's activations so), with window attributes in x's dim order.
 #include "ge/ops/epilogue_activation.h"
 #include "ge/ops/infer_util.h"
+#include "ge/ops/op_names.h"
 #include "ge/ops/op_registry.h"
 
 namespace ge {
@@ -502,6 +503,30 @@ void RegisterNnOps(OpRegistry& r) {
                        .Doc("inference batch norm over channel dim 1 (the last with data_format NHWC): (x - mean) / "
                             "sqrt(variance + eps) * scale + offset")
                        .Build());
+  (void)r.Register(
+      OpDef(kOpRotaryMul)
+          .TypeVar("T", dtypes::kFloat)
+          .Input("x", "T")
+          .Input("r1", "T")
+          .Input("r2", "T")
+          .Output("y", "T")
+          .Infer([](InferContext& ctx) -> Status {
+            const Shape& x = ctx.Input(0).shape;
+            if (x.empty() || x.back() % 2 != 0)
+              return ctx.Error("x {} must have an even last dim (its two halves rotate)", ShapeToString(x));
+            for (int i = 1; i < 3; ++i) {
+              auto b = BroadcastShapes(ctx.Input(i).shape, x);
+              if (!b.ok() || *b != x)
+                return ctx.Error("r{} {} does not broadcast to x {}", i, ShapeToString(ctx.Input(i).shape),
+                                 ShapeToString(x));
+            }
+            return InferSameAsFirstInput(ctx);
+          })
+          .InferSymbolic(InferSymbolicSameAsFirstInput)
+          .Doc("rotary position embedding: x * r1 + rotate_half(x) * r2, rotate_half(x) = concat(-x2, x1) of "
+               "x's last-dim halves x1, x2 (torch_npu.npu_rotary_mul; what LLaMA-style models write out); r1, r2 "
+               "(cos, sin) broadcast to x")
+          .Build());
   (void)r.Register(AttentionOp("FusedAttention", false)
                        .Doc("softmax(query @ key^T * scale + atten_mask) @ value over [..., L, E] / [..., S, E] / "
                             "[..., S, E]; the additive mask broadcasts to [..., L, S]; is_causal masks j > i; rank 4: "

@@ -4,7 +4,11 @@
 namespace ge {
 
 void RegisterFusedAttentionRule(RewriteRuleRegistry& registry);
+void RegisterRotaryMulRule(RewriteRuleRegistry& registry);
 
-void RegisterBuiltinRewriteRules(RewriteRuleRegistry& registry) { RegisterFusedAttentionRule(registry); }
+void RegisterBuiltinRewriteRules(RewriteRuleRegistry& registry) {
+  RegisterFusedAttentionRule(registry);
+  RegisterRotaryMulRule(registry);
+}
 
 }  // namespace ge
