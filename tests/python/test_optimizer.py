@@ -60,7 +60,8 @@ def test_single_switches_and_options_reach_the_engine():
     assert report["passes_fired"]["TransposeMatMulFold"] > 0 and report["tasks"] == 8
     with pytest.raises(ValueError, match="PassName:on"):
         config.ge_config.optimization_switch = "TransposeMatMulFold"
-    with pytest.raises(ValueError, match="unknown pass 'NoSuchPass' \\(passes and rewrite rules: .*TransposeMatMulFold.*RotaryMul"):
+    with pytest.raises(ValueError,
+                       match="unknown pass 'NoSuchPass' \\(passes and rewrite rules: .*TransposeMatMulFold.*RotaryMul"):
         config.ge_config.optimization_switch = "NoSuchPass:off"  # refused when set, not at compile
 
 
