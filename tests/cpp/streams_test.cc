@@ -155,44 +155,44 @@ TEST(StreamReplayTest, AdjacentPairsDecideAndTheStreamsMustClearlyWin) {
   EXPECT_FALSE(verdict->streams);
 }
 
+// Streams taking `streams_ns` against the task order's 1000 in every pair (in the first, left out,
+// 100): no verdict one pair short of `pairs` (after the first), then the task order's. Returns
+// the streams' times.
+std::vector<int64_t> ExpectGivenUpAfter(size_t pairs, int64_t streams_ns) {
+  const std::vector<int64_t> order(pairs + 1, 1000);
+  std::vector<int64_t> streams(pairs + 1, streams_ns);
+  streams[0] = 100;
+  EXPECT_FALSE(JudgeStreamReplay(std::vector<int64_t>(order.begin(), order.end() - 1),
+                                 std::vector<int64_t>(streams.begin(), streams.end() - 1)));
+  const auto verdict = JudgeStreamReplay(order, streams);
+  EXPECT_TRUE(verdict.has_value());
+  if (verdict) {
+    EXPECT_FALSE(verdict->streams);
+    EXPECT_DOUBLE_EQ(verdict->ratio, static_cast<double>(streams_ns) / 1000);
+    EXPECT_EQ(verdict->pairs, pairs);
+  }
+  return streams;
+}
+
 // Streams no faster in any pair (after the first) are given up after kHopelessStreamPairs pairs;
 // one pair they win, or equal times, and the timing runs its course.
 TEST(StreamReplayTest, HopelessStreamsAreGivenUpEarly) {
-  const size_t early = kHopelessStreamPairs + 1;  // the first pair is left out
-  ASSERT_LT(early, kStreamReplayPairs);
-  std::vector<int64_t> order(early, 1000), slower(early, 1200);  // (under kClearlySlowerStreams)
-  slower[0] = 100;                                               // the first pair does not count
-  EXPECT_FALSE(JudgeStreamReplay(std::vector<int64_t>(order.begin(), order.end() - 1),
-                                 std::vector<int64_t>(slower.begin(), slower.end() - 1)));
-  auto verdict = JudgeStreamReplay(order, slower);
-  ASSERT_TRUE(verdict);
-  EXPECT_FALSE(verdict->streams);
-  EXPECT_DOUBLE_EQ(verdict->ratio, 1.2);
-  EXPECT_EQ(verdict->pairs, kHopelessStreamPairs);
+  ASSERT_LT(kHopelessStreamPairs + 1, kStreamReplayPairs);
+  const std::vector<int64_t> order(kHopelessStreamPairs + 1, 1000);
+  std::vector<int64_t> once_faster = ExpectGivenUpAfter(kHopelessStreamPairs, 1200);  // under kClearlySlowerStreams
   // Slower in all pairs but one: no early verdict, though the median says the streams lose.
-  std::vector<int64_t> once_faster = slower;
   once_faster[2] = 900;
   EXPECT_FALSE(JudgeStreamReplay(order, once_faster));
   // Streams that win by half: no early verdict either way.
-  EXPECT_FALSE(JudgeStreamReplay(order, std::vector<int64_t>(early, 500)));
+  EXPECT_FALSE(JudgeStreamReplay(order, std::vector<int64_t>(order.size(), 500)));
 }
 
 // Streams kClearlySlowerStreams slower in both of the first two pairs (after the first) are
 // given up then; one of the two under it, and the timing goes on.
 TEST(StreamReplayTest, ClearlySlowerStreamsAreGivenUpAfterTwoPairs) {
-  const size_t early = kClearlySlowerStreamPairs + 1;  // the first pair is left out
-  std::vector<int64_t> order(early, 1000), slower(early, 1900);
-  slower[0] = 100;  // the first pair does not count
-  EXPECT_FALSE(JudgeStreamReplay(std::vector<int64_t>(order.begin(), order.end() - 1),
-                                 std::vector<int64_t>(slower.begin(), slower.end() - 1)));
-  auto verdict = JudgeStreamReplay(order, slower);
-  ASSERT_TRUE(verdict);
-  EXPECT_FALSE(verdict->streams);
-  EXPECT_EQ(verdict->pairs, kClearlySlowerStreamPairs);
-  EXPECT_DOUBLE_EQ(verdict->ratio, 1.9);
-  std::vector<int64_t> once_close = slower;
+  std::vector<int64_t> once_close = ExpectGivenUpAfter(kClearlySlowerStreamPairs, 1900);
   once_close[2] = 1200;
-  EXPECT_FALSE(JudgeStreamReplay(order, once_close));
+  EXPECT_FALSE(JudgeStreamReplay(std::vector<int64_t>(once_close.size(), 1000), once_close));
 }
 
 }  // namespace
