@@ -20,10 +20,8 @@ namespace {
 constexpr int64_t kMaxRank = 8;
 
 // One row of y: its first half x1 * c - x2 * s, its second x2 * c + x1 * s (eager's roundings:
-// each product rounded, then the sum; -(x2 * s) is (-x2) * s exactly). Both halves in one loop, so
-// that no load reads an element a store of the row wrote just before at the same address modulo
-// 4 KiB (x and y are often arena buffers a multiple of 4 KiB apart: half-by-half loops ran 4x
-// slower there, each load waiting on an unrelated store).
+// each product rounded, then the sum; -(x2 * s) is (-x2) * s exactly), both halves in one loop
+// that reads each x once. y has bytes of its own: a task's output is live while its inputs are.
 inline void RotateRow(const float* __restrict x, const float* __restrict c, const float* __restrict s,
                       float* __restrict y, int64_t h) {
   for (int64_t j = 0; j < h; ++j) {
