@@ -41,6 +41,10 @@ bool IsSameBytesReshape(const Node* node) {
 
 bool HasSingleUser(Value v) { return v.node->users(v.index).size() == 1; }
 
+bool IsInnerLink(Value v) { return HasSingleUser(v) && !HasControlEdges(v.node) && !FeedsNetOutput(v); }
+
+const Shape& ShapeOf(Value v) { return v.node->output_desc(v.index).shape; }
+
 bool IsPrivateComputedValue(Value v) {
   const std::string& type = v.node->type();
   if (type == kOpData || type == kOpConst || type == kOpTorch || FeedsNetOutput(v)) return false;

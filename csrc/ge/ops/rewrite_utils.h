@@ -21,6 +21,11 @@ bool IsPlainReshape(const Node* node);
 // Identity with one output and no control edges.
 bool IsSameBytesReshape(const Node* node);
 bool HasSingleUser(Value v);
+// An inner link of a pattern a rewrite replaces whole: read by exactly one op, no control edges,
+// not a graph output.
+bool IsInnerLink(Value v);
+// The shape of the value's output.
+const Shape& ShapeOf(Value v);
 
 // Whether `v` may become a graph output without aliasing anything the caller sees: computed by
 // a native kernel into bytes of its own (not a graph input, a constant, an input updated in

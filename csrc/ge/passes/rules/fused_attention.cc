@@ -57,19 +57,14 @@ bool IsCausalFill(const Node& fill, const Shape& scores) {
   return true;
 }
 
-// Only-user, no-control-edge link of the chain.
-bool Link(Value v) { return HasSingleUser(v) && !HasControlEdges(v.node) && !FeedsNetOutput(v); }
-
-const Shape& ShapeOf(Value v) { return v.node->output_desc(v.index).shape; }
-
 // [B, H, S, D] -> Reshape [B, H, 1, S, D] -> BroadcastTo [B, H, G, S, D] -> Reshape [B, H*G, S, D]
 // gives x [B, H, S, D]; any other value is returned as it is.
 Value UnrepeatedHeads(Value v) {
-  if (v.node->type() != kOpReshape || !Link(v)) return v;
+  if (v.node->type() != kOpReshape || !IsInnerLink(v)) return v;
   const Value spread = v.node->input(0);
-  if (spread.node->type() != "BroadcastTo" || !Link(spread)) return v;
+  if (spread.node->type() != "BroadcastTo" || !IsInnerLink(spread)) return v;
   const Value grouped = spread.node->input(0);
-  if (grouped.node->type() != kOpReshape || !Link(grouped)) return v;
+  if (grouped.node->type() != kOpReshape || !IsInnerLink(grouped)) return v;
   const Value x = grouped.node->input(0);
   const Shape &xs = ShapeOf(x), &gs = ShapeOf(grouped), &ss = ShapeOf(spread), &vs = ShapeOf(v);
   if (xs.size() != 4 || ss.size() != 5) return v;
@@ -101,7 +96,7 @@ std::optional<AttentionMatch> Match(const Node& root) {
   const Value p = root.input(0);
   const Node* softmax = p.node;
   const int64_t rank = static_cast<int64_t>(p.node->output_desc(p.index).shape.size());
-  if ((softmax->type() != kOpSoftmaxV2 && softmax->type() != kOpSafeSoftmax) || !Link(p)) return std::nullopt;
+  if ((softmax->type() != kOpSoftmaxV2 && softmax->type() != kOpSafeSoftmax) || !IsInnerLink(p)) return std::nullopt;
   const auto axes = softmax->GetAttrOr<std::vector<int64_t>>("axes", {});
   if (axes.size() != 1 || (axes[0] != -1 && axes[0] != rank - 1)) return std::nullopt;
 
@@ -109,7 +104,7 @@ std::optional<AttentionMatch> Match(const Node& root) {
   const DataType dt = s.node->output_desc(s.index).dtype;
   m.lse = LogSumExpBeside(softmax, s);
   const Value scores = s;  // shared with the log-sum-exp, if any: its only other user
-  const auto link = [&](Value x) { return (m.lse != nullptr && x == scores) || Link(x); };
+  const auto link = [&](Value x) { return (m.lse != nullptr && x == scores) || IsInnerLink(x); };
   if (s.node->type() == kOpAdd && link(s)) {  // scores + mask: which side is the scores?
     const Node* add = s.node;
     for (int side = 0; side < 2; ++side) {

@@ -21,16 +21,11 @@ struct RotaryMatch {
   Value x, cos, sin;
 };
 
-// Only-user, no-control-edge link of the pattern.
-bool Link(Value v) { return HasSingleUser(v) && !HasControlEdges(v.node) && !FeedsNetOutput(v); }
-
-const Shape& ShapeOf(Value v) { return v.node->output_desc(v.index).shape; }
-
 // Whether `v` is x[..., begin:end] over x's last axis, step 1 (negative bounds counted from the
 // end, an end past the dim clipped to it); sets `x`.
 bool IsLastAxisSlice(Value v, int64_t begin, int64_t end, Value* x) {
   const Node* slice = v.node;
-  if (slice->type() != kOpStridedSliceV2 || slice->num_inputs() != 5 || !Link(v)) return false;
+  if (slice->type() != kOpStridedSliceV2 || slice->num_inputs() != 5 || !IsInnerLink(v)) return false;
   const Shape& in = ShapeOf(slice->input(0));
   if (in.empty()) return false;
   const auto rank = static_cast<int64_t>(in.size()), dim = in.back();
@@ -48,7 +43,7 @@ bool IsLastAxisSlice(Value v, int64_t begin, int64_t end, Value* x) {
 // rotate_half(x) = ConcatV2(Neg(x[..., h:]), x[..., :h]) along the last axis; returns x.
 std::optional<Value> RotatedHalves(Value v) {
   const Node* concat = v.node;
-  if (concat->type() != kOpConcatV2 || concat->num_inputs() != 3 || !Link(v)) return std::nullopt;
+  if (concat->type() != kOpConcatV2 || concat->num_inputs() != 3 || !IsInnerLink(v)) return std::nullopt;
   const Shape& out = ShapeOf(v);
   const auto axis = ConstInts(concat->input(2));
   const auto rank = static_cast<int64_t>(out.size());
@@ -56,7 +51,7 @@ std::optional<Value> RotatedHalves(Value v) {
   const int64_t dim = out.back(), h = dim / 2;
   if (dim % 2 != 0 || h == 0) return std::nullopt;
   const Value negated = concat->input(0);
-  if (negated.node->type() != kOpNeg || !Link(negated)) return std::nullopt;
+  if (negated.node->type() != kOpNeg || !IsInnerLink(negated)) return std::nullopt;
   Value upper, lower;
   if (!IsLastAxisSlice(negated.node->input(0), h, dim, &upper) || !IsLastAxisSlice(concat->input(1), 0, h, &lower) ||
       upper != lower || ShapeOf(upper) != out)
@@ -66,7 +61,7 @@ std::optional<Value> RotatedHalves(Value v) {
 
 // (x, r) where `v` is Mul(rotate_half(x), r), the factors either way round.
 std::optional<std::pair<Value, Value>> RotatedTimes(Value v) {
-  if (v.node->type() != kOpMul || v.node->num_inputs() != 2 || !Link(v)) return std::nullopt;
+  if (v.node->type() != kOpMul || v.node->num_inputs() != 2 || !IsInnerLink(v)) return std::nullopt;
   for (int side = 0; side < 2; ++side)
     if (const std::optional<Value> x = RotatedHalves(v.node->input(side)))
       return std::make_pair(*x, v.node->input(1 - side));
@@ -75,7 +70,7 @@ std::optional<std::pair<Value, Value>> RotatedTimes(Value v) {
 
 // r where `v` is Mul(x, r), the factors either way round.
 std::optional<Value> Times(Value v, Value x) {
-  if (v.node->type() != kOpMul || v.node->num_inputs() != 2 || !Link(v)) return std::nullopt;
+  if (v.node->type() != kOpMul || v.node->num_inputs() != 2 || !IsInnerLink(v)) return std::nullopt;
   for (int side = 0; side < 2; ++side)
     if (v.node->input(side) == x) return v.node->input(1 - side);
   return std::nullopt;
