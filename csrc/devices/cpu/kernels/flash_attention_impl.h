@@ -121,6 +121,21 @@ inline float OnlineSoftmaxStep(float* s, float& row_max, float& row_sum) {
   return alpha;
 }
 
+// Query row i of (batch b, head h): its output, the unnormalized `o` over the row's softmax sum
+// (zeros for a row that saw no key), and where a.lse is set its log-sum-exp (the probabilities
+// were exp(s - row_max) / row_sum; 0 for a row that saw no key, as ATen's kernel saves).
+template <class V>
+inline void FinishRow(const FlashAttentionArgs& a, int64_t b, int64_t h, int64_t i, const float* o, float row_max,
+                      float row_sum) {
+  constexpr int kW = static_cast<int>(V::size);
+  float* out = a.out + b * a.out_strides[0] + h * a.out_strides[1] + i * a.out_strides[2];
+  const V inverse(row_sum == 0.f ? 0.f : 1.f / row_sum);
+  for (int64_t d = 0; d < a.head_dim; d += kW) (V::load_unaligned(o + d) * inverse).store_unaligned(out + d);
+  if (a.lse != nullptr)
+    a.lse[b * a.lse_strides[0] + h * a.lse_strides[1] + i * a.lse_strides[2]] =
+        row_sum == 0.f ? 0.f : row_max + std::log(row_sum);
+}
+
 // One (batch, query head, query block) task after another. The keys of a (batch, head) are
 // transposed once, block by block ([block][d][key]: one contiguous tile per key block, padded
 // with zero keys -- a [d][all keys] layout put the rows a tile reads a power of two apart, into
@@ -196,17 +211,7 @@ void Blocks(const FlashAttentionArgs& a, int64_t begin, int64_t end) {
                          alpha + r);
       });
     }
-    float* out = a.out + b * a.out_strides[0] + h * a.out_strides[1] + r0 * a.out_strides[2];
-    for (int64_t r = 0; r < rows; ++r) {
-      const V inverse(row_sum[r] == 0.f ? 0.f : 1.f / row_sum[r]);  // a query that saw no key: zeros
-      for (int64_t d = 0; d < d_len; d += kW)
-        (V::load_unaligned(o_tile + r * d_len + d) * inverse).store_unaligned(out + r * a.out_strides[2] + d);
-    }
-    if (a.lse != nullptr) {  // the probabilities were exp(s - row_max) / row_sum
-      float* lse = a.lse + b * a.lse_strides[0] + h * a.lse_strides[1] + r0 * a.lse_strides[2];
-      for (int64_t r = 0; r < rows; ++r)  // a row that saw no key: 0, as ATen's kernel saves
-        lse[r * a.lse_strides[2]] = row_sum[r] == 0.f ? 0.f : row_max[r] + std::log(row_sum[r]);
-    }
+    for (int64_t r = 0; r < rows; ++r) FinishRow<V>(a, b, h, r0 + r, o_tile + r * d_len, row_max[r], row_sum[r]);
   }
 }
 
@@ -340,16 +345,8 @@ void Decode(const FlashAttentionArgs& a, const DecodeSplit& split, int64_t begin
       }
       continue;
     }
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t h = head_of(r), i = r % a.q_len;
-      float* out = a.out + b * a.out_strides[0] + h * a.out_strides[1] + i * a.out_strides[2];
-      const V inverse(row_sum[r] == 0.f ? 0.f : 1.f / row_sum[r]);  // a query that saw no key: zeros
-      for (int64_t d = 0; d < d_len; d += kW)
-        (V::load_unaligned(o_tile + r * d_len + d) * inverse).store_unaligned(out + d);
-      if (a.lse != nullptr)  // a row that saw no key: 0, as ATen's kernel saves
-        a.lse[b * a.lse_strides[0] + h * a.lse_strides[1] + i * a.lse_strides[2]] =
-            row_sum[r] == 0.f ? 0.f : row_max[r] + std::log(row_sum[r]);
-    }
+    for (int64_t r = 0; r < rows; ++r)
+      FinishRow<V>(a, b, head_of(r), r % a.q_len, o_tile + r * d_len, row_max[r], row_sum[r]);
   }
 }
 
