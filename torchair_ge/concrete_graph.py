@@ -1,4 +1,5 @@
 """A compiled graph as Dynamo/AOT autograd call it: run the engine, assemble the outputs."""
+import functools
 import logging
 
 import torch
@@ -42,6 +43,16 @@ class ConcreteGraph:
     @property
     def graph_id(self):
         return self._graph_id
+
+    def plain_run(self):
+        """The engine's run alone -- a C++ callable taking the inputs as one sequence and returning
+        the outputs -- when a call of this graph needs nothing around it (its inputs go to the
+        engine as they are, its results are its outputs, no profiling, no recording); else None.
+        DirectCall calls it outside torch.profiler and grad mode: ~2 us less a call than `__call__`
+        (three Python frames fewer), a few % of a small model's whole call."""
+        if self._inputs_as_given and self._results_are_outputs and not self._profiling and self.recorded_inputs is None:
+            return functools.partial(self._session.run_graph, self._graph_id)
+        return None
 
     @property
     def stream_mode(self):

@@ -14,6 +14,7 @@ version-counter bumps of the inputs the graph writes, and Dynamo's dynamic-dim m
 outputs. Its first call goes through AOT's wrapper, which runs its one-time checks then."""
 import torch
 from torch._functorch._aot_autograd.runtime_wrappers import mark_dynamo_propagated_dynamic_indices
+from torch.autograd import _profiler_enabled
 
 
 def _plain(value):
@@ -63,6 +64,9 @@ class DirectCall:
         self._bumped = tuple(bumped_inputs)
         self._dynamic = list(dynamic_outputs)
         self._first = first_call
+        # Nothing to do around the engine's run (ConcreteGraph.plain_run): called straight.
+        plain_run = getattr(graph, "plain_run", None)
+        self._plain = plain_run() if plain_run is not None and not self._bumped and not self._dynamic else None
 
     @classmethod
     def from_aot(cls, graph, meta, aot_compiled):
@@ -73,6 +77,11 @@ class DirectCall:
         if self._first is not None:
             first, self._first = self._first, None
             return first(*args)
+        if self._plain is not None and not torch.is_grad_enabled() and not _profiler_enabled():
+            try:
+                return self._plain(args)
+            except TypeError:
+                pass  # inputs the engine cannot take: the graph's own call names them
         if self._bumped:  # as eager's in-place ops would: autograd sees the inputs changed
             torch.autograd.graph.increment_version(tuple(args[i] for i in self._bumped))
         if torch.is_grad_enabled():

@@ -43,6 +43,39 @@ def test_a_static_inference_graph_skips_aots_wrapper_after_its_first_call():
     assert first_calls > 0 and later_calls == 0  # the probe sees the wrapper when it runs
 
 
+def _frames_in(fn, filename, *args):
+    """How many Python frames of `filename` (a torchair_ge module) run during fn(*args)."""
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.endswith(filename):
+            calls.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        result = fn(*args)
+    finally:
+        sys.setprofile(None)
+    return result, calls
+
+
+def test_a_plain_graph_runs_the_engine_straight_and_torch_profiler_still_sees_it():
+    torch.manual_seed(0)
+    model, x = MLP(width=64, in_features=32).eval(), torch.randn(8, 32)
+    compiled, _ = _compile(model, dynamic=False)
+    with torch.no_grad():
+        expected = model(x)
+        compiled(x)
+        out, calls = _frames_in(compiled, "concrete_graph.py", x)
+        torch.testing.assert_close(out, expected)
+        assert calls == []  # ConcreteGraph.plain_run's callable: no Python frame of the graph's own
+        with torch.profiler.profile() as prof:
+            out, calls = _frames_in(compiled, "concrete_graph.py", x)
+    torch.testing.assert_close(out, expected)
+    assert "__call__" in calls  # under the profiler the call goes through the graph's span
+    assert any(e.name.startswith("torchair_ge::graph_") for e in prof.events())
+
+
 def test_grad_enabled_inference_graph_returns_outputs_without_history():
     def f(x, y):
         return torch.relu(x @ y) + 1
