@@ -40,6 +40,36 @@ TEST_F(PassTest, TransposeMatMulFoldLooksThroughPerMatrixReshapes) {
     }
 }
 
+TEST_F(PassTest, TransposeMatMulFoldGivesTheSwapOfAWiderPermutationToTheFlag) {
+  // k.view(b, s, h, d).transpose(1, 2).transpose(-2, -1): one permutation [0, 2, 3, 1] that
+  // moves single elements; [0, 2, 1, 3] (whole rows of d) and adj_x2 compute the same product.
+  auto g = RunPass(
+      [](es::GraphBuilder& b) {
+        auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 5, 4});
+        auto k = b.CreateInput(1, DataType::kFloat, {2, 5, 3, 4});  // [b, s, h, d]
+        auto kt = es::Reshape(es::Transpose(k, b.CreateVector({0, 2, 3, 1})), b.CreateVector({6, 4, 5}));
+        b.SetOutputs({es::BatchMatMulV2(es::Reshape(q, b.CreateVector({6, 5, 4})), kt)});
+      },
+      CreateTransposeMatMulFoldPass(), true);
+  ASSERT_EQ(Count(*g, "Transpose"), 1);
+  for (Node* n : g->nodes()) {
+    if (n->type() == "Transpose") {
+      EXPECT_EQ(ConstInts(n->input(1)), (std::vector<int64_t>{0, 2, 1, 3}));
+      EXPECT_EQ(n->output_desc(0).shape, (Shape{2, 3, 5, 4}));
+    }
+    if (n->type() == "BatchMatMulV2") {
+      EXPECT_TRUE(n->GetAttrOr<bool>("adj_x2", false));
+    }
+  }
+  RunPass(
+      [](es::GraphBuilder& b) {  // [0, 3, 1, 2] with its last two swapped still moves d: no gain
+        auto q = b.CreateInput(0, DataType::kFloat, {2, 4, 6, 5});
+        auto k = b.CreateInput(1, DataType::kFloat, {2, 5, 3, 4});
+        b.SetOutputs({es::BatchMatMulV2(q, es::Transpose(k, b.CreateVector({0, 3, 1, 2})))});
+      },
+      CreateTransposeMatMulFoldPass(), false);
+}
+
 TEST_F(PassTest, TransposeMatMulFoldLeavesLayoutTransposes) {
   auto g = RunPass(
       [](es::GraphBuilder& b) {
@@ -401,6 +431,44 @@ TEST_F(PassTest, PatternRewriteReadsGroupedQueryHeadsUnrepeated) {
       CreatePatternRewritePass(), true);
   EXPECT_EQ(Count(*g, "FusedAttention"), 1);
   EXPECT_EQ(Count(*g, "BroadcastTo") + Count(*g, "Reshape"), 0);
+}
+
+// Hand-written attention on [B, H, S, D] as torch.matmul decomposes it: 3-D products over
+// [B*H, ...] between Reshapes that merge and split the leading dims.
+void AttentionOnFlattenedProducts(es::GraphBuilder& b, const Shape& k_shape, bool scaled) {
+  auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 6, 8});
+  auto k = b.CreateInput(1, DataType::kFloat, k_shape);
+  auto v = b.CreateInput(2, DataType::kFloat, {2, 3, 5, 8});
+  auto flat = [&b](es::EsTensor x, int64_t rows) { return es::Reshape(x, b.CreateVector({6, rows, 8})); };
+  auto scores =
+      es::Reshape(es::BatchMatMulV2(flat(q, 6), flat(k, 5), {}, {}, false, true), b.CreateVector({2, 3, 6, 5}));
+  if (scaled) scores = es::RealDiv(scores, b.CreateScalar(2.0, DataType::kFloat));
+  scores = es::Add(scores, b.CreateConst(Ramp({2, 1, 1, 5}, -1.0f, 0.4f)));
+  auto probs = es::Reshape(es::SoftmaxV2(scores, {-1}), b.CreateVector({6, 6, 5}));
+  b.SetOutputs({es::Reshape(es::BatchMatMulV2(probs, flat(v, 5)), b.CreateVector({2, 3, 6, 8}))});
+}
+
+TEST_F(PassTest, PatternRewriteFusesAttentionOnFlattenedProducts) {
+  for (bool scaled : {true, false}) {
+    auto g = RunPass(
+        [&](es::GraphBuilder& b) {
+          AttentionOnFlattenedProducts(b, {2, 3, 5, 8}, scaled);
+        },
+        CreatePatternRewritePass(), true);
+    EXPECT_EQ(Count(*g, "FusedAttention"), 1);
+    EXPECT_EQ(Count(*g, "SoftmaxV2") + Count(*g, "BatchMatMulV2"), 0);
+    for (Node* n : g->nodes())
+      if (n->type() == "FusedAttention") {
+        EXPECT_EQ(ShapeOf(n->input(1)), (Shape{2, 3, 5, 8}));  // the 4-D keys, not their [6, 5, 8] view
+      }
+  }
+  // Keys whose batch and heads are the other way round merge to the same 6 matrices: left alone.
+  auto g = RunPass(
+      [&](es::GraphBuilder& b) {
+        AttentionOnFlattenedProducts(b, {3, 2, 5, 8}, true);
+      },
+      CreatePatternRewritePass(), false);
+  EXPECT_EQ(Count(*g, "FusedAttention"), 0);
 }
 
 TEST_F(PassTest, PatternRewriteLeavesAttentionWhoseScoresAreReadElsewhere) {

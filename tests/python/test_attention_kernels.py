@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 import torchair_ge
+from bench.models.bert import SelfAttention
 from conftest import check_against_eager
 
 # (batch, q heads, kv heads, q len, kv len, head size, causal, mask)
@@ -43,6 +44,25 @@ def test_attention_matches_eager(case, kernel, monkeypatch):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=m, is_causal=causal, enable_gqa=True)
 
     check_against_eager(attention, q, k, v, m)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_hand_written_attention_runs_as_one_fused_node(kernel, monkeypatch):
+    # bert.py's: projections viewed to [B, S, H, D] and transposed, q @ k.transpose(-1, -2) / sqrt(d)
+    # + padding mask, softmax, @ v -- torch.matmul's 3-D products between Reshapes in the graph.
+    monkeypatch.setenv("TORCHAIR_GE_CPU_ATTENTION", kernel)
+    torch.manual_seed(0)
+    attention = SelfAttention(hidden=64, heads=4).eval()
+    x = torch.randn(2, 24, 64)
+    mask_bias = torch.zeros(2, 1, 1, 24)
+    mask_bias[1, ..., 16:] = -10000.0
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(attention, backend=backend, dynamic=False)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, mask_bias), attention(x, mask_bias), rtol=1e-5, atol=1e-5)
+    text = backend.compiler.graphs[0].graph_text()  # a node, or a generated kernel's producer (fused_ops)
+    assert text.count('type: "FusedAttention"') + text.count('s: "FusedAttention:') == 1, text
+    assert "SoftmaxV2" not in text and 'type: "BatchMatMulV2"' not in text and 's: "BatchMatMulV2:' not in text, text
 
 
 def test_the_measured_choice_is_reported(monkeypatch):

@@ -6,6 +6,14 @@
 // BroadcastTo / Identity / Reshape nodes that leave the last two dims alone (attention's
 // k.transpose(-2, -1) -> expand -> reshape): those act per matrix, so they commute with the
 // transpose; the chain is re-targeted to the untransposed shapes and the flag flipped.
+//
+// A BatchMatMulV2 operand's transpose that also moves other dims keeps them and gives the swap
+// to the flag, when that leaves the innermost dim in place: a hand-written attention's
+// k.view(b, s, h, d).transpose(1, 2).transpose(-2, -1) is one permutation [0, 2, 3, 1], a copy
+// element by element; as [0, 2, 1, 3] and adj_x2 it moves whole rows of d, and the keys are
+// [b, h, s, d] as SDPA's are (the FusedAttention rule's form).
+#include <optional>
+
 #include "ge/ops/op_registry.h"
 #include "ge/passes/passes.h"
 #include "ge/ops/rewrite_utils.h"
@@ -20,6 +28,37 @@ bool SwapsLastTwo(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i + 2 < n; ++i)
     if (perm[i] != static_cast<int64_t>(i)) return false;
   return perm[n - 2] == static_cast<int64_t>(n - 1) && perm[n - 1] == static_cast<int64_t>(n - 2);
+}
+
+// What a transpose by `perm` of a product's operand leaves to copy once the product reads the
+// operand with its last two dims swapped: nothing (an empty permutation: the transpose only
+// swaps them), or the permutation with its last two entries exchanged when that keeps the
+// innermost dim in place and `perm` did not; nullopt when the flag would not help.
+std::optional<std::vector<int64_t>> PermLeftByTheFlag(const std::vector<int64_t>& perm, bool batched) {
+  if (SwapsLastTwo(perm)) return std::vector<int64_t>{};
+  const size_t n = perm.size();
+  if (!batched || n < 3) return std::nullopt;
+  std::vector<int64_t> left = perm;
+  std::swap(left[n - 1], left[n - 2]);
+  const auto innermost = static_cast<int64_t>(n - 1);
+  if (left[n - 1] != innermost || perm[n - 1] == innermost) return std::nullopt;
+  return left;
+}
+
+Tensor IndexVector(DataType dtype, const std::vector<int64_t>& values) {
+  const auto n = static_cast<int64_t>(values.size());
+  return dtype == DataType::kInt32
+             ? Tensor::FromVector(DataType::kInt32, {n}, std::vector<int32_t>(values.begin(), values.end()))
+             : Tensor::FromVector(DataType::kInt64, {n}, values);
+}
+
+// Points `node`'s input `slot` (a shape or a permutation) at a new constant `values`, of the
+// index type it had.
+Status SetIndexInput(Graph& graph, Node* node, int slot, const std::vector<int64_t>& values, const std::string& name) {
+  const Value old = node->input(slot);
+  Node* c = AddConst(graph, IndexVector(old.node->output_desc(old.index).dtype, values), name);
+  graph.SetInput(node, slot, c->output(0));
+  return old.node->HasUsers() ? Status{} : graph.RemoveNode(old.node);
 }
 
 Shape SwapLastTwo(Shape s) {
@@ -64,31 +103,27 @@ class TransposeMatMulFold final : public GraphPass {
     }
     Node* transpose = v.node;
     if (transpose->type() != kOpTranspose || !HasSingleUser(v) || HasControlEdges(transpose)) return false;
-    auto perm = ConstInts(transpose->input(1));
-    if (!perm || !SwapsLastTwo(*perm) || (!batched && perm->size() != 2)) return false;
+    const auto perm = ConstInts(transpose->input(1));
+    if (!perm || (!batched && perm->size() != 2)) return false;
+    const std::optional<std::vector<int64_t>> left = PermLeftByTheFlag(*perm, batched);
+    if (!left) return false;
     const Value source = transpose->input(0);
     if (IsMutatedValue(source)) return false;
 
     // Re-target the chain (farthest first) to the untransposed shapes.
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-      Node* link = *it;
-      if (link->type() != kOpIdentity) {
-        const Shape target = SwapLastTwo(link->output_desc(0).shape);
-        const DataType index_type = link->input(1).node->output_desc(link->input(1).index).dtype;
-        Tensor shape = index_type == DataType::kInt32
-                           ? Tensor::FromVector(DataType::kInt32, {static_cast<int64_t>(target.size())},
-                                                std::vector<int32_t>(target.begin(), target.end()))
-                           : Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(target.size())}, target);
-        Node* c = AddConst(graph, std::move(shape), link->name() + "_shape");
-        Node* old = link->input(1).node;
-        graph.SetInput(link, 1, c->output(0));
-        if (!old->HasUsers()) GE_RETURN_IF_ERROR(graph.RemoveNode(old));
-      }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+      if ((*it)->type() != kOpIdentity)
+        GE_RETURN_IF_ERROR(
+            SetIndexInput(graph, *it, 1, SwapLastTwo((*it)->output_desc(0).shape), (*it)->name() + "_shape"));
+    if (left->empty()) {  // the transpose goes
+      Node* first = chain.empty() ? mm : chain.back();
+      graph.SetInput(first, chain.empty() ? operand : 0, source);
+      GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, transpose));
+    } else {  // it keeps the rest of its permutation
+      GE_RETURN_IF_ERROR(SetIndexInput(graph, transpose, 1, *left, transpose->name() + "_rows"));
+      transpose->output_desc(0) = TensorDesc();
+      GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*transpose));
     }
-    Node* first = chain.empty() ? mm : chain.back();
-    const int slot = chain.empty() ? operand : 0;
-    graph.SetInput(first, slot, source);
-    GE_RETURN_IF_ERROR(RemoveWithDeadInputs(graph, transpose));
     const char* flag =
         batched ? (operand == 0 ? "adj_x1" : "adj_x2") : (operand == 0 ? "transpose_x1" : "transpose_x2");
     mm->SetAttr(flag, !mm->GetAttrOr<bool>(flag, false));

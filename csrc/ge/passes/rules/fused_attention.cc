@@ -13,11 +13,20 @@
 // FusedAttentionWithLse, the flash kernel giving each row's log-sum-exp beside the output. Grouped-query attention's
 // key/value heads, repeated for their query heads by the converter (Reshape -> BroadcastTo -> Reshape), are read
 // unrepeated: no copy of the KV cache per step.
+//
+// Hand-written attention on [B, H, S, D] tensors (q @ k.transpose(-2, -1) / sqrt(d) + mask,
+// softmax, @ v) reaches the graph as torch.matmul decomposes it: each product a 3-D
+// BatchMatMulV2 over [B*H, ...] between Reshapes that merge and split the two leading dims. The
+// rule reads through those Reshapes to the 4-D q, k, v (the keys [B, H, S, D] with adj_x2, as
+// TransposeMatMulFold leaves them) and gives the fused node's output the root's 3-D shape; the
+// Reshapes that are left collapse (NoOpElimination).
 #include <cmath>
 #include <cstring>
 
 #include "ge/passes/rewrite_rules.h"
+#include "ge/ir/annotations.h"
 #include "ge/ops/infer_util.h"
+#include "ge/ops/op_registry.h"
 #include "ge/ops/rewrite_utils.h"
 #include "ge/ops/op_names.h"
 
@@ -30,6 +39,25 @@ struct AttentionMatch {
   bool causal = false;
   Node* lse = nullptr;  // the ReduceLogSumExp of the softmax's scores, when training keeps one
 };
+
+// x [B, H, M, N] when `v` is a single-user Reshape of x to [B*H, M, N] (torch.matmul's view of
+// 4-D operands for bmm), else v itself.
+Value MergedFrom(Value v) {
+  if (v.node->type() != kOpReshape || !IsInnerLink(v)) return v;
+  const Value x = v.node->input(0);
+  const Shape &xs = ShapeOf(x), &vs = ShapeOf(v);
+  const bool merged = xs.size() == 4 && vs == Shape{xs[0] * xs[1], xs[2], xs[3]};
+  return merged ? x : v;
+}
+
+// The 3-D product p [B*H, M, N] when `v` is a single-user Reshape of it to [B, H, M, N], else v.
+Value SplitFrom(Value v) {
+  if (v.node->type() != kOpReshape || !IsInnerLink(v)) return v;
+  const Value p = v.node->input(0);
+  const Shape &ps = ShapeOf(p), &vs = ShapeOf(v);
+  const bool split = vs.size() == 4 && ps == Shape{vs[0] * vs[1], vs[2], vs[3]};
+  return split && p.node->type() == kOpBatchMatMulV2 ? p : v;
+}
 
 bool PlainProduct(const Node* n, bool adj_x2) {
   return n->type() == kOpBatchMatMulV2 && !n->GetAttrOr<bool>("adj_x1", false) &&
@@ -92,8 +120,8 @@ Node* LogSumExpBeside(const Node* softmax, Value scores) {
 std::optional<AttentionMatch> Match(const Node& root) {
   if (!PlainProduct(&root, false)) return std::nullopt;
   AttentionMatch m;
-  m.v = root.input(1);
-  const Value p = root.input(0);
+  m.v = MergedFrom(root.input(1));
+  const Value p = MergedFrom(root.input(0));
   const Node* softmax = p.node;
   const int64_t rank = static_cast<int64_t>(p.node->output_desc(p.index).shape.size());
   if ((softmax->type() != kOpSoftmaxV2 && softmax->type() != kOpSafeSoftmax) || !IsInnerLink(p)) return std::nullopt;
@@ -108,8 +136,9 @@ std::optional<AttentionMatch> Match(const Node& root) {
   if (s.node->type() == kOpAdd && link(s)) {  // scores + mask: which side is the scores?
     const Node* add = s.node;
     for (int side = 0; side < 2; ++side) {
-      const std::string& t = add->input(side).node->type();
-      if (t == "Mul" || t == "RealDiv" || t == "BatchMatMulV2") {
+      const Value x = add->input(side);
+      const std::string& t = x.node->type();
+      if (t == "Mul" || t == "RealDiv" || t == "BatchMatMulV2" || !(SplitFrom(x) == x)) {
         m.mask = add->input(1 - side);
         s = add->input(side);
         break;
@@ -135,9 +164,10 @@ std::optional<AttentionMatch> Match(const Node& root) {
     m.scale = scaled->type() == kOpMul ? *c : 1.0 / *c;
     s = scaled->input(product_side);
   }
+  s = SplitFrom(s);
   if (!PlainProduct(s.node, true) || !link(s)) return std::nullopt;
-  m.q = s.node->input(0);
-  m.k = UnrepeatedHeads(s.node->input(1));
+  m.q = MergedFrom(s.node->input(0));
+  m.k = UnrepeatedHeads(MergedFrom(s.node->input(1)));
   m.v = UnrepeatedHeads(m.v);
   // FusedAttention takes rank 3 or 4 with equal leading dims (no broadcasting between q, k and
   // v; fewer key/value heads than query heads) and one head size.
@@ -145,7 +175,26 @@ std::optional<AttentionMatch> Match(const Node& root) {
   if (q.size() < 3 || q.size() > 4 || k.size() != q.size() || v.size() != q.size() || v.back() != q.back())
     return std::nullopt;
   if (!AttentionLeadingDimsCompatible(q, k, v)) return std::nullopt;
+  // Read through the Reshapes of 3-D products, all of them or none: the scores' rank is q's, and
+  // the root's output is the fused node's [B, H, S, D] or that with B and H merged.
+  const Shape& out = root.output_desc(0).shape;
+  Shape fused(q.begin(), q.end() - 1);
+  fused.push_back(v.back());
+  const Shape merged = q.size() == 4 ? Shape{q[0] * q[1], q[2], v.back()} : Shape{};
+  if (static_cast<size_t>(rank) != q.size() || (out != fused && out != merged)) return std::nullopt;
   return m;
+}
+
+// The node that takes the root's place: `fused` itself, or (hand-written attention on 3-D
+// products) a Reshape of its [B, H, S, D] output to the root's [B*H, S, D].
+Expected<Node*> InRootShape(Graph& graph, Node* root, Node* fused) {
+  const Shape& out = root->output_desc(0).shape;
+  if (fused->output_desc(0).shape.size() == out.size()) return fused;
+  Node* shape = AddConst(graph, Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(out.size())}, out),
+                         root->name() + "_merged_shape");
+  Node* merged = graph.AddNode(kOpReshape, root->name() + "_merged", {fused->output(0), shape->output(0)}, 1);
+  GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*merged));
+  return merged;
 }
 
 Status Apply(Graph& graph, Node* root) {
@@ -156,7 +205,11 @@ Status Apply(Graph& graph, Node* root) {
                               {m->q, m->k, m->v, m->mask}, lse ? 2 : 1);
   fused->SetAttr("scale", m->scale);
   fused->SetAttr("is_causal", m->causal);
-  GE_RETURN_IF_ERROR(SubstituteNode(graph, root, fused));
+  for (const char* key : {kAttrFxNode, kAttrSource})
+    if (root->HasAttr(key)) fused->SetAttr(key, root->attrs().at(key));
+  GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*fused));
+  GE_ASSIGN_OR_RETURN(Node * replacement, InRootShape(graph, root, fused));
+  GE_RETURN_IF_ERROR(SubstituteNode(graph, root, replacement));
   if (lse) {
     GE_CHECK(fused->output_desc(1) == m->lse->output_desc(0), "{} gives the log-sum-exp as {}, {} as {}",
              fused->ToString(), fused->output_desc(1).ToString(), m->lse->ToString(),
