@@ -14,7 +14,13 @@
 #include <string_view>
 #include <tuple>
 
+#include <ATen/ops/clone.h>
+#include <ATen/ops/equal.h>
+#include <ATen/ops/randn.h>
+#include <ATen/ops/relu.h>
+
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -627,6 +633,30 @@ TEST(EpilogueActivationTest, EveryActivationHasOneSpellingAndACpuKernel) {
     EXPECT_NE(OpRegistry::Global().Find(std::string(def.op_type)), nullptr) << def.op_type;
   }
   EXPECT_FALSE(EpilogueActivationNamed("swish"));
+}
+
+// The CPU ReLU after a product or convolution gives eager's bits: NaN stays NaN (oneDNN's post-op
+// would make it 0), -0.0 stays -0.0, on the vector loop (one chunk, and threads over chunks) and
+// on the ATen path (a strided or double output).
+TEST(EpilogueActivationTest, TheCpuReluGivesEagersBits) {
+  const cpu::CpuEpilogue* relu = cpu::FindCpuEpilogue(EpilogueActivation::kRelu);
+  ASSERT_NE(relu, nullptr);
+  at::manual_seed(0);
+  for (int64_t n : {1000, 100003}) {
+    at::Tensor x = at::randn({n});
+    float* p = x.data_ptr<float>();
+    const float specials[] = {NAN, -0.0f, 0.0f, INFINITY, -INFINITY, -1e-45f, 1e-45f, -NAN};
+    for (size_t i = 0; i < std::size(specials); ++i) p[n - 1 - static_cast<int64_t>(i) * 7] = specials[i];
+    const at::Tensor expected = at::relu(x);
+    at::Tensor y = x.clone();
+    relu->apply_in_place(y);
+    EXPECT_EQ(std::memcmp(y.data_ptr(), expected.data_ptr(), static_cast<size_t>(n) * sizeof(float)), 0) << n;
+  }
+  for (at::Tensor x : {at::randn({64, 80}).t(), at::randn({100}, at::kDouble)}) {
+    const at::Tensor expected = at::relu(x);
+    relu->apply_in_place(x);
+    EXPECT_TRUE(at::equal(x, expected));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, AutofuseTest,
