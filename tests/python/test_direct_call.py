@@ -13,26 +13,36 @@ def _compile(fn, **kwargs):
     return torch.compile(fn, backend=backend, fullgraph=True, **kwargs), backend
 
 
-def _aot_wrapper_calls(fn, *args):
-    """How many times AOT autograd's runtime wrapper runs during fn(*args)."""
+def _python_calls(fn, wanted, *args):
+    """fn(*args), and the names of the Python functions `wanted(code)` picks that ran meanwhile."""
     calls = []
 
     def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_name in ("runtime_wrapper", "_runtime_wrapper"):
-            calls.append(frame.f_code.co_filename)
+        if event == "call" and wanted(frame.f_code):
+            calls.append(frame.f_code.co_name)
 
     sys.setprofile(profile)
     try:
         result = fn(*args)
     finally:
         sys.setprofile(None)
+    return result, calls
+
+
+def _aot_wrapper_calls(fn, *args):
+    """How many times AOT autograd's runtime wrapper runs during fn(*args)."""
+    result, calls = _python_calls(fn, lambda code: code.co_name in ("runtime_wrapper", "_runtime_wrapper"), *args)
     return result, len(calls)
 
 
-def test_a_static_inference_graph_skips_aots_wrapper_after_its_first_call():
+def _compiled_mlp():
     torch.manual_seed(0)
     model, x = MLP(width=64, in_features=32).eval(), torch.randn(8, 32)
-    compiled, backend = _compile(model, dynamic=False)
+    return model, x, *_compile(model, dynamic=False)
+
+
+def test_a_static_inference_graph_skips_aots_wrapper_after_its_first_call():
+    model, x, compiled, backend = _compiled_mlp()
     with torch.no_grad():
         expected = model(x)
         first, first_calls = _aot_wrapper_calls(compiled, x)  # AOT's one-time checks run here
@@ -44,25 +54,12 @@ def test_a_static_inference_graph_skips_aots_wrapper_after_its_first_call():
 
 
 def _frames_in(fn, filename, *args):
-    """How many Python frames of `filename` (a torchair_ge module) run during fn(*args)."""
-    calls = []
-
-    def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_filename.endswith(filename):
-            calls.append(frame.f_code.co_name)
-
-    sys.setprofile(profile)
-    try:
-        result = fn(*args)
-    finally:
-        sys.setprofile(None)
-    return result, calls
+    """fn(*args), and the Python functions of `filename` (a torchair_ge module) that ran meanwhile."""
+    return _python_calls(fn, lambda code: code.co_filename.endswith(filename), *args)
 
 
 def test_a_plain_graph_runs_the_engine_straight_and_torch_profiler_still_sees_it():
-    torch.manual_seed(0)
-    model, x = MLP(width=64, in_features=32).eval(), torch.randn(8, 32)
-    compiled, _ = _compile(model, dynamic=False)
+    model, x, compiled, _ = _compiled_mlp()
     with torch.no_grad():
         expected = model(x)
         compiled(x)
