@@ -435,11 +435,17 @@ TEST_F(PassTest, PatternRewriteReadsGroupedQueryHeadsUnrepeated) {
 
 // Hand-written attention on [B, H, S, D] as torch.matmul decomposes it: 3-D products over
 // [B*H, ...] between Reshapes that merge and split the leading dims.
-void AttentionOnFlattenedProducts(es::GraphBuilder& b, const Shape& k_shape, bool scaled) {
+// `grouped`: one key/value head repeated for the three query heads as HF's repeat_kv does it
+// (Reshape [2, 1, 1, 5, 8], BroadcastTo [2, 1, 3, 5, 8], Reshape to the product's [6, 5, 8]).
+void AttentionOnFlattenedProducts(es::GraphBuilder& b, const Shape& k_shape, bool scaled, bool grouped = false) {
   auto q = b.CreateInput(0, DataType::kFloat, {2, 3, 6, 8});
-  auto k = b.CreateInput(1, DataType::kFloat, k_shape);
-  auto v = b.CreateInput(2, DataType::kFloat, {2, 3, 5, 8});
-  auto flat = [&b](es::EsTensor x, int64_t rows) { return es::Reshape(x, b.CreateVector({6, rows, 8})); };
+  auto k = b.CreateInput(1, DataType::kFloat, grouped ? Shape{2, 1, 5, 8} : k_shape);
+  auto v = b.CreateInput(2, DataType::kFloat, grouped ? Shape{2, 1, 5, 8} : Shape{2, 3, 5, 8});
+  auto flat = [&b, grouped](es::EsTensor x, int64_t rows) {
+    if (grouped && rows == 5)
+      x = es::BroadcastTo(es::Reshape(x, b.CreateVector({2, 1, 1, 5, 8})), b.CreateVector({2, 1, 3, 5, 8}));
+    return es::Reshape(x, b.CreateVector({6, rows, 8}));
+  };
   auto scores =
       es::Reshape(es::BatchMatMulV2(flat(q, 6), flat(k, 5), {}, {}, false, true), b.CreateVector({2, 3, 6, 5}));
   if (scaled) scores = es::RealDiv(scores, b.CreateScalar(2.0, DataType::kFloat));
@@ -462,6 +468,10 @@ TEST_F(PassTest, PatternRewriteFusesAttentionOnFlattenedProducts) {
         EXPECT_EQ(ShapeOf(n->input(1)), (Shape{2, 3, 5, 8}));  // the 4-D keys, not their [6, 5, 8] view
       }
   }
+  auto grouped = RunPass([&](es::GraphBuilder& b) { AttentionOnFlattenedProducts(b, {}, true, /*grouped=*/true); },
+                         CreatePatternRewritePass(), true);
+  EXPECT_EQ(Count(*grouped, "FusedAttention"), 1);
+  EXPECT_EQ(Count(*grouped, "BroadcastTo") + Count(*grouped, "BatchMatMulV2"), 0);  // the head read unrepeated
   // Keys whose batch and heads are the other way round merge to the same 6 matrices: left alone.
   auto g = RunPass(
       [&](es::GraphBuilder& b) {

@@ -65,6 +65,25 @@ def test_hand_written_attention_runs_as_one_fused_node(kernel, monkeypatch):
     assert "SoftmaxV2" not in text and 'type: "BatchMatMulV2"' not in text and 's: "BatchMatMulV2:' not in text, text
 
 
+def test_transformers_eager_attention_with_grouped_heads_runs_fused():
+    # LlamaForCausalLM with attn_implementation="eager": torch.matmul attention over keys and values
+    # repeat_kv spread to the query heads, a float causal mask; one fused node per layer.
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(vocab_size=100, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                      num_attention_heads=4, num_key_value_heads=2)
+    config._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = transformers.LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, 100, (2, 12))
+    backend = torchair_ge.get_npu_backend()
+    compiled = torch.compile(model, backend=backend)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(ids).logits, model(ids).logits, rtol=1e-4, atol=1e-5)
+    text = "".join(graph.graph_text() for graph in backend.compiler.graphs)
+    assert text.count('type: "FusedAttention"') + text.count('s: "FusedAttention:') == 2, text
+    assert "SoftmaxV2" not in text and 'type: "BroadcastTo"' not in text, text
+
+
 def test_the_measured_choice_is_reported(monkeypatch):
     if torch.backends.cpu.get_cpu_capability() not in ("AVX2", "AVX512"):
         pytest.skip("one attention kernel on this CPU: nothing to measure")

@@ -22,6 +22,7 @@
 // Reshapes that are left collapse (NoOpElimination).
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "ge/passes/rewrite_rules.h"
 #include "ge/ir/annotations.h"
@@ -40,14 +41,31 @@ struct AttentionMatch {
   Node* lse = nullptr;  // the ReduceLogSumExp of the softmax's scores, when training keeps one
 };
 
+// The unrepeated kv [B, Hkv, M, N] when `spread` is BroadcastTo [B, Hkv, G, M, N] of a
+// single-user Reshape of kv to [B, Hkv, 1, M, N] (grouped-query heads repeated), else nullopt.
+std::optional<Value> RepeatedFrom(Value spread) {
+  const Shape& ss = ShapeOf(spread);
+  if (spread.node->type() != "BroadcastTo" || !IsInnerLink(spread) || ss.size() != 5) return std::nullopt;
+  const Value grouped = spread.node->input(0);
+  if (grouped.node->type() != kOpReshape || !IsInnerLink(grouped)) return std::nullopt;
+  const Value kv = grouped.node->input(0);
+  const bool repeat =
+      ShapeOf(grouped) == Shape{ss[0], ss[1], 1, ss[3], ss[4]} && ShapeOf(kv) == Shape{ss[0], ss[1], ss[3], ss[4]};
+  return repeat ? std::optional<Value>(kv) : std::nullopt;
+}
+
 // x [B, H, M, N] when `v` is a single-user Reshape of x to [B*H, M, N] (torch.matmul's view of
-// 4-D operands for bmm), else v itself.
+// 4-D operands for bmm); grouped-query keys or values repeated to H heads on the way (HF's
+// repeat_kv: Reshape, BroadcastTo [B, Hkv, G, M, N], and this Reshape, the two Reshapes to 4-D
+// and to 3-D collapsed into one) give the unrepeated [B, Hkv, M, N]; else v itself.
 Value MergedFrom(Value v) {
   if (v.node->type() != kOpReshape || !IsInnerLink(v)) return v;
   const Value x = v.node->input(0);
   const Shape &xs = ShapeOf(x), &vs = ShapeOf(v);
-  const bool merged = xs.size() == 4 && vs == Shape{xs[0] * xs[1], xs[2], xs[3]};
-  return merged ? x : v;
+  if (xs.size() == 4 && vs == Shape{xs[0] * xs[1], xs[2], xs[3]}) return x;
+  if (xs.size() == 5 && vs == Shape{xs[0] * xs[1] * xs[2], xs[3], xs[4]})
+    if (const std::optional<Value> kv = RepeatedFrom(x)) return *kv;
+  return v;
 }
 
 // The 3-D product p [B*H, M, N] when `v` is a single-user Reshape of it to [B, H, M, N], else v.
