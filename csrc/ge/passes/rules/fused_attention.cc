@@ -108,16 +108,10 @@ bool IsCausalFill(const Node& fill, const Shape& scores) {
 Value UnrepeatedHeads(Value v) {
   if (v.node->type() != kOpReshape || !IsInnerLink(v)) return v;
   const Value spread = v.node->input(0);
-  if (spread.node->type() != "BroadcastTo" || !IsInnerLink(spread)) return v;
-  const Value grouped = spread.node->input(0);
-  if (grouped.node->type() != kOpReshape || !IsInnerLink(grouped)) return v;
-  const Value x = grouped.node->input(0);
-  const Shape &xs = ShapeOf(x), &gs = ShapeOf(grouped), &ss = ShapeOf(spread), &vs = ShapeOf(v);
-  if (xs.size() != 4 || ss.size() != 5) return v;
-  const int64_t groups = ss[2];
-  const bool repeat = gs == Shape{xs[0], xs[1], 1, xs[2], xs[3]} && ss == Shape{xs[0], xs[1], groups, xs[2], xs[3]} &&
-                      vs == Shape{xs[0], xs[1] * groups, xs[2], xs[3]};
-  return repeat ? x : v;
+  const Shape &ss = ShapeOf(spread), &vs = ShapeOf(v);
+  if (ss.size() != 5 || vs != Shape{ss[0], ss[1] * ss[2], ss[3], ss[4]}) return v;
+  const std::optional<Value> x = RepeatedFrom(spread);
+  return x ? *x : v;
 }
 
 // The other user of the softmax's `scores` when it is their log-sum-exp over the last axis
