@@ -144,6 +144,14 @@ Node* AddConst(Graph& graph, Tensor value, const std::string& name) {
   return node;
 }
 
+Node* AddIndexConst(Graph& graph, const std::vector<int64_t>& values, const std::string& name, DataType dtype) {
+  const auto n = static_cast<int64_t>(values.size());
+  Tensor value = dtype == DataType::kInt32
+                     ? Tensor::FromVector(DataType::kInt32, {n}, std::vector<int32_t>(values.begin(), values.end()))
+                     : Tensor::FromVector(DataType::kInt64, {n}, values);
+  return AddConst(graph, std::move(value), name);
+}
+
 bool HasSideEffects(const Node* node) {
   if (node->type() == kOpTorch || node->type() == kOpNetOutput || node->type() == kOpData) return true;
   const OpProto* proto = OpRegistry::Global().Find(node->type());

@@ -50,6 +50,9 @@ std::optional<double> ConstFloatScalar(Value v);
 bool ConstIsAll(Value v, double x);
 // A new Const node holding `value`.
 Node* AddConst(Graph& graph, Tensor value, const std::string& name);
+// A 1-D index constant (a shape, a permutation, axes) holding `values`, of `dtype` (int64 or int32).
+Node* AddIndexConst(Graph& graph, const std::vector<int64_t>& values, const std::string& name,
+                    DataType dtype = DataType::kInt64);
 
 // Finishes a node that replaces `old_node`'s single output: takes its FX provenance (fx node,
 // source line), verifies and infers it, checks its output desc equals the old one, and points

@@ -166,8 +166,7 @@ class ChannelsLast final : public GraphPass {
 
  private:
   Expected<Value> Transposed(Graph& graph, Value v, const IntList& perm, const std::string& name) {
-    Node* perm_node =
-        AddConst(graph, Tensor::FromVector(DataType::kInt64, {4}, perm), UniqueName(graph, name + "_perm"));
+    Node* perm_node = AddIndexConst(graph, perm, UniqueName(graph, name + "_perm"));
     Node* transpose = graph.AddNode(kOpTranspose, name, {v, perm_node->output(0)}, 1);
     GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*transpose));
     return transpose->output(0);

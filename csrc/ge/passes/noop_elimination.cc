@@ -93,9 +93,7 @@ class NoOpElimination final : public GraphPass {
         for (size_t i = 0; i < perm->size(); ++i) composed[i] = (*inner_perm)[static_cast<size_t>((*perm)[i])];
         Node* inner = x.node;
         if (IsIdentityPerm(composed)) return TryBypass(graph, node, inner->input(0));
-        Node* c =
-            AddConst(graph, Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(composed.size())}, composed),
-                     node->name() + "_perm");
+        Node* c = AddIndexConst(graph, composed, node->name() + "_perm");
         graph.SetInput(node, 0, inner->input(0));
         const Node* old_perm = node->input(1).node;
         graph.SetInput(node, 1, c->output(0));

@@ -96,7 +96,7 @@ class ReduceOverPack final : public GraphPass {
   }
 
   static Value ShapeConst(Graph& graph, const Shape& s, const std::string& name) {
-    return AddConst(graph, Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(s.size())}, s), name)->output(0);
+    return AddIndexConst(graph, s, name)->output(0);
   }
 
   // The weight's slice for part `e`, without the packed axis.
@@ -105,10 +105,7 @@ class ReduceOverPack final : public GraphPass {
     const std::string base = m.reduce->name() + "_w" + std::to_string(e);
     Value slice = w;
     if (DescOf(w).shape[static_cast<size_t>(m.axis)] != 1) {
-      auto one = [&](int64_t v, const char* what) {
-        return AddConst(graph, Tensor::FromVector(DataType::kInt64, {1}, std::vector<int64_t>{v}), base + what)
-            ->output(0);
-      };
+      auto one = [&](int64_t v, const char* what) { return AddIndexConst(graph, {v}, base + what)->output(0); };
       GE_ASSIGN_OR_RETURN(Node * sliced,
                           Added(graph, kOpStridedSliceV2, base + "_slice",
                                 {w, one(e, "_begin"), one(e + 1, "_end"), one(m.axis, "_axes"), one(1, "_strides")}));

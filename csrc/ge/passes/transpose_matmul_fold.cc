@@ -45,18 +45,11 @@ std::optional<std::vector<int64_t>> PermLeftByTheFlag(const std::vector<int64_t>
   return left;
 }
 
-Tensor IndexVector(DataType dtype, const std::vector<int64_t>& values) {
-  const auto n = static_cast<int64_t>(values.size());
-  return dtype == DataType::kInt32
-             ? Tensor::FromVector(DataType::kInt32, {n}, std::vector<int32_t>(values.begin(), values.end()))
-             : Tensor::FromVector(DataType::kInt64, {n}, values);
-}
-
 // Points `node`'s input `slot` (a shape or a permutation) at a new constant `values`, of the
 // index type it had.
 Status SetIndexInput(Graph& graph, Node* node, int slot, const std::vector<int64_t>& values, const std::string& name) {
   const Value old = node->input(slot);
-  Node* c = AddConst(graph, IndexVector(old.node->output_desc(old.index).dtype, values), name);
+  Node* c = AddIndexConst(graph, values, name, old.node->output_desc(old.index).dtype);
   graph.SetInput(node, slot, c->output(0));
   return old.node->HasUsers() ? Status{} : graph.RemoveNode(old.node);
 }

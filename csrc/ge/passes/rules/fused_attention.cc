@@ -150,7 +150,7 @@ std::optional<AttentionMatch> Match(const Node& root) {
     for (int side = 0; side < 2; ++side) {
       const Value x = add->input(side);
       const std::string& t = x.node->type();
-      if (t == "Mul" || t == "RealDiv" || t == "BatchMatMulV2" || !(SplitFrom(x) == x)) {
+      if (t == "Mul" || t == "RealDiv" || t == "BatchMatMulV2" || SplitFrom(x) != x) {
         m.mask = add->input(1 - side);
         s = add->input(side);
         break;
@@ -202,8 +202,7 @@ std::optional<AttentionMatch> Match(const Node& root) {
 Expected<Node*> InRootShape(Graph& graph, Node* root, Node* fused) {
   const Shape& out = root->output_desc(0).shape;
   if (fused->output_desc(0).shape.size() == out.size()) return fused;
-  Node* shape = AddConst(graph, Tensor::FromVector(DataType::kInt64, {static_cast<int64_t>(out.size())}, out),
-                         root->name() + "_merged_shape");
+  Node* shape = AddIndexConst(graph, out, root->name() + "_merged_shape");
   Node* merged = graph.AddNode(kOpReshape, root->name() + "_merged", {fused->output(0), shape->output(0)}, 1);
   GE_RETURN_IF_ERROR(OpRegistry::Global().VerifyAndInfer(*merged));
   return merged;
