@@ -14,8 +14,10 @@
 #include <string_view>
 #include <tuple>
 
+#include <ATen/ops/add.h>
 #include <ATen/ops/clone.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/gelu.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/relu.h>
 
@@ -652,10 +654,50 @@ TEST(EpilogueActivationTest, TheCpuReluGivesEagersBits) {
     relu->apply_in_place(y);
     EXPECT_EQ(std::memcmp(y.data_ptr(), expected.data_ptr(), static_cast<size_t>(n) * sizeof(float)), 0) << n;
   }
-  for (at::Tensor x : {at::randn({64, 80}).t(), at::randn({100}, at::kDouble)}) {
+  // a transposed matrix and an NHWC tensor (dense, not contiguous: the loop), a strided slice and
+  // doubles (ATen)
+  for (at::Tensor x : {at::randn({64, 80}).t(), at::randn({2, 8, 5, 7}).contiguous(at::MemoryFormat::ChannelsLast),
+                       at::randn({64, 80}).slice(1, 0, 40), at::randn({100}, at::kDouble)}) {
     const at::Tensor expected = at::relu(x);
     relu->apply_in_place(x);
     EXPECT_TRUE(at::equal(x, expected));
+  }
+}
+
+// A FusedConv2D's late residual (a oneDNN primitive without that post-op): y = act(y + r) in one
+// pass over NHWC tensors gives eager's add-then-activation bits, NaN, signed zeros and infinities
+// included, in one chunk and in several threaded ones; with an activation it leaves to ATen
+// (GELU) the add is the loop's and the activation ATen's; a residual in another layout is
+// ATen's add.
+TEST(EpilogueActivationTest, TheResidualAddThenActivationGivesEagersBits) {
+  at::manual_seed(0);
+  const auto nhwc = [](const at::Tensor& t) { return t.contiguous(at::MemoryFormat::ChannelsLast); };
+  const std::pair<const cpu::CpuEpilogue*, at::Tensor (*)(const at::Tensor&)> activations[] = {
+      {nullptr, [](const at::Tensor& t) { return t; }},
+      {cpu::FindCpuEpilogue(EpilogueActivation::kRelu), [](const at::Tensor& t) { return at::relu(t); }},
+      {cpu::FindCpuEpilogue(EpilogueActivation::kGelu), [](const at::Tensor& t) { return at::gelu(t); }}};
+  for (const int64_t channels : {8, 1000}) {  // 1584 elements; 198000 (past eager's grain)
+    at::Tensor y = nhwc(at::randn({2, channels, 9, 11})), r = nhwc(at::randn({2, channels, 9, 11}));
+    float *py = y.data_ptr<float>(), *pr = r.data_ptr<float>();
+    const float specials[][2] = {{NAN, 1.f},       {1.f, NAN},     {-0.f, -0.f}, {-0.f, 0.f}, {INFINITY, -INFINITY},
+                                 {-INFINITY, 1.f}, {-1e-45f, 0.f}, {2.f, -2.f}};
+    for (size_t i = 0; i < std::size(specials); ++i) {
+      py[i * 13] = specials[i][0];
+      pr[i * 13] = specials[i][1];
+    }
+    for (const auto& [epilogue, eager] : activations) {
+      const at::Tensor expected = nhwc(eager(at::add(y, r)));
+      at::Tensor out = y.clone(at::MemoryFormat::ChannelsLast);
+      cpu::AddResidualThenActivate(epilogue, r, out);
+      ASSERT_EQ(out.strides(), expected.strides());
+      EXPECT_EQ(std::memcmp(out.data_ptr(), expected.data_ptr(), static_cast<size_t>(out.nbytes())), 0)
+          << channels << " " << (epilogue ? static_cast<int>(epilogue->activation) : -1);
+    }
+    at::Tensor out = y.clone(at::MemoryFormat::ChannelsLast);
+    cpu::AddResidualThenActivate(activations[1].first, r.contiguous(), out);  // NCHW residual
+    EXPECT_EQ(
+        std::memcmp(nhwc(out).data_ptr(), nhwc(at::relu(at::add(y, r))).data_ptr(), static_cast<size_t>(out.nbytes())),
+        0);
   }
 }
 

@@ -49,7 +49,8 @@ def config(frozen):
     return config
 
 
-@pytest.mark.parametrize("kernel", ["nhwc", "nchw", "onednn_packed", "onednn_repack", "onednn_folded", "measure"])
+@pytest.mark.parametrize("kernel", ["nhwc", "nchw", "onednn_packed", "onednn_repack", "onednn_folded",
+                                    "onednn_packed_late", "onednn_repack_late", "onednn_folded_late", "measure"])
 @pytest.mark.parametrize("frozen", [False, True])
 @pytest.mark.parametrize("batch", [1, 3])
 def test_each_kernel_matches_eager(kernel, frozen, batch, monkeypatch, tmp_path):
@@ -79,13 +80,16 @@ def _conv_ops_run(model, x, frozen):
     return {e.key for e in prof.key_averages()}
 
 
-@pytest.mark.parametrize("kernel,frozen", [("onednn_packed", True), ("onednn_repack", False)])
+@pytest.mark.parametrize("kernel,frozen", [("onednn_packed", True), ("onednn_repack", False),
+                                          ("onednn_packed_late", True), ("onednn_repack_late", False)])
 def test_a_forced_onednn_kernel_calls_no_aten_convolution(kernel, frozen, monkeypatch):
     """The engine's primitive (devices/onednn, checked against the definition by
-    onednn_conv2d_test) is the only other way a convolution runs."""
+    onednn_conv2d_test) is the only other way a convolution runs; a late kernel adds the
+    residual and applies ReLU in a loop of its own, no ATen add either (a convolution without a
+    residual runs its twin with the post-ops)."""
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
     ops = _conv_ops_run(block(), torch.randn(2, 3, 33, 29), frozen)
-    assert not any("convolution" in op for op in ops), ops
+    assert not any("convolution" in op or "aten::add" in op or "relu" in op for op in ops), ops
 
 
 @pytest.mark.parametrize("kernel,frozen", [("onednn_packed", False), ("onednn_repack", True)])
@@ -151,11 +155,16 @@ def test_the_measured_choice_is_reported(tmp_path, monkeypatch):
     for choice in convs:
         assert "const-weight" in choice["key"] and "onednn_packed" in choice["best_us"], choice
         assert choice["best_us"][choice["winner"]] == min(choice["best_us"].values())
+        # the late twin where a residual is added (conv2's: its norm, the projection, ReLU)
+        assert ("onednn_packed_late" in choice["best_us"]) == ("+residual" in choice["key"]), choice
+    assert sum("+residual" in c["key"] for c in convs) == 1, convs
     unfrozen = torchair_ge.get_npu_backend()
     with torch.no_grad():
         torch.compile(model, backend=unfrozen, dynamic=False)(x)
     convs = [c for c in unfrozen.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
     assert len(convs) == 4 and all("onednn_repack" in c["best_us"] for c in convs), convs
+    late = [c for c in convs if "onednn_folded_late" in c["best_us"] and "onednn_repack_late" in c["best_us"]]
+    assert len(late) == 1 and "+batchnorm +residual relu" in late[0]["key"], convs
 
 
 class ConvEpilogues(nn.Module):
@@ -195,7 +204,8 @@ def test_convolution_epilogues_fold_into_the_convolution(frozen, tmp_path, monke
     epilogues = sorted(k.split("groups=1")[1].split(" threads")[0].replace(" const-weight", "") for k in keys)
     assert epilogues == sorted([" +bias gelu", " +bias gelu_tanh", " +bias relu", " +bias sigmoid", " +bias silu",
                                 " +bias tanh", " +bias +residual", " +bias +residual relu"]), keys
-    for kernel in ["nhwc", "onednn_packed" if frozen else "onednn_repack"]:
+    onednn = "onednn_packed" if frozen else "onednn_repack"
+    for kernel in ["nhwc", onednn, onednn + "_late"]:
         monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
         torch._dynamo.reset()
         with torch.no_grad():
@@ -242,7 +252,7 @@ def test_batch_norms_fold_into_the_convolution_and_follow_their_parameters(tmp_p
     keys = [c["key"] for c in backend.compiler.reports[0]["kernel_choices"] if c["key"].startswith("Conv2D NHWC")]
     epilogues = sorted(k.split("groups=1")[1].split(" threads")[0] for k in keys)
     assert epilogues == [" +batchnorm +residual relu", " +batchnorm relu", " +bias +batchnorm"], keys
-    for kernel in ["nhwc", "nchw", "onednn_repack", "onednn_folded"]:
+    for kernel in ["nhwc", "nchw", "onednn_repack", "onednn_folded", "onednn_repack_late", "onednn_folded_late"]:
         monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", kernel)
         torch._dynamo.reset()
         with torch.no_grad():
@@ -284,7 +294,8 @@ def test_a_malformed_setting_is_an_error_naming_it(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_CONV", "winograd")
     compiled = torch.compile(block(), backend=torchair_ge.get_npu_backend(), dynamic=False)
     expected = ("TORCHAIR_GE_CPU_CONV='winograd': expected one of measure, nhwc, nchw, onednn_packed, onednn_repack, "
-                "onednn_folded, few_pixels, few_pixels_unpacked")
+                "onednn_folded, onednn_packed_late, onednn_repack_late, onednn_folded_late, few_pixels, "
+                "few_pixels_unpacked")
     with pytest.raises(Exception, match=expected), torch.no_grad():
         compiled(torch.randn(1, 3, 33, 29))
 

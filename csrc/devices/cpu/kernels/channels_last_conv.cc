@@ -40,9 +40,11 @@ Expected<at::Tensor> PackWeight(onednn::Conv2D& conv, const at::Tensor& weight) 
   return packed;
 }
 
+// `late`: a primitive made without the residual and activation post-ops (OneDnnConvFor's), which
+// are applied after it.
 void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& packed,
                const std::optional<at::Tensor>& bias, ChannelAffine* affine, const at::Tensor& residual,
-               const CpuEpilogue* activation, at::Tensor& y) {
+               const CpuEpilogue* activation, at::Tensor& y, bool late = false) {
   onednn::Conv2DBuffers buffers;
   buffers.x = x.const_data_ptr<float>();
   buffers.packed_weight = packed.const_data_ptr();
@@ -52,11 +54,14 @@ void RunOneDnn(onednn::Conv2D& conv, const at::Tensor& x, const at::Tensor& pack
     buffers.scale = affine->scale().const_data_ptr<float>();
     buffers.shift = affine->shift().const_data_ptr<float>();
   }
-  if (residual.defined()) buffers.residual = residual.const_data_ptr<float>();
+  if (residual.defined() && !late) buffers.residual = residual.const_data_ptr<float>();
   buffers.y = y.data_ptr<float>();
   const Status run = conv.Run(buffers);
   TORCH_CHECK(run.ok(), run.message());
-  FinishAfterPrimitive(activation, y);
+  if (late)
+    AddResidualThenActivate(activation, residual, y);
+  else
+    FinishAfterPrimitive(activation, y);
 }
 
 // A weight that is a graph input with its inference batch norm folded in, packed for `conv` (a
@@ -114,8 +119,8 @@ bool DenseBias(const ChannelsLastConv& conv) {
 
 // oneDNN's primitive for these operands, or null where it does not take them (then only the
 // ATen kernels are offered). `folded`: for the weight with the batch norm folded in -- a bias,
-// no norm post-ops.
-std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv, bool folded = false) {
+// no norm post-ops. `late`: without the residual and activation post-ops (RunOneDnn's late).
+std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv, bool folded = false, bool late = false) {
   if (!Dense4d(conv.x) || !Dense4d(conv.weight) || !Dense4d(conv.y) || !DenseBias(conv) ||
       (conv.residual.defined() && !Dense4d(conv.residual)))
     return nullptr;
@@ -132,9 +137,9 @@ std::shared_ptr<onednn::Conv2D> OneDnnConvFor(const ChannelsLastConv& conv, bool
   spec.groups = w.groups;
   spec.bias = conv.bias.has_value() || folded;
   spec.channel_affine = conv.affine != nullptr && !folded;
-  spec.residual = conv.residual.defined();
+  spec.residual = conv.residual.defined() && !late;
   if (spec.residual) spec.residual_strides = Dims(conv.residual.strides());
-  if (conv.activation != nullptr) spec.activation = conv.activation->primitive_post_op;
+  if (conv.activation != nullptr && !late) spec.activation = conv.activation->primitive_post_op;
   auto made = onednn::Conv2D::Create(spec);
   if (!made.ok()) {
     GE_LOGD("no oneDNN kernel for a convolution: {}", made.status().message());
@@ -245,27 +250,88 @@ void RunFewPixels(const FewPixelGeometry& g, const WindowOrder& order, const Cha
 // What ATen's kernels keep of `conv` (not oneDNN's primitive and packed weight) and what
 // oneDNN's keep (not the channels-last weight copy and NCHW scratch): the winning kernel holds
 // one prepared copy of a constant weight, not both.
-ChannelsLastConv ForAten(ChannelsLastConv c) {
-  c.onednn = c.onednn_folded = nullptr;
-  c.packed_weight = c.few_pixel_weight = at::Tensor();
+ChannelsLastConv WithoutOneDnn(ChannelsLastConv c) {
+  c.onednn = c.onednn_folded = c.onednn_late = c.onednn_folded_late = nullptr;
+  c.packed_weight = c.packed_weight_late = at::Tensor();
   return c;
 }
 
-ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
+ChannelsLastConv ForAten(ChannelsLastConv c) {
+  c = WithoutOneDnn(std::move(c));
+  c.few_pixel_weight = at::Tensor();
+  return c;
+}
+
+// `late`: for the late primitives (the others and their packing dropped), else for the others.
+ChannelsLastConv ForOneDnn(ChannelsLastConv c, bool late = false) {
   c.weight = c.x_nchw = c.y_nchw = c.few_pixel_weight = at::Tensor();
+  if (late) {
+    c.onednn = c.onednn_folded = nullptr;
+    c.packed_weight = at::Tensor();
+  } else {
+    c.onednn_late = c.onednn_folded_late = nullptr;
+    c.packed_weight_late = at::Tensor();
+  }
   return c;
 }
 
 ChannelsLastConv ForFewPixels(ChannelsLastConv c) {
-  c.onednn = c.onednn_folded = nullptr;
-  c.weight = c.x_nchw = c.y_nchw = c.packed_weight = at::Tensor();
+  c = WithoutOneDnn(std::move(c));
+  c.weight = c.x_nchw = c.y_nchw = at::Tensor();
   return c;
 }
 
 ChannelsLastConv ForUnpackedFewPixels(ChannelsLastConv c) {
-  c.onednn = c.onednn_folded = nullptr;
-  c.x_nchw = c.y_nchw = c.packed_weight = c.few_pixel_weight = at::Tensor();
+  c = WithoutOneDnn(std::move(c));
+  c.x_nchw = c.y_nchw = c.few_pixel_weight = at::Tensor();
   return c;
+}
+
+// Whether the residual has y's layout in bytes of its own (then AddResidualThenActivate adds it
+// in one pass after a primitive that wrote y, and the late primitives are offered).
+bool ResidualInYsLayout(const ChannelsLastConv& conv) {
+  return conv.residual.defined() && Dense4d(conv.residual) && Dense4d(conv.y) &&
+         conv.residual.strides() == conv.y.strides() && conv.residual.const_data_ptr() != conv.y.const_data_ptr();
+}
+
+// The oneDNN candidates (packed, repack, folded) of the primitives with every post-op or, `late`,
+// of those without the residual and activation ("..._late").
+void AddOneDnnCandidates(const ChannelsLastConv& conv, bool late, std::vector<KernelCandidate>& out) {
+  const std::shared_ptr<onednn::Conv2D>& primitive = late ? conv.onednn_late : conv.onednn;
+  const std::shared_ptr<onednn::Conv2D>& folded_primitive = late ? conv.onednn_folded_late : conv.onednn_folded;
+  const at::Tensor& packed = late ? conv.packed_weight_late : conv.packed_weight;
+  const std::string suffix = late ? "_late" : "";
+  const at::Tensor bias = conv.bias ? *conv.bias : at::Tensor();
+  if (primitive && packed.defined())
+    out.push_back({"onednn_packed" + suffix,
+                   [c = ForOneDnn(conv, late), primitive, packed, late]() mutable {
+                     RunOneDnn(*primitive, c.x, packed, c.bias, c.affine.get(), c.residual, c.activation, c.y, late);
+                   },
+                   MemoryOf({packed, bias})});
+  if (primitive && !conv.constant_weight) {
+    auto repack = std::make_shared<RepackOnChange>(
+        conv.weight, primitive->PackedWeightBytes(),
+        [primitive](const at::Tensor& weight, void* to) { return PackInto(*primitive, weight, to); });
+    std::vector<MemoryRange> cold = repack->Memory();
+    if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
+    out.push_back({"onednn_repack" + suffix,
+                   [c = ForOneDnn(conv, late), primitive, r = std::move(repack), late]() mutable {
+                     RunOneDnn(*primitive, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.activation, c.y,
+                               late);
+                   },
+                   std::move(cold)});
+  }
+  if (folded_primitive) {
+    auto folded = std::make_shared<FoldedRepack>(folded_primitive, conv.weight, conv.bias, conv.affine);
+    std::vector<MemoryRange> cold = folded->Memory();
+    if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
+    out.push_back({"onednn_folded" + suffix,
+                   [c = ForOneDnn(conv, late), folded_primitive, f = std::move(folded), late]() mutable {
+                     const at::Tensor& weight = f->Packed();
+                     RunOneDnn(*folded_primitive, c.x, weight, f->bias(), nullptr, c.residual, c.activation, c.y, late);
+                   },
+                   std::move(cold)});
+  }
 }
 
 }  // namespace
@@ -313,11 +379,19 @@ void ApplyConvEpilogue(at::Tensor& y, ChannelAffine* affine, const at::Tensor& r
 
 Status PrepareChannelsLastConv(ChannelsLastConv& conv) {
   conv.onednn = OneDnnConvFor(conv);
-  if (conv.onednn && conv.affine && !conv.constant_weight) conv.onednn_folded = OneDnnConvFor(conv, /*folded=*/true);
+  const bool fold = conv.onednn && conv.affine && !conv.constant_weight;
+  if (fold) conv.onednn_folded = OneDnnConvFor(conv, /*folded=*/true);
+  if (conv.onednn && ResidualInYsLayout(conv)) {
+    conv.onednn_late = OneDnnConvFor(conv, /*folded=*/false, /*late=*/true);
+    if (fold) conv.onednn_folded_late = OneDnnConvFor(conv, /*folded=*/true, /*late=*/true);
+  }
   conv.few_pixels = FewPixelsFor(conv);
   if (!conv.constant_weight) return {};
   if (conv.onednn) {
     GE_ASSIGN_OR_RETURN(conv.packed_weight, PackWeight(*conv.onednn, conv.weight));
+  }
+  if (conv.onednn_late) {
+    GE_ASSIGN_OR_RETURN(conv.packed_weight_late, PackWeight(*conv.onednn_late, conv.weight));
   }
   if (conv.few_pixels) {
     conv.few_pixel_weight = at::empty({conv.few_pixels->packed_floats()}, conv.weight.options());
@@ -346,35 +420,8 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
                      ApplyConvEpilogue(c.y, c.affine.get(), c.residual, c.activation);
                    },
                    MemoryOf({conv.weight, bias})});
-  if (conv.onednn && conv.packed_weight.defined())
-    out.push_back({"onednn_packed",
-                   [c = ForOneDnn(conv)]() mutable {
-                     RunOneDnn(*c.onednn, c.x, c.packed_weight, c.bias, c.affine.get(), c.residual, c.activation, c.y);
-                   },
-                   MemoryOf({conv.packed_weight, bias})});
-  if (conv.onednn && !conv.constant_weight) {
-    auto repack = std::make_shared<RepackOnChange>(
-        conv.weight, conv.onednn->PackedWeightBytes(),
-        [onednn = conv.onednn](const at::Tensor& weight, void* packed) { return PackInto(*onednn, weight, packed); });
-    std::vector<MemoryRange> cold = repack->Memory();
-    if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
-    out.push_back({"onednn_repack",
-                   [c = ForOneDnn(conv), r = std::move(repack)]() mutable {
-                     RunOneDnn(*c.onednn, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.activation, c.y);
-                   },
-                   std::move(cold)});
-  }
-  if (conv.onednn_folded) {
-    auto folded = std::make_shared<FoldedRepack>(conv.onednn_folded, conv.weight, conv.bias, conv.affine);
-    std::vector<MemoryRange> cold = folded->Memory();
-    if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
-    out.push_back({"onednn_folded",
-                   [c = ForOneDnn(conv), f = std::move(folded)]() mutable {
-                     const at::Tensor& packed = f->Packed();
-                     RunOneDnn(*c.onednn_folded, c.x, packed, f->bias(), nullptr, c.residual, c.activation, c.y);
-                   },
-                   std::move(cold)});
-  }
+  AddOneDnnCandidates(conv, /*late=*/false, out);
+  AddOneDnnCandidates(conv, /*late=*/true, out);
   if (conv.few_pixels && conv.few_pixel_weight.defined())
     out.push_back(
         {"few_pixels",
@@ -408,7 +455,16 @@ std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& 
 }
 
 std::vector<std::string> ForcibleConvKernels() {
-  return {"nhwc", "nchw", "onednn_packed", "onednn_repack", "onednn_folded", "few_pixels", "few_pixels_unpacked"};
+  return {"nhwc",
+          "nchw",
+          "onednn_packed",
+          "onednn_repack",
+          "onednn_folded",
+          "onednn_packed_late",
+          "onednn_repack_late",
+          "onednn_folded_late",
+          "few_pixels",
+          "few_pixels_unpacked"};
 }
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv) {

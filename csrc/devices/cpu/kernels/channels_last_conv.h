@@ -17,6 +17,9 @@
 //     norm folded into the packed weight and into a bias (as BatchNormFold does for frozen
 //     parameters) instead of applied as post-ops -- folded again when the weight's bytes or the
 //     norm's scale change;
+//   "onednn_packed_late", "onednn_repack_late", "onednn_folded_late", for a residual in y's
+//     layout: the three above with the residual add and the activation in one pass after the
+//     primitive instead of as its post-ops;
 //   "few_pixels", for at most kFewPixelsMax output pixels (few_pixel_conv.h): an im2col and a
 //     product that streams a packed weight once (packed at load, or again on a change as above);
 //   "few_pixels_unpacked", as many pixels: the same on the weight as it is stored (the im2col
@@ -83,6 +86,12 @@ struct ChannelsLastConv {
   // For a weight that is an input under a batch norm: the primitive with a bias and no norm
   // post-ops, for the weight with the norm folded in ("onednn_folded"; null: not offered).
   std::shared_ptr<onednn::Conv2D> onednn_folded;
+  // The two above made without the residual and activation post-ops, which AddResidualThenActivate
+  // applies after them in one pass ("onednn_*_late"; null: not offered -- no residual, or one not
+  // in y's layout), and a constant weight in the late primitive's layout: oneDNN 2.6 runs a
+  // residual post-op only on its older direct kernels, not on brgconv.
+  std::shared_ptr<onednn::Conv2D> onednn_late, onednn_folded_late;
+  at::Tensor packed_weight_late;
   // The "few_pixels" kernel's geometry (unset: not offered) and a constant weight in its layout.
   std::optional<FewPixelGeometry> few_pixels;
   at::Tensor few_pixel_weight;

@@ -22,27 +22,57 @@ __attribute__((target("avx512f"))) void ReluAvx512(float* y, int64_t n) { ReluRa
 __attribute__((target("avx2,fma"))) void ReluAvx2(float* y, int64_t n) { ReluRange(y, n); }
 void ReluPortable(float* y, int64_t n) { ReluRange(y, n); }
 
+// y += r, then torch's ReLU of the sum if `relu`: the same two roundings as eager's add and relu.
+template <bool kRelu>
+inline void AddRange(float* __restrict y, const float* __restrict r, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = y[i] + r[i];
+    y[i] = kRelu && v < 0.f ? 0.f : v;
+  }
+}
+
+template <bool kRelu>
+__attribute__((target("avx512f"))) void AddAvx512(float* y, const float* r, int64_t n) {
+  AddRange<kRelu>(y, r, n);
+}
+template <bool kRelu>
+__attribute__((target("avx2,fma"))) void AddAvx2(float* y, const float* r, int64_t n) {
+  AddRange<kRelu>(y, r, n);
+}
+template <bool kRelu>
+void AddPortable(float* y, const float* r, int64_t n) {
+  AddRange<kRelu>(y, r, n);
+}
+
 // Elements per thread's chunk: eager's relu_ (at::internal::GRAIN_SIZE, TensorIterator.h).
 constexpr int64_t kEagerGrain = 32768;
+
+// Runs `range` over n elements in chunks of eager's grain on the intra-op threads (one call when
+// that is a single chunk).
+template <class Range>
+void OverChunks(int64_t n, const Range& range) {
+  if (n <= kEagerGrain) {
+    range(0, n);
+    return;
+  }
+  at::parallel_for(0, n, kEagerGrain, range);
+}
 
 // ReLU in place after a product or convolution: a dense float32 output is one vector loop
 // (threads over chunks of eager's grain). at::relu_ in a run cost 10-12 us after a 64 x 256 x 256
 // product (its dispatch and TensorIterator set-up, cold between the run's other kernels; 1.5 us
 // hot), the loop 3-4. Anything else is at::relu_.
 void ReluInPlace(at::Tensor& y) {
-  if (y.scalar_type() != at::kFloat || !y.is_contiguous()) {
+  // Any dense layout is one run of numel() floats from data_ptr() (a convolution's NHWC output
+  // is not contiguous() as NCHW).
+  if (y.scalar_type() != at::kFloat || !y.is_non_overlapping_and_dense()) {
     at::relu_(y);
     return;
   }
   using RangeFn = void (*)(float*, int64_t);
   static const RangeFn relu = ForThisCpu<RangeFn>(&ReluAvx512, &ReluAvx2, &ReluPortable);
   float* data = y.data_ptr<float>();
-  const int64_t n = y.numel();
-  if (n <= kEagerGrain) {
-    relu(data, n);
-    return;
-  }
-  at::parallel_for(0, n, kEagerGrain, [&](int64_t begin, int64_t end) { relu(data + begin, end - begin); });
+  OverChunks(y.numel(), [&](int64_t begin, int64_t end) { relu(data + begin, end - begin); });
 }
 
 }  // namespace
@@ -66,6 +96,26 @@ const CpuEpilogue* FindCpuEpilogue(EpilogueActivation activation) {
 
 void FinishAfterPrimitive(const CpuEpilogue* epilogue, at::Tensor& y) {
   if (epilogue != nullptr && epilogue->primitive_post_op == onednn::Activation::kNone) epilogue->apply_in_place(y);
+}
+
+void AddResidualThenActivate(const CpuEpilogue* epilogue, const at::Tensor& residual, at::Tensor& y) {
+  const bool one_pass = y.scalar_type() == at::kFloat && residual.scalar_type() == at::kFloat &&
+                        y.is_non_overlapping_and_dense() && y.sizes() == residual.sizes() &&
+                        y.strides() == residual.strides() && residual.const_data_ptr() != y.const_data_ptr();
+  if (!one_pass) {  // (or the two share a buffer: the loops' pointers are restrict)
+    y.add_(residual);
+    if (epilogue != nullptr) epilogue->apply_in_place(y);
+    return;
+  }
+  using AddFn = void (*)(float*, const float*, int64_t);
+  static const AddFn add = ForThisCpu<AddFn>(&AddAvx512<false>, &AddAvx2<false>, &AddPortable<false>);
+  static const AddFn add_relu = ForThisCpu<AddFn>(&AddAvx512<true>, &AddAvx2<true>, &AddPortable<true>);
+  const bool relu = epilogue != nullptr && epilogue->activation == EpilogueActivation::kRelu;
+  float* out = y.data_ptr<float>();
+  const float* r = residual.const_data_ptr<float>();
+  OverChunks(y.numel(),
+             [&](int64_t begin, int64_t end) { (relu ? add_relu : add)(out + begin, r + begin, end - begin); });
+  if (epilogue != nullptr && !relu) epilogue->apply_in_place(y);
 }
 
 }  // namespace ge::cpu

@@ -26,4 +26,9 @@ const CpuEpilogue* FindCpuEpilogue(EpilogueActivation activation);
 // no post-op for (kNone), applied in place. Null `epilogue`, or one the primitive applied: nothing.
 void FinishAfterPrimitive(const CpuEpilogue* epilogue, at::Tensor& y);
 
+// y = activation(y + residual) in place, after a primitive made with neither (`epilogue` null:
+// no activation). A float32 y and residual of one dense layout take one pass (with ReLU in it);
+// anything else ATen's add_, then the activation's apply_in_place.
+void AddResidualThenActivate(const CpuEpilogue* epilogue, const at::Tensor& residual, at::Tensor& y);
+
 }  // namespace ge::cpu
