@@ -165,10 +165,15 @@ Expected<int> FoldLibraryEpilogues(Graph& graph) {
     GE_ASSIGN_OR_RETURN(bool fused, FoldProductEpilogue(graph, act));
     folded += fused ? 1 : 0;
   }
+  // The convolutions first: a fold removes the nodes after its convolution in its chain (norm,
+  // add, activation), which a walk over the order taken before it would then read freed (ASan).
+  // A fold never removes another convolution.
   GE_ASSIGN_OR_RETURN(order, graph.TopologicalOrder());
-  for (Node* node : order) {
-    if (node->type() != kOpConv2D) continue;
-    GE_ASSIGN_OR_RETURN(bool fused, FoldConvEpilogue(graph, node));
+  std::vector<Node*> convs;
+  for (Node* node : order)
+    if (node->type() == kOpConv2D) convs.push_back(node);
+  for (Node* conv : convs) {
+    GE_ASSIGN_OR_RETURN(bool fused, FoldConvEpilogue(graph, conv));
     folded += fused ? 1 : 0;
   }
   return folded;
