@@ -1,5 +1,6 @@
 #include "devices/cpu/kernels/channels_last_conv.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -262,16 +263,11 @@ ChannelsLastConv ForAten(ChannelsLastConv c) {
   return c;
 }
 
-// `late`: for the late primitives (the others and their packing dropped), else for the others.
-ChannelsLastConv ForOneDnn(ChannelsLastConv c, bool late = false) {
+// The operands a oneDNN candidate runs on: its primitive and its packed or repacking weight are
+// captured beside them, so no primitive or packing stays in the copy.
+ChannelsLastConv ForOneDnn(ChannelsLastConv c) {
+  c = WithoutOneDnn(std::move(c));
   c.weight = c.x_nchw = c.y_nchw = c.few_pixel_weight = at::Tensor();
-  if (late) {
-    c.onednn = c.onednn_folded = nullptr;
-    c.packed_weight = at::Tensor();
-  } else {
-    c.onednn_late = c.onednn_folded_late = nullptr;
-    c.packed_weight_late = at::Tensor();
-  }
   return c;
 }
 
@@ -304,7 +300,7 @@ void AddOneDnnCandidates(const ChannelsLastConv& conv, bool late, std::vector<Ke
   const at::Tensor bias = conv.bias ? *conv.bias : at::Tensor();
   if (primitive && packed.defined())
     out.push_back({"onednn_packed" + suffix,
-                   [c = ForOneDnn(conv, late), primitive, packed, late]() mutable {
+                   [c = ForOneDnn(conv), primitive, packed, late]() mutable {
                      RunOneDnn(*primitive, c.x, packed, c.bias, c.affine.get(), c.residual, c.activation, c.y, late);
                    },
                    MemoryOf({packed, bias})});
@@ -315,7 +311,7 @@ void AddOneDnnCandidates(const ChannelsLastConv& conv, bool late, std::vector<Ke
     std::vector<MemoryRange> cold = repack->Memory();
     if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
     out.push_back({"onednn_repack" + suffix,
-                   [c = ForOneDnn(conv, late), primitive, r = std::move(repack), late]() mutable {
+                   [c = ForOneDnn(conv), primitive, r = std::move(repack), late]() mutable {
                      RunOneDnn(*primitive, c.x, r->Packed(), c.bias, c.affine.get(), c.residual, c.activation, c.y,
                                late);
                    },
@@ -326,7 +322,7 @@ void AddOneDnnCandidates(const ChannelsLastConv& conv, bool late, std::vector<Ke
     std::vector<MemoryRange> cold = folded->Memory();
     if (bias.defined()) cold.push_back({bias.const_data_ptr(), bias.nbytes()});
     out.push_back({"onednn_folded" + suffix,
-                   [c = ForOneDnn(conv, late), folded_primitive, f = std::move(folded), late]() mutable {
+                   [c = ForOneDnn(conv), folded_primitive, f = std::move(folded), late]() mutable {
                      const at::Tensor& weight = f->Packed();
                      RunOneDnn(*folded_primitive, c.x, weight, f->bias(), nullptr, c.residual, c.activation, c.y, late);
                    },
@@ -465,6 +461,16 @@ std::vector<std::string> ForcibleConvKernels() {
           "onednn_folded_late",
           "few_pixels",
           "few_pixels_unpacked"};
+}
+
+std::function<void()> ForcedConvKernel(const ChannelsLastConv& conv, const std::string& name) {
+  std::vector<KernelCandidate> candidates = ChannelsLastConvCandidates(conv);
+  const std::string late = "_late";
+  const bool offered =
+      std::any_of(candidates.begin(), candidates.end(), [&](const KernelCandidate& c) { return c.name == name; });
+  const bool late_name = name.size() > late.size() && name.compare(name.size() - late.size(), late.size(), late) == 0;
+  return CandidateNamed(std::move(candidates),
+                        !offered && late_name ? name.substr(0, name.size() - late.size()) : name);
 }
 
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv) {

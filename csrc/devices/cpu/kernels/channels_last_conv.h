@@ -35,6 +35,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -116,6 +117,10 @@ void ApplyConvEpilogue(at::Tensor& y, ChannelAffine* affine, const at::Tensor& r
 std::vector<KernelCandidate> ChannelsLastConvCandidates(const ChannelsLastConv& conv);
 // The kernels TORCHAIR_GE_CPU_CONV may force (ForcedKernelSetting).
 std::vector<std::string> ForcibleConvKernels();
+// The candidate `name` (one of those) runs; one `conv` does not offer leaves it to "nhwc", except
+// a late kernel on a convolution without a residual in y's layout: its twin with the post-ops,
+// which is the same kernel there.
+std::function<void()> ForcedConvKernel(const ChannelsLastConv& conv, const std::string& name);
 
 // The shapes, window and threads that decide which candidate is faster.
 std::string ChannelsLastConvKey(const ChannelsLastConv& conv);

@@ -1,5 +1,4 @@
 // Convolution, pooling, normalization and softmax kernels (attention: attention_kernels.cc).
-#include <algorithm>
 #include <cmath>
 
 #include <ATen/Parallel.h>
@@ -108,18 +107,7 @@ Expected<std::unique_ptr<Kernel>> CreateChannelsLastConv2D(KernelArgs& a, const 
   GE_ASSIGN_OR_RETURN(ChannelsLastConv conv, ChannelsLastOperands(a, c, epilogue));
   GE_RETURN_IF_ERROR(PrepareChannelsLastConv(conv).WithContext(fmt::format("{} '{}'", a.task.type, a.task.name)));
   GE_ASSIGN_OR_RETURN(std::string setting, ForcedKernelSetting("TORCHAIR_GE_CPU_CONV", ForcibleConvKernels()));
-  if (setting != "measure") {
-    std::vector<KernelCandidate> candidates = ChannelsLastConvCandidates(conv);
-    // A late kernel forced on a convolution without a residual (in y's layout): its twin with the
-    // post-ops, which is the same kernel there.
-    const std::string late = "_late";
-    const bool offered =
-        std::any_of(candidates.begin(), candidates.end(), [&](const KernelCandidate& c) { return c.name == setting; });
-    if (!offered && setting.size() > late.size() &&
-        setting.compare(setting.size() - late.size(), late.size(), late) == 0)
-      setting.resize(setting.size() - late.size());
-    return MakeKernel(a.task, CandidateNamed(std::move(candidates), setting));
-  }
+  if (setting != "measure") return MakeKernel(a.task, ForcedConvKernel(conv, setting));
   auto timed = [&]() {
     Expected<ChannelsLastConv> operands = ChannelsLastOperands(a.WithTimingOperands(), c, epilogue);
     if (!operands.ok()) return std::vector<KernelCandidate>();  // (stand-ins of operands that were taken)
