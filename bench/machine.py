@@ -1,6 +1,8 @@
 """What machine a bench ran on: CPU model and vendor, the ISA extensions that change which
-kernels are fastest (AVX2, AVX-512, AVX-512 BF16/VNNI, AMX), cores and threads. Results from
-different CPU kinds are kept apart (docs/performance.md has one table per kind)."""
+kernels are fastest (AVX2, AVX-512, AVX-512 BF16/VNNI, AMX), cores and threads, the CPU family
+and model numbers (a VM's model name is often only "Intel(R) Xeon(R) Processor") and the cache
+sizes (a model whose weights fit a large shared L3 runs above the DRAM bandwidth when alone).
+Results from different CPU kinds are kept apart (docs/performance.md has one table per kind)."""
 import os
 import platform
 
@@ -25,6 +27,35 @@ def _cpuinfo(path="/proc/cpuinfo"):
     return fields
 
 
+def caches(root="/sys/devices/system/cpu/cpu0/cache"):
+    """The first CPU's data and unified caches as {"L1d": bytes, "L2": bytes, "L3": bytes} (those
+    the kernel reports; {} where there is no such directory)."""
+    sizes = {}
+    try:
+        entries = sorted(e for e in os.listdir(root) if e.startswith("index"))
+    except OSError:
+        return sizes
+    for entry in entries:
+        try:
+            fields = {}
+            for name in ("level", "type", "size"):
+                with open(os.path.join(root, entry, name)) as f:
+                    fields[name] = f.read().strip()
+        except OSError:
+            continue
+        if fields["type"] == "Instruction" or not fields["size"][:-1].isdigit():
+            continue
+        unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(fields["size"][-1])
+        if unit is None:
+            continue
+        sizes[f"L{fields['level']}" + ("d" if fields["type"] == "Data" else "")] = int(fields["size"][:-1]) * unit
+    return sizes
+
+
+def _mib(size):
+    return f"{size / (1 << 20):g} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+
+
 def kind(vendor, flags=()):
     """The CPU kind results are grouped by: the vendor (amd, intel, else the vendor string) and
     the widest matrix/vector unit kernels pick paths by (amx, avx512, avx2): a Zen 3 and a Zen 4,
@@ -35,7 +66,7 @@ def kind(vendor, flags=()):
     return f"{vendor_kind}-{unit}" if unit else vendor_kind
 
 
-def describe(threads=None, cpuinfo=None):
+def describe(threads=None, cpuinfo=None, cache_root="/sys/devices/system/cpu/cpu0/cache"):
     info = _cpuinfo() if cpuinfo is None else cpuinfo
     flags = set(info.get("flags", "").split())
     vendor = info.get("vendor_id", "")
@@ -44,14 +75,21 @@ def describe(threads=None, cpuinfo=None):
         "vendor": vendor,
         "kind": kind(vendor, flags),
         "isa": [name for flag, name in ISA_FLAGS.items() if flag in flags],
+        "family": info.get("cpu family", ""),
+        "model_number": info.get("model", ""),
+        "caches": caches(cache_root),
         "logical_cpus": os.cpu_count(),
         "threads": threads or os.cpu_count(),
     }
 
 
 def summary(machine):
-    """One line: 'AMD EPYC (amd), AVX2 FMA AVX-512 ..., no AMX, 2 CPUs, 2 threads'."""
+    """One line: 'AMD EPYC (amd, family 25 model 17), AVX2 FMA AVX-512 ..., no AMX, L2 1 MiB, L3 32 MiB,
+    2 CPUs, 2 threads' (results written before the family and caches were recorded lack them)."""
     isa = " ".join(machine["isa"]) or "no AVX2"
     amx = "" if "AMX" in machine["isa"] else ", no AMX"
-    return (f"{machine['model']} ({machine['kind']}), {isa}{amx}, {machine['logical_cpus']} CPUs, "
+    numbers = f", family {machine['family']} model {machine['model_number']}" if machine.get("family") else ""
+    cache = "".join(f", {level} {_mib(size)}" for level, size in sorted(machine.get("caches", {}).items())
+                    if level != "L1d")
+    return (f"{machine['model']} ({machine['kind']}{numbers}), {isa}{amx}{cache}, {machine['logical_cpus']} CPUs, "
             f"{machine['threads']} threads")

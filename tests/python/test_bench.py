@@ -75,6 +75,27 @@ def test_the_bench_records_its_machine():
     assert machine.describe()["logical_cpus"] >= 1  # this machine's own /proc/cpuinfo
 
 
+def test_the_bench_records_the_cpu_numbers_and_caches(tmp_path):
+    # Two Intel VMs both called "Intel(R) Xeon(R) Processor" differ by family/model and caches; a
+    # 260 MiB L3 holds a decode step's weights (docs/performance.md, intel-avx512)
+    for index, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"),
+                                                 (2, "Unified", "2048K"), (3, "Unified", "266240K")]):
+        entry = tmp_path / f"index{index}"
+        entry.mkdir()
+        for name, value in (("level", level), ("type", kind), ("size", size)):
+            (entry / name).write_text(f"{value}\n")
+    cpuinfo = {"model name": "Intel(R) Xeon(R) Processor", "vendor_id": "GenuineIntel", "cpu family": "6",
+               "model": "207", "flags": "avx2 fma avx512f"}
+    described = machine.describe(threads=2, cpuinfo=cpuinfo, cache_root=str(tmp_path))
+    assert described["caches"] == {"L1d": 48 << 10, "L2": 2 << 20, "L3": 260 << 20}
+    assert machine.summary(described) == ("Intel(R) Xeon(R) Processor (intel-avx512, family 6 model 207), AVX2 FMA "
+                                          "AVX-512, no AMX, L2 2 MiB, L3 260 MiB, 2 CPUs, 2 threads")
+    # no cache directory, and results written before these fields existed, still summarize
+    assert machine.describe(cpuinfo=cpuinfo, cache_root=str(tmp_path / "none"))["caches"] == {}
+    old = {k: v for k, v in described.items() if k not in ("family", "model_number", "caches")}
+    assert machine.summary(old).startswith("Intel(R) Xeon(R) Processor (intel-avx512), AVX2 FMA AVX-512, no AMX, 2 CPUs")
+
+
 @pytest.mark.parametrize("name", list(dynamic.WORKLOADS))
 def test_dynamic_workloads_match_eager_with_few_compiles(name):
     workload = dynamic.run_workload(name, quick=True, log=lambda *_: None,
