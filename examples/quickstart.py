@@ -17,6 +17,7 @@ import torchair_ge
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.models import bert  # noqa: E402  (the benchmark zoo's models)
+from bench import machine  # noqa: E402
 from bench.models.mlp import MLP  # noqa: E402
 from bench.models.resnet import small_resnet  # noqa: E402
 
@@ -95,7 +96,9 @@ def main():
     for f in os.listdir(dump_dir):
         os.remove(os.path.join(dump_dir, f))
 
-    print(f"torchair_ge {torchair_ge.__version__} on torch {torch.__version__}, {torch.get_num_threads()} threads\n")
+    # The CPU beside every figure: a speed-up on one CPU can be a slow-down on another.
+    print(f"torchair_ge {torchair_ge.__version__} on torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"CPU: {machine.summary(machine.describe(torch.get_num_threads()))}\n")
     run("MLP (4x256, batch 64)", MLP(width=256, in_features=64).eval(), torch.randn(64, 64), torchair_ge.CompilerConfig())
 
     config = torchair_ge.CompilerConfig()
