@@ -27,7 +27,11 @@ def _cpuinfo(path="/proc/cpuinfo"):
     return fields
 
 
-def caches(root="/sys/devices/system/cpu/cpu0/cache"):
+CACHE_ROOT = "/sys/devices/system/cpu/cpu0/cache"
+_SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+
+
+def caches(root=CACHE_ROOT):
     """The first CPU's data and unified caches as {"L1d": bytes, "L2": bytes, "L3": bytes} (those
     the kernel reports; {} where there is no such directory)."""
     sizes = {}
@@ -43,12 +47,10 @@ def caches(root="/sys/devices/system/cpu/cpu0/cache"):
                     fields[name] = f.read().strip()
         except OSError:
             continue
-        if fields["type"] == "Instruction" or not fields["size"][:-1].isdigit():
+        number, unit = fields["size"][:-1], _SIZE_UNITS.get(fields["size"][-1:])
+        if fields["type"] == "Instruction" or not number.isdigit() or unit is None:
             continue
-        unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(fields["size"][-1])
-        if unit is None:
-            continue
-        sizes[f"L{fields['level']}" + ("d" if fields["type"] == "Data" else "")] = int(fields["size"][:-1]) * unit
+        sizes[f"L{fields['level']}" + ("d" if fields["type"] == "Data" else "")] = int(number) * unit
     return sizes
 
 
@@ -66,7 +68,7 @@ def kind(vendor, flags=()):
     return f"{vendor_kind}-{unit}" if unit else vendor_kind
 
 
-def describe(threads=None, cpuinfo=None, cache_root="/sys/devices/system/cpu/cpu0/cache"):
+def describe(threads=None, cpuinfo=None, cache_root=CACHE_ROOT):
     info = _cpuinfo() if cpuinfo is None else cpuinfo
     flags = set(info.get("flags", "").split())
     vendor = info.get("vendor_id", "")
