@@ -317,6 +317,27 @@ TEST_P(AutofuseTest, ReductionsOverTrailingAxes) {
       {{{3, 2, 5, 13}}}, 2);
 }
 
+// Rows shorter than a vector run one row per lane (row_lanes_writer.h): a softmax over 4 columns
+// (a gate over four experts), rows of two inner axes reduced whole, per-row broadcasts along one
+// outer axis, NaNs through max, masks stored, row-level outputs -- over row counts that leave a
+// partial group to the row body.
+TEST_P(AutofuseTest, ShortRowsRunOneRowPerLane) {
+  const Build build = [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto gate = es::SoftmaxV2(in[0] * Scalar(b, 0.7, t));  // [37, 4]
+    auto x = in[1] + in[2];                                // [3, 13, 2, 3] + [13, 1, 1]
+    auto nan = es::Sqrt(x);                                // NaN where x < 0
+    auto centered = x - es::ReduceMax(es::Maximum(nan, x), Axes(b, {-1, -2}), true);
+    return std::vector<es::EsTensor>{gate, centered, es::ReduceSum(es::Exp(centered), Axes(b, {-1, -2}), false),
+                                     es::Cast(es::Greater(x, in[2]), DataType::kBool)};
+  };
+  const Inputs inputs{{{37, 4}, {3, 13, 2, 3}, {13, 1, 1}}};
+  Check("short rows", build, inputs, 3);
+  const Result fused = Run(build, inputs, GetParam(), true);
+  std::ifstream in(fused.summary.autofuse.source);
+  const std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(source.find("_lanes(int64_t"), std::string::npos) << source;
+}
+
 TEST_P(AutofuseTest, ComparisonsSelectsAndNaNs) {
   Check("select",
         [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {

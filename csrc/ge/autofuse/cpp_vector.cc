@@ -19,6 +19,7 @@ const char* const kVectorPrelude = "\n#if !__has_include(<xsimd/xsimd.hpp>)\n#er
 namespace {
 using GeV = xsimd::batch<float>;
 using GeB = xsimd::batch_bool<float>;
+using GeI = xsimd::batch<int32_t>;  // element offsets, one per lane (gathers and scatters)
 constexpr int kGeW = static_cast<int>(GeV::size);
 
 // Lanes built one scalar at a time (strided reads, conversions): the compiler vectorizes the
@@ -200,6 +201,24 @@ bool Vectorizable(const KernelIR& k) {
       return false;
   }
   return true;
+}
+
+int TargetVectorRegisters() {
+#if defined(__x86_64__)
+  static const int registers = __builtin_cpu_supports("avx512f") ? 32 : 16;
+  return registers;
+#else
+  return 32;  // aarch64's NEON and SVE
+#endif
+}
+
+int TargetFloatLanes() {
+#if defined(__x86_64__)
+  static const int lanes = __builtin_cpu_supports("avx512f") ? 16 : __builtin_cpu_supports("avx") ? 8 : 4;
+  return lanes;
+#else
+  return 4;   // NEON's 128 bits
+#endif
 }
 
 const char* VType(ScalarType t) { return t == ScalarType::kBool ? "GeB" : "GeV"; }

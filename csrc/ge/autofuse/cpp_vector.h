@@ -22,6 +22,11 @@ extern const char* const kMissingVectorLibrary;
 // concat (row-level values are scalars, computed once per row, of any type).
 bool Vectorizable(const KernelIR& k);
 
+// The vector registers and the float lanes of a vector (kGeW) on the CPU the kernels are
+// compiled for (-march=native: this one): 32 and 16 with AVX-512, 16 and 8 with AVX2.
+int TargetVectorRegisters();
+int TargetFloatLanes();
+
 const char* VType(ScalarType t);                                                   // the vector type of a value
 std::string VBroadcast(ScalarType t, const std::string& scalar);                   // a row-level scalar in every lane
 std::string VLoad(DataType t, const std::string& pointer);                         // kGeW contiguous elements

@@ -6,6 +6,7 @@
 
 #include "ge/autofuse/cpp_scalar.h"
 #include "ge/autofuse/cpp_vector.h"
+#include "ge/autofuse/row_lanes_writer.h"
 
 namespace ge::autofuse {
 namespace {
@@ -16,6 +17,18 @@ namespace {
 constexpr int64_t kMinTaskWork = int64_t{1} << 18;
 
 }  // namespace
+
+std::string BufferPointers(const KernelIR& k) {
+  std::string out = "  const GeKernelCall* call = static_cast<const GeKernelCall*>(ctx);\n";
+  out += "  void* const* bufs = call->buffers;\n  const int64_t* __restrict S = call->sizes;\n  (void)S;\n";
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    out += fmt::format("  const {0}* __restrict in{1} = static_cast<const {0}*>(bufs[{1}]);\n",
+                       StorageCType(k.inputs[i].desc.dtype), i);
+  for (size_t o = 0; o < k.outputs.size(); ++o)
+    out += fmt::format("  {0}* __restrict out{1} = static_cast<{0}*>(bufs[{2}]);\n",
+                       StorageCType(k.outputs[o].desc.dtype), o, k.inputs.size() + o);
+  return out;
+}
 
 KernelWriter::KernelWriter(const KernelIR& k, SizeMode mode, bool vector)
     : k_(k),
@@ -28,9 +41,11 @@ KernelWriter::KernelWriter(const KernelIR& k, SizeMode mode, bool vector)
 std::string KernelWriter::Write() {
   const std::string row = at_.RowSize();
   const bool cached_body = run_time_sizes_ && !chunked_ && LoopRoots().size() >= 2;
+  const bool lanes = vector_ && RunsRowsInLanes(k_, run_time_sizes_);
   WriteBody("", !run_time_sizes_, row);
   if (cached_body) WriteBody("_cached", true, row);
-  WriteEntry(row, cached_body);
+  if (lanes) out_ += WriteRowLanesBody(k_, at_);
+  WriteEntry(row, cached_body, lanes);
   return out_;
 }
 
@@ -59,14 +74,7 @@ void KernelWriter::WriteBody(const std::string& suffix, bool caches, const std::
   cached_ready_.clear();
   out_ += fmt::format("// {}\nstatic void {}_body{}(int64_t item_begin, int64_t item_end, void* ctx) {{\n", Summary(),
                       k_.name, suffix);
-  out_ += "  const GeKernelCall* call = static_cast<const GeKernelCall*>(ctx);\n";
-  out_ += "  void* const* bufs = call->buffers;\n  const int64_t* __restrict S = call->sizes;\n  (void)S;\n";
-  for (size_t i = 0; i < k_.inputs.size(); ++i)
-    out_ += fmt::format("  const {0}* __restrict in{1} = static_cast<const {0}*>(bufs[{1}]);\n",
-                        StorageCType(k_.inputs[i].desc.dtype), i);
-  for (size_t o = 0; o < k_.outputs.size(); ++o)
-    out_ += fmt::format("  {0}* __restrict out{1} = static_cast<{0}*>(bufs[{2}]);\n",
-                        StorageCType(k_.outputs[o].desc.dtype), o, k_.inputs.size() + o);
+  out_ += BufferPointers(k_);
   out_ += "  for (int64_t r = item_begin; r < item_end; ++r) {\n";
   if (chunked_) {
     out_ += fmt::format("    const int64_t lo = r * {0}, hi = lo + {0} < {1} ? lo + {0} : {1};\n", kChunk, row);
@@ -90,7 +98,7 @@ void KernelWriter::WriteBody(const std::string& suffix, bool caches, const std::
 }
 
 // The exported function: how many work items, how many per thread, then the body over them.
-void KernelWriter::WriteEntry(const std::string& row, bool cached_body) {
+void KernelWriter::WriteEntry(const std::string& row, bool cached_body, bool lanes) {
   out_ += fmt::format(
       "extern \"C\" __attribute__((visibility(\"default\"))) void {0}(void* const* buffers, const int64_t* sizes, "
       "const GeKernelRuntime* runtime) {{\n  const int64_t* S = sizes;\n  (void)S;\n",
@@ -106,6 +114,17 @@ void KernelWriter::WriteEntry(const std::string& row, bool cached_body) {
     out_ += fmt::format("  const int64_t grain = work >= {0} ? 1 : ({0} + work - 1) / work;\n", kMinTaskWork);
   }
   out_ += "  const GeKernelCall call{buffers, sizes};\n";
+  if (lanes) {  // groups of kGeW rows in lanes (row_lanes_writer.h), the rows after them one by one
+    out_ += fmt::format("  const int64_t groups = items / kGeW, group_work = work * kGeW;\n");
+    out_ += fmt::format(
+        "  runtime->parallel_for(groups, group_work >= {0} ? 1 : ({0} + group_work - 1) / group_work, "
+        "&{1}_lanes, const_cast<GeKernelCall*>(&call));\n",
+        kMinTaskWork, k_.name);
+    out_ += fmt::format(
+        "  if (groups * kGeW < items) {}_body(groups * kGeW, items, const_cast<GeKernelCall*>(&call));\n}}\n\n",
+        k_.name);
+    return;
+  }
   const std::string body =
       cached_body ? fmt::format("({} <= {} ? &{}_body_cached : &{}_body)", row, kCachedRow, k_.name, k_.name)
                   : fmt::format("&{}_body", k_.name);

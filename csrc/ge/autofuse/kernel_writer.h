@@ -4,7 +4,8 @@
 // and the exported entry that runs the body through the runtime's parallel_for. How a row's
 // element loop and reductions are spelled is the loop style's: block_loop_writer.cc (B-wide
 // stack arrays op by op, which the compiler vectorizes) or vector_loop_writer.cc (one xsimd
-// vector per unrolled copy through the whole chain, in registers).
+// vector per unrolled copy through the whole chain, in registers). A vector kernel of rows
+// shorter than a vector also gets a body with one row per lane (row_lanes_writer.h).
 #pragma once
 
 #include <cstdint>
@@ -85,7 +86,8 @@ class KernelWriter {
   static bool Chunked(const KernelIR& k);
   std::vector<std::vector<int>> LoopRoots() const;
   void WriteBody(const std::string& suffix, bool caches, const std::string& row);
-  void WriteEntry(const std::string& row, bool cached_body);
+  // `lanes`: the kernel also has a body over groups of rows in lanes (row_lanes_writer.h).
+  void WriteEntry(const std::string& row, bool cached_body, bool lanes);
   int64_t ElementCost() const;
   std::string Summary() const;
   void WriteBases();
@@ -94,6 +96,9 @@ class KernelWriter {
   void PlanCaches(const std::vector<std::vector<int>>& loop_roots);
   void WriteElementLoop();
 };
+
+// A body's first lines: its call's buffers as typed pointers `in<i>` and `out<o>`, and S.
+std::string BufferPointers(const KernelIR& k);
 
 // The writers of the two loop styles (KernelStyle).
 std::unique_ptr<KernelWriter> MakeBlockLoopWriter(const KernelIR& k, SizeMode mode);

@@ -13,17 +13,6 @@
 namespace ge::autofuse {
 namespace {
 
-// The vector registers of the CPU the kernels are compiled for (-march=native: this one): 32
-// with AVX-512, 16 with AVX2.
-int VectorRegisters() {
-#if defined(__x86_64__)
-  static const int registers = __builtin_cpu_supports("avx512f") ? 32 : 16;
-  return registers;
-#else
-  return 32;  // aarch64's NEON and SVE
-#endif
-}
-
 class VectorLoopWriter final : public KernelWriter {
  public:
   VectorLoopWriter(const KernelIR& k, SizeMode mode) : KernelWriter(k, mode, /*vector=*/true) {}
@@ -101,7 +90,7 @@ class VectorLoopWriter final : public KernelWriter {
 
   // How many vectors a step carries through the chain: enough independent chains to hide the
   // ops' latency (3-4 cycles each, 2 issued per cycle), few enough that the live values of all
-  // of them fit the vector registers (VectorRegisters).
+  // of them fit the vector registers (TargetVectorRegisters).
   int Unroll(const std::vector<int>& body, const std::vector<int>& roots) const {
     // Each value dies after its last reader in `body` (roots live to the end); the peak of live
     // element values is what every copy keeps in registers at once.
@@ -117,7 +106,7 @@ class VectorLoopWriter final : public KernelWriter {
       peak = std::max(peak, ++live);  // op k's operands and its value, all at once
       live -= std::min(live, deaths[k]);
     }
-    const int registers = VectorRegisters();
+    const int registers = TargetVectorRegisters();
     int unroll = registers / 2;
     while (unroll > 1 && static_cast<size_t>(unroll) * peak > static_cast<size_t>(registers)) unroll /= 2;
     return unroll;
