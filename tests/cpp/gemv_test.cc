@@ -10,6 +10,7 @@
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randn.h>
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,53 @@ TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
           const at::Tensor got = y.narrow(1, 0, n);
           EXPECT_TRUE(got.allclose(expected, 1e-4, 1e-4))
               << name << " rows=" << rows << " k=" << k << " bias=" << with_bias << ": max abs err "
+              << got.sub(expected).abs().max().item<float>();
+        }
+      }
+    }
+}
+
+std::vector<std::pair<std::string, Body>> FewColumnBodies() {
+  std::vector<std::pair<std::string, Body>> bodies{{"portable", gemv_detail::FewColumnsPortable},
+                                                   {"dispatched", FewColumnRows}};
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    bodies.emplace_back("avx2", gemv_detail::FewColumnsAvx2);
+  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", gemv_detail::FewColumnsAvx512);
+  return bodies;
+}
+
+// Many rows times 1..kFewColumnsMax weight rows: every column count (whole and partial row groups
+// per step), depths shorter than a vector, ending in a partial vector or a whole one, split
+// over two work items at a row that is not a group boundary, strided rows; and NaN or infinity
+// in a row reaches only that row's outputs (the partial vector is not read past the row).
+TEST(GemvTest, FewColumnsMatchAtenForEveryColumnCount) {
+  for (int64_t n = 1; n <= kFewColumnsMax; ++n)
+    for (int64_t k : {5, 32, 141}) {
+      const int64_t rows = 37;
+      at::Tensor x = at::randn({rows, k + 3});
+      x.select(1, k).fill_(std::numeric_limits<float>::quiet_NaN());  // just past each row's end
+      x = x.narrow(1, 0, k);
+      const at::Tensor w = at::randn({n, k}), bias = at::randn({n});
+      for (bool with_bias : {false, true}) {
+        at::Tensor expected = at::matmul(x, w.t());
+        if (with_bias) expected = expected.add(bias);
+        for (const auto& [name, body] : FewColumnBodies()) {
+          at::Tensor y = at::empty({rows, n + 2});
+          const GemvArgs args{x.const_data_ptr<float>(),
+                              rows,
+                              x.stride(0),
+                              w.const_data_ptr<float>(),
+                              n,
+                              k,
+                              with_bias ? bias.const_data_ptr<float>() : nullptr,
+                              y.data_ptr<float>(),
+                              y.stride(0)};
+          body(args, 0, 11);
+          body(args, 11, rows);
+          const at::Tensor got = y.narrow(1, 0, n);
+          EXPECT_TRUE(got.allclose(expected, 1e-4, 1e-4))
+              << name << " n=" << n << " k=" << k << " bias=" << with_bias << ": max abs err "
               << got.sub(expected).abs().max().item<float>();
         }
       }

@@ -17,9 +17,10 @@ from conftest import check_against_eager
 
 # (rows, in, out): tiny, mid-sized, bert- and llama-sized projections, odd sizes, a decode step
 # (one row, a large weight); in=59 ends each weight row of the few-row kernel (gemv) with one
-# whole vector and a scalar tail on AVX-512 and on AVX2.
+# whole vector and a scalar tail on AVX-512 and on AVX2; (512, 141, 4) and (33, 16, 1) are an MMoE
+# gate and tower (few_columns: many rows, a few outputs, depths ending in a partial vector or not).
 SHAPES = [(8, 32, 16), (128, 128, 256), (64, 512, 1408), (37, 300, 1001), (1, 512, 1536), (3, 300, 1001),
-          (4, 129, 7), (2, 59, 33)]
+          (4, 129, 7), (2, 59, 33), (512, 141, 4), (33, 16, 1)]
 
 
 def frozen_config(frozen):
@@ -28,7 +29,7 @@ def frozen_config(frozen):
     return config
 
 
-@pytest.fixture(params=["mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv", "measure"])
+@pytest.fixture(params=["mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv", "few_columns", "measure"])
 def product_kernel(request, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", request.param)
     return request.param
@@ -143,6 +144,21 @@ def test_decode_products_race_weight_row_streaming(rows, tmp_path, monkeypatch):
     assert set(choice["best_us"]) == {"mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv"}, choice
 
 
+def test_few_output_columns_race_the_few_columns_kernel(tmp_path, monkeypatch):
+    """Many rows and a few outputs (an MMoE gate over 4 experts with its softmax, a tower's logit
+    with its sigmoid): dotting each row with every weight row at once (few_columns) is one of the
+    timed candidates, with the bias and the activation of a FusedMatMul."""
+    monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(141, 4), torch.nn.Sigmoid()).eval()
+    backend = torchair_ge.get_npu_backend()
+    x = torch.randn(512, 141)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x))
+    (choice,) = [c for c in backend.compiler.reports[0]["kernel_choices"] if "512x141x4" in c["key"]]
+    assert "few_columns" in choice["best_us"] and "gemv" not in choice["best_us"], choice
+
+
 _CHOOSE_IN_A_NEW_PROCESS = """
 import json, torch, torchair_ge
 model = torch.nn.Linear(320, 640).eval()
@@ -173,7 +189,8 @@ def test_a_later_process_starts_with_the_stored_choice(tmp_path):
 def test_a_bad_setting_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", "fastest")
     compiled = torch.compile(torch.nn.Linear(64, 64).eval(), backend=torchair_ge.get_npu_backend(), dynamic=False)
-    expected = "TORCHAIR_GE_CPU_MATMUL='fastest': expected one of measure, mkl, mkl_columns, onednn, onednn_transposed, gemv"
+    expected = ("TORCHAIR_GE_CPU_MATMUL='fastest': expected one of measure, mkl, mkl_columns, onednn, onednn_transposed, "
+                "gemv, few_columns")
     with pytest.raises(Exception, match=expected):
         with torch.no_grad():
             compiled(torch.randn(4, 64))

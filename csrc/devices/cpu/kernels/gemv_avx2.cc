@@ -5,5 +5,8 @@
 namespace ge::cpu::gemv_detail {
 
 void RowsAvx2(const GemvArgs& a, int64_t begin, int64_t end) { Rows<xsimd::fma3<xsimd::avx2>>(a, begin, end); }
+void FewColumnsAvx2(const GemvArgs& a, int64_t begin, int64_t end) {
+  FewColumnRows<xsimd::fma3<xsimd::avx2>>(a, begin, end);
+}
 
 }  // namespace ge::cpu::gemv_detail

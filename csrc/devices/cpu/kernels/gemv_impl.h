@@ -4,6 +4,9 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "devices/cpu/kernels/gemv.h"
 
 namespace ge::cpu::gemv_detail {
@@ -41,6 +44,101 @@ void Rows(const GemvArgs& a, int64_t begin, int64_t end) {
       for (int64_t i = k_vec; i < a.k; ++i) s += w[i] * xr[i];
       a.y[m * a.y_stride + j] = s + (a.bias ? a.bias[j] : 0.f);
     }
+  }
+}
+
+// The first `count` (< the vector's width) floats at p, zeros after: a row's last partial vector
+// without reading past the row (masked loads where the instruction set has them).
+template <class Arch>
+inline xsimd::batch<float, Arch> LoadFirst(const float* p, int64_t count) {
+  using V = xsimd::batch<float, Arch>;
+#if defined(__AVX512F__)
+  if constexpr (V::size == 16) return V(_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << count) - 1u), p));
+#endif
+#if defined(__AVX2__)
+  if constexpr (V::size == 8) {
+    alignas(32) static constexpr int32_t kMask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
+    return V(_mm256_maskload_ps(p, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kMask + 8 - count))));
+  }
+#endif
+  alignas(64) float t[V::size] = {};
+  std::copy(p, p + count, t);
+  return V::load_aligned(t);
+}
+
+// Lane q of the result: the sum of acc[q]'s lanes, for all of the vector's width of accumulators
+// at once. (xsimd 8's haddp for AVX-512 puts some sums in the wrong lanes.)
+template <class Arch>
+inline xsimd::batch<float, Arch> SumEach(const xsimd::batch<float, Arch>* acc) {
+  using V = xsimd::batch<float, Arch>;
+#if defined(__AVX512F__)
+  if constexpr (V::size == 16) {
+    // Each level adds halves of two vectors into one: 128-bit blocks twice (block q of d[i]
+    // holds accumulator 4i + q), then pairs of lanes within blocks twice; lane 4q + s ends
+    // with accumulator 4s + q, which the permute moves to lane 4s + q.
+    __m512 c[8], d[4], e[2];
+    for (int i = 0; i < 8; ++i)
+      c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                           _mm512_shuffle_f32x4(acc[2 * i], acc[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int i = 0; i < 4; ++i)
+      d[i] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                           _mm512_shuffle_f32x4(c[2 * i], c[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int i = 0; i < 2; ++i)
+      e[i] = _mm512_add_ps(_mm512_shuffle_ps(d[2 * i], d[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                           _mm512_shuffle_ps(d[2 * i], d[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m512 f = _mm512_add_ps(_mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                   _mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    alignas(64) static constexpr int32_t kLane[16] = {0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15};
+    return V(_mm512_permutexvar_ps(_mm512_load_si512(kLane), f));
+  }
+#endif
+  if constexpr (V::size == 8) return xsimd::haddp(acc);
+  alignas(64) float sums[V::size];
+  for (size_t q = 0; q < V::size; ++q) sums[q] = xsimd::hadd(acc[q]);
+  return V::load_aligned(sums);
+}
+
+// FewColumnRows for n weight rows: kGroup = kW / n input rows a step, accumulator r * n + j
+// holding row r's dot product with weight row j (a partial last group re-reads its last row and
+// drops those sums); SumEach folds all kW at once.
+template <class Arch, int64_t kN>
+void FewColumnRowsOf(const GemvArgs& a, int64_t begin, int64_t end) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int64_t kW = static_cast<int64_t>(V::size), kGroup = kW / kN;
+  const int64_t k_vec = a.k - a.k % kW, tail = a.k - k_vec;
+  for (int64_t m = begin; m < end; m += kGroup) {
+    const float* x[kGroup];
+    for (int64_t r = 0; r < kGroup; ++r) x[r] = a.x + std::min(m + r, end - 1) * a.x_stride;
+    V acc[kW];
+    for (int64_t q = 0; q < kW; ++q) acc[q] = V(0.f);
+    auto step = [&](int64_t i, auto load) {
+      V w[kN];
+      for (int64_t j = 0; j < kN; ++j) w[j] = load(a.w + j * a.k + i);
+      for (int64_t r = 0; r < kGroup; ++r) {
+        const V xv = load(x[r] + i);
+        for (int64_t j = 0; j < kN; ++j) acc[r * kN + j] = xsimd::fma(xv, w[j], acc[r * kN + j]);
+      }
+    };
+    for (int64_t i = 0; i < k_vec; i += kW) step(i, [](const float* p) { return V::load_unaligned(p); });
+    if (tail > 0) step(k_vec, [tail](const float* p) { return LoadFirst<Arch>(p, tail); });
+    alignas(64) float sums[kW];
+    SumEach<Arch>(acc).store_aligned(sums);
+    for (int64_t r = 0; r < kGroup && m + r < end; ++r)
+      for (int64_t j = 0; j < kN; ++j) a.y[(m + r) * a.y_stride + j] = sums[r * kN + j] + (a.bias ? a.bias[j] : 0.f);
+  }
+}
+
+template <class Arch>
+void FewColumnRows(const GemvArgs& a, int64_t begin, int64_t end) {
+  switch (a.n) {
+    case 1: return FewColumnRowsOf<Arch, 1>(a, begin, end);
+    case 2: return FewColumnRowsOf<Arch, 2>(a, begin, end);
+    case 3: return FewColumnRowsOf<Arch, 3>(a, begin, end);
+    case 4: return FewColumnRowsOf<Arch, 4>(a, begin, end);
+    case 5: return FewColumnRowsOf<Arch, 5>(a, begin, end);
+    case 6: return FewColumnRowsOf<Arch, 6>(a, begin, end);
+    case 7: return FewColumnRowsOf<Arch, 7>(a, begin, end);
+    default: return FewColumnRowsOf<Arch, kFewColumnsMax>(a, begin, end);  // callers keep n <= kFewColumnsMax
   }
 }
 

@@ -44,9 +44,9 @@ constexpr double kBudgetUs = 20000;
 // candidate is timed on evicted weights, and a weight that is an input is repacked on a digest;
 // 4: convolutions with few output pixels gain the few_pixels candidate; 5: and the
 // few_pixels_unpacked one; 6: products of up to 256 rows the onednn_transposed one; 7: attention
-// with few query rows per key/value head the decode_flash one) bumps it and every key is timed
-// again.
-constexpr int kCandidatesRevision = 7;
+// with few query rows per key/value head the decode_flash one; 8: products with a few output
+// columns the few_columns one) bumps it and every key is timed again.
+constexpr int kCandidatesRevision = 8;
 
 struct Registry {
   std::mutex mutex;

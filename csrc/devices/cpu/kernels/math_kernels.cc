@@ -122,6 +122,28 @@ std::optional<std::function<void()>> GemvProduct(const at::Tensor& x1, const at:
   };
 }
 
+// y = act(x1 · x2 + bias) by dotting every row of x1 with a few weight rows at once (gemv.h's
+// FewColumns), when x1 has contiguous float rows and x2 is the transpose of a contiguous [N, K]
+// weight of at most kFewColumnsMax rows.
+std::optional<std::function<void()>> FewColumnsProduct(const at::Tensor& x1, const at::Tensor& x2,
+                                                       const at::Tensor& bias, const CpuEpilogue* activation,
+                                                       const at::Tensor& y) {
+  const at::Tensor w = x2.t();
+  const bool floats = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
+  if (!floats || x1.dim() != 2 || x1.stride(1) != 1 || !w.is_contiguous() || w.size(0) > kFewColumnsMax ||
+      y.stride(1) != 1 ||
+      (bias.defined() &&
+       (bias.dim() != 1 || bias.size(0) != w.size(0) || !bias.is_contiguous() || bias.scalar_type() != at::kFloat)))
+    return std::nullopt;
+  void (*apply)(at::Tensor&) = activation ? activation->apply_in_place : [](at::Tensor&) {};
+  return [x1, w, bias, apply, y = at::Tensor(y)]() mutable {
+    FewColumns(GemvArgs{x1.const_data_ptr<float>(), x1.size(0), x1.stride(0), w.const_data_ptr<float>(), w.size(0),
+                        w.size(1), bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(),
+                        y.stride(0)});
+    apply(y);
+  };
+}
+
 // A product's operands as its kernels see them: x1 and x2 transposed as the attrs say; onednn:
 // the oneDNN primitive prepared once for these shapes (shared with the timing stand-ins).
 struct ProductOperands {
@@ -159,13 +181,15 @@ std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const C
     out.push_back(
         {"onednn_transposed", OneDnnTransposedProductKernel(*p.transposed, p.x1, p.x2, p.bias, activation, p.y)});
   if (auto gemv = GemvProduct(p.x1, p.x2, p.bias, activation, p.y)) out.push_back({"gemv", std::move(*gemv)});
+  if (auto few = FewColumnsProduct(p.x1, p.x2, p.bias, activation, p.y))
+    out.push_back({"few_columns", std::move(*few)});
   return out;
 }
 
 // MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm, whole or split in column
-// blocks over the threads), oneDNN's matmul with the activation as a post-op, or
-// weight-row streaming for a few rows, whichever measured fastest for this shape on this CPU (or
-// the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
+// blocks over the threads), oneDNN's matmul with the activation as a post-op,
+// weight-row streaming for a few rows, or a few weight rows dotted with every row, whichever measured fastest for this
+// shape on this CPU (or the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
 Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
   if (a.inputs.size() > 3 && a.inputs[3].defined())
     return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
@@ -176,9 +200,9 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
     p.onednn = PrepareOneDnnProduct(p.x1, p.x2, p.bias, a.InputIsConstant(1), activation, p.y);
     p.transposed = PrepareOneDnnTransposedProduct(p.x1, p.x2, p.bias, activation, p.y);
   }
-  GE_ASSIGN_OR_RETURN(
-      const std::string setting,
-      ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv"}));
+  GE_ASSIGN_OR_RETURN(const std::string setting,
+                      ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn",
+                                                                     "onednn_transposed", "gemv", "few_columns"}));
   std::vector<KernelCandidate> kernels = ProductCandidates(p, activation);
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(std::move(kernels), setting));
   auto timed = [&]() {
