@@ -153,6 +153,28 @@ def test_without_xsimd_the_kernels_are_written_as_blocks(tmp_path, monkeypatch, 
     assert "xsimd headers not found" in capfd.readouterr().err
 
 
+class _Gate(torch.nn.Module):
+    """An MMoE gate: a masked softmax over four experts per row, weighted by the experts' scores
+    (rows shorter than a vector: one row per lane, row_lanes_writer)."""
+
+    def forward(self, logits, mask, scores):
+        weights = torch.softmax(logits.masked_fill(mask, -1e4) * 0.5, dim=-1)
+        return weights * scores, weights.amax(-1)
+
+
+@pytest.mark.parametrize("rows", [512, 37])
+def test_short_rows_run_one_row_per_lane(rows):
+    torch.manual_seed(0)
+    inputs = (torch.randn(rows, 4), torch.rand(rows, 4) > 0.7, torch.randn(rows, 4))
+    with torch.no_grad():
+        expected = _Gate()(*inputs)
+    out, (report,) = _compile(_Gate(), inputs)
+    for got, want in zip(out, expected):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    assert report["autofuse"]["kernels"] == 1 and report["tasks"] == 1
+    assert "_lanes(int64_t" in open(report["autofuse"]["source"]).read()
+
+
 def test_the_cache_keeps_only_the_most_recently_used_entries(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TORCHAIR_GE_CACHE_MAX_ENTRIES", "2")
