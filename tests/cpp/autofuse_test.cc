@@ -338,6 +338,33 @@ TEST_P(AutofuseTest, ShortRowsRunOneRowPerLane) {
   EXPECT_NE(source.find("_lanes(int64_t"), std::string::npos) << source;
 }
 
+// Slices and selects of tensors from outside the group are loads where they lie, not copies: an
+// MMoE's per-expert gate weights (selects of [N, 4, 1] along axis 1, as ReduceOverPack writes
+// them) times the experts' outputs, summed; a stepped slice with a negative begin along the row,
+// and a one-element slice that broadcasts across it.
+TEST_P(AutofuseTest, SlicesAreReadWhereTheyLie) {
+  const Build build = [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {
+    auto slice = [&](es::EsTensor x, int64_t begin, int64_t end, int64_t axis, int64_t step) {
+      return es::StridedSliceV2(x, b.CreateVector({begin}), b.CreateVector({end}), b.CreateVector({axis}),
+                                b.CreateVector({step}));
+    };
+    auto gates = in[0];  // [37, 4, 1]
+    es::EsTensor mixed;
+    for (int64_t e = 0; e < 4; ++e) {
+      auto w = es::GatherV2(gates, b.CreateScalar(e, DataType::kInt64), b.CreateVector({1}));  // select: [37, 1]
+      auto term = w * in[1 + e];                                                               // [37, 1] * [37, 9]
+      mixed = e == 0 ? term : mixed + term;
+    }
+    auto stepped = slice(in[5], -17, 37, 1, 2);  // [3, 37] -> [3, 9]: columns 20, 22, ..., 36
+    auto one = slice(in[5], 5, 6, 1, 1);         // [3, 1]: column 5, broadcast along the row
+    return std::vector<es::EsTensor>{mixed, es::Exp(stepped) * one};
+  };
+  const Inputs inputs{{{37, 4, 1}, {37, 9}, {37, 9}, {37, 9}, {37, 9}, {3, 37}}};
+  Check("slices", build, inputs, 2);
+  const Result fused = Run(build, inputs, GetParam(), true);
+  EXPECT_EQ(fused.summary.task_num, 2);  // every slice read in place by the two kernels
+}
+
 TEST_P(AutofuseTest, ComparisonsSelectsAndNaNs) {
   Check("select",
         [](es::GraphBuilder& b, DataType t, const std::vector<es::EsTensor>& in) {

@@ -242,6 +242,31 @@ const std::unordered_map<std::string, OpRule>& Rules() {
                            GE_ASSIGN_OR_RETURN(int id, b.ExternalPermuted(n->input(0), *ConstInts(n->input(1))));
                            return std::vector<int>{id};
                          }};
+    // A slice or a select (a constant 0-d index) of a tensor from outside the group: a load
+    // where it lies in that tensor, through its strides times the steps -- no copy (an MMoE's
+    // per-expert gate weights selected from the gate's softmax).
+    const OpRule slice = {[](const Node* n) -> std::optional<FusibleInfo> {
+                            const Value x = n->input(0);
+                            const TensorDesc& in = x.node->output_desc(x.index);
+                            int64_t dropped = -1;
+                            if (!IsFloatOrBool(in.dtype) || !in.IsStatic() || !n->output_desc(0).IsStatic() ||
+                                !SliceRanges(n, in.shape, &dropped))
+                              return std::nullopt;
+                            FusibleInfo info{std::nullopt, {false}};
+                            info.data_inputs = 1;
+                            info.loads_from_outside = true;
+                            return info;
+                          },
+                          [](KernelBuilder& b, const Node* n, const std::vector<int>&) -> Expected<std::vector<int>> {
+                            const Value x = n->input(0);
+                            int64_t dropped = -1;
+                            const auto ranges = SliceRanges(n, x.node->output_desc(x.index).shape, &dropped);
+                            if (!ranges) return InvalidArgument("{}: not a constant slice", n->ToString());
+                            GE_ASSIGN_OR_RETURN(int id, b.ExternalSliced(x, *ranges, dropped));
+                            return std::vector<int>{id};
+                          }};
+    (*r)["StridedSliceV2"] = slice;
+    (*r)["GatherV2"] = slice;
     // A concatenation of tensors made outside the group: one kConcat reading each part.
     (*r)["ConcatV2"] = {[](const Node* n) -> std::optional<FusibleInfo> {
                           const int parts = n->num_inputs() - 1;

@@ -50,6 +50,14 @@ std::string KernelAddressing::Stride(size_t input, int d) const {
               fixed_.InputDims(input, from), fixed_.InputStride(k_, input, d));
 }
 
+std::string KernelAddressing::Origin(size_t input) const {
+  const int64_t offset = k_.inputs[input].offset;
+  if (offset == 0) return "0";
+  // The slice's begins are constants; the offset is the same in every instance when the sliced
+  // tensor's dims are.
+  return Size(fmt::format("in{}.origin", input), offset, fixed_.InputDims(input, 0), std::nullopt);
+}
+
 InputPlan KernelAddressing::Plan(const KBuffer& buffer) const {
   InputPlan p;
   p.strides = IterationStrides(buffer, k_.shape);

@@ -40,6 +40,8 @@ class KernelAddressing {
   // The number of iteration points below axis d (the stride of axis d in the iteration space).
   std::string Below(int d) const;
   std::string Stride(size_t input, int d) const;
+  // Where input `input`'s reads start: 0, or a fused slice's offset (KBuffer::offset).
+  std::string Origin(size_t input) const;
 
   // Input `input`'s element `i` of this row, relative to its row base `base<input>`.
   std::string InnerIndex(size_t input, const std::string& i) const;

@@ -98,6 +98,29 @@ Expected<int> KernelBuilder::ExternalPermuted(Value v, const std::vector<int64_t
   return AddLoad(v, std::move(buffer), *type);
 }
 
+Expected<int> KernelBuilder::ExternalSliced(Value v, const std::vector<AxisRange>& ranges, int64_t dropped) {
+  const TensorDesc& desc = v.node->output_desc(v.index);
+  auto type = ScalarTypeOf(desc.dtype);
+  const size_t rank = ir_.shape.size(), r = ranges.size(), out_rank = r - (dropped >= 0 ? 1 : 0);
+  if (!type || desc.shape.size() != r || out_rank > rank)
+    return InvalidArgument("{}: cannot read a rank-{} slice of it", v.node->ToString(), out_rank);
+  KBuffer buffer = BufferOf(desc, std::vector<int64_t>(rank, 0));
+  int64_t dense = 1;
+  size_t out_axis = out_rank;
+  for (size_t d = r; d-- > 0;) {
+    const AxisRange& range = ranges[d];
+    buffer.offset += range.begin * dense;
+    if (static_cast<int64_t>(d) != dropped) {
+      const size_t at = rank - out_rank + --out_axis;
+      if (range.length != 1 && range.length != ir_.shape[at])
+        return InvalidArgument("{}: its slice does not broadcast to {}", v.node->ToString(), ShapeToString(ir_.shape));
+      buffer.strides[at] = range.length == 1 ? 0 : dense * range.step;
+    }
+    dense *= desc.shape[d];
+  }
+  return AddLoad(v, std::move(buffer), *type);
+}
+
 Expected<int> KernelBuilder::ExternalConcat(const std::vector<Value>& parts, int64_t axis) {
   const auto rank = static_cast<int64_t>(ir_.shape.size());
   if (axis < 0) axis += rank;

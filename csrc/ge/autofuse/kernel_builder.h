@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ge/autofuse/kernel_ir.h"
+#include "ge/ops/rewrite_utils.h"
 #include "ge/ir/graph.h"
 
 namespace ge::autofuse {
@@ -23,6 +24,10 @@ class KernelBuilder {
   Expected<int> External(Value v);
   // `v` read through a permutation: iteration axis d is axis perm[d] of `v` (a fused Transpose).
   Expected<int> ExternalPermuted(Value v, const std::vector<int64_t>& perm);
+  // A slice of `v` (per axis of v: SliceRanges; axis `dropped`, if not -1, is selected away),
+  // read where it lies in v: a load at an offset through v's strides times the steps; the slice
+  // broadcasts into the iteration space.
+  Expected<int> ExternalSliced(Value v, const std::vector<AxisRange>& ranges, int64_t dropped);
   // The concatenation of outside values along `axis` (a fused ConcatV2): one input per part.
   Expected<int> ExternalConcat(const std::vector<Value>& parts, int64_t axis);
   int Const(double value, ScalarType type = ScalarType::kFloat);

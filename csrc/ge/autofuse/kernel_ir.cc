@@ -104,11 +104,21 @@ const char* KindName(OpKind kind) {
   return "?";
 }
 
+// Every element a strided input (a permutation's or a slice's strides) is read at over
+// `shape` lies in its buffer.
+bool ReadsWithin(const KBuffer& in, const Shape& shape) {
+  int64_t last = in.offset;
+  for (size_t d = 0; d < shape.size(); ++d) last += (shape[d] - 1) * in.strides[d];
+  return in.offset >= 0 && last < in.desc.NumElements();
+}
+
 }  // namespace
 
 std::string KernelIR::ToString() const {
   std::string out = fmt::format("kernel {} shape {} inner_from {}\n", name, ShapeToString(shape), inner_from);
-  for (size_t i = 0; i < inputs.size(); ++i) out += fmt::format("  in{}: {}\n", i, inputs[i].desc.ToString());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    out += fmt::format("  in{}: {}{}\n", i, inputs[i].desc.ToString(),
+                       inputs[i].offset != 0 ? fmt::format(" from {}", inputs[i].offset) : "");
   for (size_t i = 0; i < outputs.size(); ++i) out += fmt::format("  out{}: {}\n", i, outputs[i].desc.ToString());
   for (size_t i = 0; i < ops.size(); ++i) {
     const KOp& op = ops[i];
@@ -134,6 +144,8 @@ Status KernelIR::Verify() const {
     if (!inputs[i].strides.empty()) {
       GE_CHECK(inputs[i].strides.size() == shape.size(), "kernel {}: input {} has {} strides for rank {}", name, i,
                inputs[i].strides.size(), rank);
+      GE_CHECK(ReadsWithin(inputs[i], shape), "kernel {}: input {} is read past its {} elements", name, i,
+               inputs[i].desc.NumElements());
       continue;
     }
     const Shape& s = inputs[i].desc.shape;

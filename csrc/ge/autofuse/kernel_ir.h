@@ -52,6 +52,9 @@ struct KBuffer {
   // iteration axis. Empty: derived from `desc` by right-aligned broadcasting.
   std::vector<int64_t> strides;
   bool concat_part = false;  // read only by a kConcat (its own addressing; no broadcasting)
+  // Inputs read through a slice (a fused StridedSliceV2; `strides` set): the element the
+  // iteration space's origin reads.
+  int64_t offset = 0;
 };
 
 // The element stride of every iteration axis for reading `buffer` over `shape` (0 where it

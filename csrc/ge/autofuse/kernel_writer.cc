@@ -154,7 +154,8 @@ bool KernelWriter::IsElementOutput(int output) const {
 // Each input's offset for this row from the outer coordinates (literal strides).
 void KernelWriter::WriteBases() {
   if (chunked_) {
-    for (size_t i = 0; i < at_.num_inputs(); ++i) out_ += fmt::format("    const int64_t base{} = 0;\n", i);
+    for (size_t i = 0; i < at_.num_inputs(); ++i)
+      out_ += fmt::format("    const int64_t base{} = {};\n", i, at_.Origin(i));
     return;
   }
   out_ += "    int64_t rest = r;\n";
@@ -166,7 +167,7 @@ void KernelWriter::WriteBases() {
   }
   out_ += "    (void)rest;\n";
   for (size_t i = 0; i < at_.num_inputs(); ++i) {
-    std::string expr = "0";
+    std::string expr = at_.Origin(i);
     for (int d = 0; d < k_.inner_from; ++d)
       if (at_.plan(i).strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, at_.Stride(i, d));
     out_ += fmt::format("    const int64_t base{} = {};\n", i, expr);

@@ -47,7 +47,7 @@ class RowLanesWriter {
         out_ += fmt::format("      const int64_t o{0} = rest % {1}; rest /= {1};\n", d, at_.Dim(d));
     }
     for (size_t b = 0; b < k_.inputs.size(); ++b) {
-      std::string expr = "0";
+      std::string expr = at_.Origin(b);
       for (int d = 0; d < k_.inner_from; ++d)
         if (at_.plan(b).strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, at_.Stride(b, d));
       out_ += fmt::format("      base{}_at[l] = static_cast<int32_t>({});\n", b, expr);

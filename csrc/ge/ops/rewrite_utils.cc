@@ -1,5 +1,6 @@
 #include "ge/ops/rewrite_utils.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ge/base/half.h"
@@ -71,6 +72,43 @@ const Tensor* ConstValue(Value v) {
   if (!v.valid() || v.node->type() != kOpConst) return nullptr;
   auto it = v.node->attrs().find("value");
   return it == v.node->attrs().end() ? nullptr : std::get_if<Tensor>(&it->second);
+}
+
+std::optional<std::vector<AxisRange>> SliceRanges(const Node* node, const Shape& dims, int64_t* dropped) {
+  const auto rank = static_cast<int64_t>(dims.size());
+  auto normalize = [rank](int64_t axis) { return axis < 0 ? axis + rank : axis; };
+  std::vector<AxisRange> ranges;
+  for (int64_t d : dims) ranges.push_back({0, d, 1});
+  *dropped = -1;
+  if (node->type() == kOpStridedSliceV2 && node->num_inputs() == 5) {
+    const auto begin = ConstInts(node->input(1)), end = ConstInts(node->input(2));
+    const auto axes = ConstInts(node->input(3)), steps = ConstInts(node->input(4));
+    if (!begin || !end || !axes || !steps || axes->size() != begin->size() || axes->size() != end->size() ||
+        axes->size() != steps->size())
+      return std::nullopt;
+    std::vector<bool> seen(dims.size(), false);
+    for (size_t i = 0; i < axes->size(); ++i) {
+      const int64_t axis = normalize((*axes)[i]), step = (*steps)[i];
+      if (axis < 0 || axis >= rank || step <= 0 || seen[static_cast<size_t>(axis)]) return std::nullopt;
+      seen[static_cast<size_t>(axis)] = true;
+      const int64_t dim = dims[static_cast<size_t>(axis)];
+      auto clamp = [dim](int64_t v) { return std::clamp(v < 0 ? v + dim : v, int64_t{0}, dim); };
+      const int64_t b = clamp((*begin)[i]), e = clamp((*end)[i]);
+      ranges[static_cast<size_t>(axis)] = {b, e > b ? (e - b + step - 1) / step : 0, step};
+    }
+    return ranges;
+  }
+  if (node->type() == kOpGatherV2 && node->num_inputs() == 3) {
+    const auto index = ConstInts(node->input(1)), axis_value = ConstInts(node->input(2));
+    if (!index || !axis_value || index->size() != 1 || axis_value->size() != 1) return std::nullopt;
+    if (!node->input(1).node->output_desc(node->input(1).index).shape.empty()) return std::nullopt;  // 0-d index only
+    const int64_t axis = normalize((*axis_value)[0]), at = (*index)[0];
+    if (axis < 0 || axis >= rank || at < 0 || at >= dims[static_cast<size_t>(axis)]) return std::nullopt;
+    ranges[static_cast<size_t>(axis)] = {at, 1, 1};
+    *dropped = axis;
+    return ranges;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::vector<int64_t>> ConstInts(Value v) {

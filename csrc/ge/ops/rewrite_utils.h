@@ -43,6 +43,18 @@ Status Bypass(Graph& graph, Node* node, Value replacement);
 const Tensor* ConstValue(Value v);
 // Integer contents of a Const producer (int32/int64), or nullopt.
 std::optional<std::vector<int64_t>> ConstInts(Value v);
+// One axis of a slice: `length` elements from `begin`, `step` apart.
+struct AxisRange {
+  int64_t begin = 0;
+  int64_t length = 0;
+  int64_t step = 1;
+};
+// What a node takes of input 0 (of shape `dims`), per axis (whole where not sliced): a
+// StridedSliceV2 with constant begin/end/axes/strides (clamped like its shape inference, each
+// axis sliced at most once, steps positive), or a GatherV2 of one constant 0-d index along a
+// constant axis (torch's select; `*dropped` is that axis, which the output does not have, else
+// -1). nullopt for anything else, and for a select's index outside its axis (its kernel reports it).
+std::optional<std::vector<AxisRange>> SliceRanges(const Node* node, const Shape& dims, int64_t* dropped);
 // The value of a one-element float Const (float, double; float16 and bfloat16 widened exactly),
 // or nullopt for anything else.
 std::optional<double> ConstFloatScalar(Value v);

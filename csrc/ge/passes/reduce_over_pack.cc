@@ -99,21 +99,22 @@ class ReduceOverPack final : public GraphPass {
     return AddIndexConst(graph, s, name)->output(0);
   }
 
-  // The weight's slice for part `e`, without the packed axis.
+  // The weight's slice for part `e`, without the packed axis: a select (GatherV2 of a 0-d
+  // index; a view, or a load where it lies in the weight for a generated kernel), or where the
+  // weight has one value along the axis, a reshape that drops it.
   static Expected<Value> WeightSlice(Graph& graph, const Match& m, int64_t e) {
     const Value w = *m.weight;
     const std::string base = m.reduce->name() + "_w" + std::to_string(e);
-    Value slice = w;
     if (DescOf(w).shape[static_cast<size_t>(m.axis)] != 1) {
-      auto one = [&](int64_t v, const char* what) { return AddIndexConst(graph, {v}, base + what)->output(0); };
-      GE_ASSIGN_OR_RETURN(Node * sliced,
-                          Added(graph, kOpStridedSliceV2, base + "_slice",
-                                {w, one(e, "_begin"), one(e + 1, "_end"), one(m.axis, "_axes"), one(1, "_strides")}));
-      slice = sliced->output(0);
+      Node* index = AddConst(graph, Tensor::FromVector(DataType::kInt64, {}, std::vector<int64_t>{e}), base + "_index");
+      GE_ASSIGN_OR_RETURN(Node * selected,
+                          Added(graph, kOpGatherV2, base,
+                                {w, index->output(0), AddIndexConst(graph, {m.axis}, base + "_axis")->output(0)}));
+      return selected->output(0);
     }
-    const Shape target = Without(DescOf(slice).shape, m.axis);
+    const Shape target = Without(DescOf(w).shape, m.axis);
     GE_ASSIGN_OR_RETURN(Node * reshaped,
-                        Added(graph, kOpReshape, base, {slice, ShapeConst(graph, target, base + "_shape")}));
+                        Added(graph, kOpReshape, base, {w, ShapeConst(graph, target, base + "_shape")}));
     return reshaped->output(0);
   }
 
