@@ -596,7 +596,7 @@ TEST(KernelIrTest, OutputsAreStorableOnlyOverInputsReadAtTheSameElement) {
   ir.inner_from = 1;
   const TensorDesc dense(DataType::kFloat, {4, 8});
   ir.inputs = {{dense, {}, false},                                     // 0: same element
-               {TensorDesc(DataType::kFloat, {8, 4}), {1, 8}, false},  // 1: read transposed
+               {TensorDesc(DataType::kFloat, {8, 4}), {1, 4}, false},  // 1: read transposed
                {TensorDesc(DataType::kFloat, {8}), {}, false},         // 2: broadcast over rows
                {TensorDesc(DataType::kFloat16, {4, 8}), {}, false}};   // 3: other element size
   auto op = [](autofuse::OpKind kind, autofuse::KFn fn, std::vector<int> args, int buffer = -1) {
@@ -615,6 +615,9 @@ TEST(KernelIrTest, OutputsAreStorableOnlyOverInputsReadAtTheSameElement) {
   ir.stores = {{0, 6}};
   ir.ResetRowLevels();
   ASSERT_TRUE(ir.Verify().ok()) << ir.Verify().message();
+  autofuse::KernelIR past_the_end = ir;  // a slice's offset that reads one element too far
+  past_the_end.inputs[1].offset = 1;
+  EXPECT_NE(past_the_end.Verify().message().find("input 1 is read past its 32 elements"), std::string::npos);
   EXPECT_EQ(ir.InputsStorableOver(0), std::vector<int>{0});
   autofuse::KernelIR reducing = ir;  // a row sum read by every element: two passes over the row
   reducing.ops.push_back(op(autofuse::OpKind::kReduce, autofuse::KFn::kSum, {6}));
