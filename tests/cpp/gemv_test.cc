@@ -20,13 +20,30 @@ namespace {
 
 using Body = void (*)(const GemvArgs&, int64_t, int64_t);
 
-std::vector<std::pair<std::string, Body>> Bodies() {
-  std::vector<std::pair<std::string, Body>> bodies{{"portable", gemv_detail::RowsPortable}, {"dispatched", GemvRows}};
+// The portable and dispatched bodies, and each instruction set's the CPU has.
+std::vector<std::pair<std::string, Body>> BodiesOf(Body portable, Body dispatched, Body avx2, Body avx512) {
+  std::vector<std::pair<std::string, Body>> bodies{{"portable", portable}, {"dispatched", dispatched}};
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    bodies.emplace_back("avx2", gemv_detail::RowsAvx2);
-  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", gemv_detail::RowsAvx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) bodies.emplace_back("avx2", avx2);
+  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", avx512);
   return bodies;
+}
+
+// y = x · wᵀ (+ bias) over the tensors' rows and strides.
+GemvArgs ArgsOf(const at::Tensor& x, const at::Tensor& w, const at::Tensor* bias, at::Tensor& y) {
+  return GemvArgs{x.const_data_ptr<float>(),
+                  x.size(0),
+                  x.stride(0),
+                  w.const_data_ptr<float>(),
+                  w.size(0),
+                  w.size(1),
+                  bias ? bias->const_data_ptr<float>() : nullptr,
+                  y.data_ptr<float>(),
+                  y.stride(0)};
+}
+
+std::vector<std::pair<std::string, Body>> Bodies() {
+  return BodiesOf(gemv_detail::RowsPortable, GemvRows, gemv_detail::RowsAvx2, gemv_detail::RowsAvx512);
 }
 
 TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
@@ -40,15 +57,7 @@ TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
         if (with_bias) expected = expected.add(bias);
         for (const auto& [name, body] : Bodies()) {
           at::Tensor y = at::empty({rows, n + 3});  // row stride n + 3
-          const GemvArgs args{x.const_data_ptr<float>(),
-                              rows,
-                              x.stride(0),
-                              w.const_data_ptr<float>(),
-                              n,
-                              k,
-                              with_bias ? bias.const_data_ptr<float>() : nullptr,
-                              y.data_ptr<float>(),
-                              y.stride(0)};
+          const GemvArgs args = ArgsOf(x, w, with_bias ? &bias : nullptr, y);
           body(args, 0, 3);  // two calls, as two work items would
           body(args, 3, n);
           const at::Tensor got = y.narrow(1, 0, n);
@@ -61,13 +70,8 @@ TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
 }
 
 std::vector<std::pair<std::string, Body>> FewColumnBodies() {
-  std::vector<std::pair<std::string, Body>> bodies{{"portable", gemv_detail::FewColumnsPortable},
-                                                   {"dispatched", FewColumnRows}};
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    bodies.emplace_back("avx2", gemv_detail::FewColumnsAvx2);
-  if (__builtin_cpu_supports("avx512f")) bodies.emplace_back("avx512", gemv_detail::FewColumnsAvx512);
-  return bodies;
+  return BodiesOf(gemv_detail::FewColumnsPortable, FewColumnRows, gemv_detail::FewColumnsAvx2,
+                  gemv_detail::FewColumnsAvx512);
 }
 
 // Many rows times 1..kFewColumnsMax weight rows: every column count (whole and partial row groups
@@ -87,15 +91,7 @@ TEST(GemvTest, FewColumnsMatchAtenForEveryColumnCount) {
         if (with_bias) expected = expected.add(bias);
         for (const auto& [name, body] : FewColumnBodies()) {
           at::Tensor y = at::empty({rows, n + 2});
-          const GemvArgs args{x.const_data_ptr<float>(),
-                              rows,
-                              x.stride(0),
-                              w.const_data_ptr<float>(),
-                              n,
-                              k,
-                              with_bias ? bias.const_data_ptr<float>() : nullptr,
-                              y.data_ptr<float>(),
-                              y.stride(0)};
+          const GemvArgs args = ArgsOf(x, w, with_bias ? &bias : nullptr, y);
           body(args, 0, 11);
           body(args, 11, rows);
           const at::Tensor got = y.narrow(1, 0, n);

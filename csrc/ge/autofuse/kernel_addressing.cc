@@ -58,6 +58,24 @@ std::string KernelAddressing::Origin(size_t input) const {
   return Size(fmt::format("in{}.origin", input), offset, fixed_.InputDims(input, 0), std::nullopt);
 }
 
+std::string KernelAddressing::OuterCoordinates(const std::string& row, const std::string& indent) const {
+  std::string out = fmt::format("{}int64_t rest = {};\n", indent, row);
+  for (int d = k_.inner_from - 1; d >= 0; --d) {
+    if (d == 0)
+      out += fmt::format("{}const int64_t o{} = rest;\n", indent, d);
+    else
+      out += fmt::format("{0}const int64_t o{1} = rest % {2}; rest /= {2};\n", indent, d, Dim(d));
+  }
+  return out + fmt::format("{}(void)rest;\n", indent);
+}
+
+std::string KernelAddressing::RowBase(size_t input) const {
+  std::string expr = Origin(input);
+  for (int d = 0; d < k_.inner_from; ++d)
+    if (plans_[input].strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, Stride(input, d));
+  return expr;
+}
+
 InputPlan KernelAddressing::Plan(const KBuffer& buffer) const {
   InputPlan p;
   p.strides = IterationStrides(buffer, k_.shape);

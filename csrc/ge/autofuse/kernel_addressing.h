@@ -42,6 +42,10 @@ class KernelAddressing {
   std::string Stride(size_t input, int d) const;
   // Where input `input`'s reads start: 0, or a fused slice's offset (KBuffer::offset).
   std::string Origin(size_t input) const;
+  // Statements giving the outer coordinates o<d> of row `row` (each line starts with `indent`).
+  std::string OuterCoordinates(const std::string& row, const std::string& indent) const;
+  // Input `input`'s row base from the outer coordinates o<d>.
+  std::string RowBase(size_t input) const;
 
   // Input `input`'s element `i` of this row, relative to its row base `base<input>`.
   std::string InnerIndex(size_t input, const std::string& i) const;

@@ -158,20 +158,9 @@ void KernelWriter::WriteBases() {
       out_ += fmt::format("    const int64_t base{} = {};\n", i, at_.Origin(i));
     return;
   }
-  out_ += "    int64_t rest = r;\n";
-  for (int d = k_.inner_from - 1; d >= 0; --d) {
-    if (d == 0)
-      out_ += fmt::format("    const int64_t o{} = rest;\n", d);
-    else
-      out_ += fmt::format("    const int64_t o{0} = rest % {1}; rest /= {1};\n", d, at_.Dim(d));
-  }
-  out_ += "    (void)rest;\n";
-  for (size_t i = 0; i < at_.num_inputs(); ++i) {
-    std::string expr = at_.Origin(i);
-    for (int d = 0; d < k_.inner_from; ++d)
-      if (at_.plan(i).strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, at_.Stride(i, d));
-    out_ += fmt::format("    const int64_t base{} = {};\n", i, expr);
-  }
+  out_ += at_.OuterCoordinates("r", "    ");
+  for (size_t i = 0; i < at_.num_inputs(); ++i)
+    out_ += fmt::format("    const int64_t base{} = {};\n", i, at_.RowBase(i));
 }
 
 std::string KernelWriter::Name(int op) { return fmt::format("v{}", op); }

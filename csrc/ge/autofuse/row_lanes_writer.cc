@@ -39,19 +39,9 @@ class RowLanesWriter {
   void WriteLaneOffsets() {
     out_ += "    alignas(64) int32_t out_at[kGeW];\n";
     for (size_t b = 0; b < k_.inputs.size(); ++b) out_ += fmt::format("    alignas(64) int32_t base{}_at[kGeW];\n", b);
-    out_ += "    for (int l = 0; l < kGeW; ++l) {\n      int64_t rest = r0 + l;\n";
-    for (int d = k_.inner_from - 1; d >= 0; --d) {
-      if (d == 0)
-        out_ += fmt::format("      const int64_t o{} = rest;\n", d);
-      else
-        out_ += fmt::format("      const int64_t o{0} = rest % {1}; rest /= {1};\n", d, at_.Dim(d));
-    }
-    for (size_t b = 0; b < k_.inputs.size(); ++b) {
-      std::string expr = at_.Origin(b);
-      for (int d = 0; d < k_.inner_from; ++d)
-        if (at_.plan(b).strides[static_cast<size_t>(d)] != 0) expr += fmt::format(" + o{} * {}", d, at_.Stride(b, d));
-      out_ += fmt::format("      base{}_at[l] = static_cast<int32_t>({});\n", b, expr);
-    }
+    out_ += "    for (int l = 0; l < kGeW; ++l) {\n" + at_.OuterCoordinates("r0 + l", "      ");
+    for (size_t b = 0; b < k_.inputs.size(); ++b)
+      out_ += fmt::format("      base{}_at[l] = static_cast<int32_t>({});\n", b, at_.RowBase(b));
     out_ += fmt::format("      out_at[l] = static_cast<int32_t>(l * {});\n", n_);
     for (int d = 0; d < k_.inner_from; ++d) out_ += fmt::format("      (void)o{};\n", d);
     out_ += "    }\n    const GeI out_lanes = GeI::load_aligned(out_at);\n    (void)out_lanes;\n";
