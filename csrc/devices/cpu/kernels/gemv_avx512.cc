@@ -1,7 +1,9 @@
 // GemvRows for AVX-512 (this file is compiled with -mavx512f and friends; called only on CPUs
 // that have them).
-// GCC 12 takes the _mm512_undefined_ps() operand of the 128-bit block shuffles for an uninitialized read.
+// GCC 12 takes the _mm512_undefined_ps() operand of the 128-bit block shuffles for an
+// uninitialized read (maybe-uninitialized at -O3, uninitialized at -O2 -g with the sanitizers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include "devices/cpu/kernels/gemv_impl.h"
 
 namespace ge::cpu::gemv_detail {
