@@ -65,7 +65,9 @@ def test_the_rule_can_be_switched_off_and_an_unknown_rule_is_an_error():
     with torch.no_grad():
         for g, e in zip(compiled(q, k, cos, sin), rope(q, k, cos, sin)):
             torch.testing.assert_close(g, e)
-    assert _graph_ops(backend)["RotaryMul"] == 0 and _graph_ops(backend)["Neg"] == 2, _graph_ops(backend)
+    # The halves are taken by slices again (auto-fusion reads the ones its kernels use in place).
+    ops = _graph_ops(backend)
+    assert ops["RotaryMul"] == 0 and ops["StridedSliceV2"] + ops["Neg"] > 0, ops
     assert "RotaryMul" in torchair_ge._C.rewrite_rules() and "FusedAttention" in torchair_ge._C.rewrite_rules()
     with pytest.raises(ValueError, match="unknown pass 'RotaryMull'"):
         config.ge_config.optimization_switch = "RotaryMull:off"
