@@ -181,13 +181,9 @@ struct GeSum {
 )prelude";
 #undef GE_MISSING_XSIMD
 
-namespace {
-
 bool VectorStorage(DataType t) {
   return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kBool;
 }
-
-}  // namespace
 
 bool Vectorizable(const KernelIR& k) {
   for (const KOp& op : k.ops) {

@@ -21,6 +21,8 @@ extern const char* const kMissingVectorLibrary;
 // bool, read from and stored to float/float16/bfloat16/bool buffers, and no element-level
 // concat (row-level values are scalars, computed once per row, of any type).
 bool Vectorizable(const KernelIR& k);
+// The buffer dtypes vector code loads and stores: float, float16, bfloat16, bool.
+bool VectorStorage(DataType t);
 
 // The vector registers and the float lanes of a vector (kGeW) on the CPU the kernels are
 // compiled for (-march=native: this one): 32 and 16 with AVX-512, 16 and 8 with AVX2.

@@ -109,19 +109,18 @@ void KernelWriter::WriteEntry(const std::string& row, bool cached_body, bool lan
     out_ += fmt::format("  const int64_t items = ({} + {}) / {}, grain = {};\n", row, kChunk - 1, kChunk,
                         std::max<int64_t>(1, kMinTaskWork / (kChunk * cost)));
   } else {
-    out_ += fmt::format("  const int64_t row = {}, items = {};\n", row, at_.RowCount());
-    out_ += fmt::format("  const int64_t work = (row < 1 ? 1 : row) * {};\n", cost);
+    // With rows in lanes (row_lanes_writer.h) an item is a group of kGeW rows; the rows after
+    // the last whole group run through the row body once the groups are done.
+    out_ += lanes ? fmt::format("  const int64_t row = {}, rows = {}, items = rows / kGeW;\n", row, at_.RowCount())
+                  : fmt::format("  const int64_t row = {}, items = {};\n", row, at_.RowCount());
+    out_ += fmt::format("  const int64_t work = (row < 1 ? 1 : row) * {}{};\n", cost, lanes ? " * kGeW" : "");
     out_ += fmt::format("  const int64_t grain = work >= {0} ? 1 : ({0} + work - 1) / work;\n", kMinTaskWork);
   }
   out_ += "  const GeKernelCall call{buffers, sizes};\n";
-  if (lanes) {  // groups of kGeW rows in lanes (row_lanes_writer.h), the rows after them one by one
-    out_ += fmt::format("  const int64_t groups = items / kGeW, group_work = work * kGeW;\n");
+  if (lanes) {
     out_ += fmt::format(
-        "  runtime->parallel_for(groups, group_work >= {0} ? 1 : ({0} + group_work - 1) / group_work, "
-        "&{1}_lanes, const_cast<GeKernelCall*>(&call));\n",
-        kMinTaskWork, k_.name);
-    out_ += fmt::format(
-        "  if (groups * kGeW < items) {}_body(groups * kGeW, items, const_cast<GeKernelCall*>(&call));\n}}\n\n",
+        "  runtime->parallel_for(items, grain, &{0}_lanes, const_cast<GeKernelCall*>(&call));\n"
+        "  if (items * kGeW < rows) {0}_body(items * kGeW, rows, const_cast<GeKernelCall*>(&call));\n}}\n\n",
         k_.name);
     return;
   }

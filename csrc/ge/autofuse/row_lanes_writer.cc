@@ -13,10 +13,6 @@ namespace {
 
 constexpr int64_t kMaxLaneOffset = std::numeric_limits<int32_t>::max();
 
-bool LaneStorage(DataType t) {
-  return t == DataType::kFloat || t == DataType::kFloat16 || t == DataType::kBFloat16 || t == DataType::kBool;
-}
-
 class RowLanesWriter {
  public:
   RowLanesWriter(const KernelIR& k, const KernelAddressing& at) : k_(k), at_(at), n_(k.row_size()) {}
@@ -45,20 +41,13 @@ class RowLanesWriter {
     out_ += fmt::format("      out_at[l] = static_cast<int32_t>(l * {});\n", n_);
     for (int d = 0; d < k_.inner_from; ++d) out_ += fmt::format("      (void)o{};\n", d);
     out_ += "    }\n    const GeI out_lanes = GeI::load_aligned(out_at);\n    (void)out_lanes;\n";
+    // Element offsets within a row (KernelAddressing::InnerIndex) are taken from base<b> = 0; each
+    // lane adds its own row's base.
     for (size_t b = 0; b < k_.inputs.size(); ++b)
-      out_ +=
-          fmt::format("    const GeI base{0}_lanes = GeI::load_aligned(base{0}_at);\n    (void)base{0}_lanes;\n", b);
-  }
-
-  // Input b's element j of a row, from the row's base (literal sizes: a number).
-  int64_t InnerOffset(size_t b, int64_t j) const {
-    int64_t offset = 0;
-    for (int d = static_cast<int>(k_.shape.size()) - 1; d >= k_.inner_from; --d) {
-      const int64_t extent = k_.shape[static_cast<size_t>(d)];
-      offset += (j % extent) * at_.plan(b).strides[static_cast<size_t>(d)];
-      j /= extent;
-    }
-    return offset;
+      out_ += fmt::format(
+          "    const GeI base{0}_lanes = GeI::load_aligned(base{0}_at);\n    (void)base{0}_lanes;\n"
+          "    constexpr int64_t base{0} = 0;\n",
+          b);
   }
 
   // Op `id`'s vector: `u<id>` for a row-level value, `u<id>_<j>` for element j of the rows.
@@ -91,9 +80,9 @@ class RowLanesWriter {
       case OpKind::kLoad: {
         const auto b = static_cast<size_t>(op.buffer);
         const DataType dtype = k_.inputs[b].desc.dtype;
-        const int64_t offset = InnerOffset(b, j);
-        if (dtype == DataType::kFloat) return fmt::format("GeV::gather(in{} + {}, base{}_lanes)", b, offset, b);
-        return VGather(dtype, LoadExpr(dtype, fmt::format("in{}", b), fmt::format("base{}_at[l] + {}", b, offset)));
+        const std::string offset = at_.InnerIndex(b, std::to_string(j));
+        if (dtype == DataType::kFloat) return fmt::format("GeV::gather(in{} + ({}), base{}_lanes)", b, offset, b);
+        return VGather(dtype, LoadExpr(dtype, fmt::format("in{}", b), fmt::format("base{}_at[l] + ({})", b, offset)));
       }
       case OpKind::kConst:
         return VBroadcast(op.type,
@@ -148,10 +137,10 @@ bool RunsRowsInLanes(const KernelIR& k, bool run_time_sizes) {
     if (op.type == ScalarType::kInt64 || op.kind == OpKind::kConcat) return false;
     if (op.kind != OpKind::kLoad) continue;
     const TensorDesc& in = k.inputs[static_cast<size_t>(op.buffer)].desc;
-    if (!LaneStorage(in.dtype) || in.NumElements() > kMaxLaneOffset) return false;
+    if (!VectorStorage(in.dtype) || in.NumElements() > kMaxLaneOffset) return false;
   }
   for (const KStore& s : k.stores)
-    if (!LaneStorage(k.outputs[static_cast<size_t>(s.output)].desc.dtype)) return false;
+    if (!VectorStorage(k.outputs[static_cast<size_t>(s.output)].desc.dtype)) return false;
   return true;
 }
 

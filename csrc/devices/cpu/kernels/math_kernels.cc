@@ -104,42 +104,23 @@ std::string ProductKey(const KernelArgs& a, const at::Tensor& x1, const at::Tens
                      a.InputIsConstant(1) ? " const-weight" : "", at::get_num_threads());
 }
 
-// y = act(x1 · x2 + bias) by weight-row streaming (gemv.h), when x1 has a few contiguous float
-// rows and x2 is the transpose of a contiguous [N, K] weight (nn.Linear's).
-std::optional<std::function<void()>> GemvProduct(const at::Tensor& x1, const at::Tensor& x2, const at::Tensor& bias,
-                                                 const CpuEpilogue* activation, const at::Tensor& y) {
-  const at::Tensor w = x2.t();
-  const bool floats = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
-  if (!floats || x1.dim() != 2 || x1.size(0) > kGemvMaxRows || x1.stride(1) != 1 || !w.is_contiguous() ||
-      y.stride(1) != 1 ||
-      (bias.defined() && (bias.dim() != 1 || !bias.is_contiguous() || bias.scalar_type() != at::kFloat)))
-    return std::nullopt;
-  void (*apply)(at::Tensor&) = activation ? activation->apply_in_place : [](at::Tensor&) {};
-  return [x1, w, bias, apply, y = at::Tensor(y)]() mutable {
-    Gemv(GemvArgs{x1.const_data_ptr<float>(), x1.size(0), x1.stride(0), w.const_data_ptr<float>(), w.size(0), w.size(1),
-                  bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(), y.stride(0)});
-    apply(y);
-  };
-}
-
-// y = act(x1 · x2 + bias) by dotting every row of x1 with a few weight rows at once (gemv.h's
-// FewColumns), when x1 has contiguous float rows and x2 is the transpose of a contiguous [N, K]
-// weight of at most kFewColumnsMax rows.
-std::optional<std::function<void()>> FewColumnsProduct(const at::Tensor& x1, const at::Tensor& x2,
+// y = act(x1 · x2 + bias) by one of gemv.h's kernels over an nn.Linear weight (`run`: Gemv,
+// weight-row streaming for a few rows of x1; FewColumns, every row of x1 dotted with a few weight
+// rows at once), when x1 has contiguous float rows, x2 is the transpose of a contiguous [N, K]
+// float weight and the bias, if any, is N contiguous floats.
+std::optional<std::function<void()>> WeightRowsProduct(const at::Tensor& x1, const at::Tensor& x2,
                                                        const at::Tensor& bias, const CpuEpilogue* activation,
-                                                       const at::Tensor& y) {
+                                                       const at::Tensor& y, void (*run)(const GemvArgs&)) {
   const at::Tensor w = x2.t();
   const bool floats = x1.scalar_type() == at::kFloat && x2.scalar_type() == at::kFloat && y.scalar_type() == at::kFloat;
-  if (!floats || x1.dim() != 2 || x1.stride(1) != 1 || !w.is_contiguous() || w.size(0) > kFewColumnsMax ||
-      y.stride(1) != 1 ||
+  if (!floats || x1.dim() != 2 || x1.stride(1) != 1 || !w.is_contiguous() || y.stride(1) != 1 ||
       (bias.defined() &&
        (bias.dim() != 1 || bias.size(0) != w.size(0) || !bias.is_contiguous() || bias.scalar_type() != at::kFloat)))
     return std::nullopt;
   void (*apply)(at::Tensor&) = activation ? activation->apply_in_place : [](at::Tensor&) {};
-  return [x1, w, bias, apply, y = at::Tensor(y)]() mutable {
-    FewColumns(GemvArgs{x1.const_data_ptr<float>(), x1.size(0), x1.stride(0), w.const_data_ptr<float>(), w.size(0),
-                        w.size(1), bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(),
-                        y.stride(0)});
+  return [x1, w, bias, apply, run, y = at::Tensor(y)]() mutable {
+    run(GemvArgs{x1.const_data_ptr<float>(), x1.size(0), x1.stride(0), w.const_data_ptr<float>(), w.size(0), w.size(1),
+                 bias.defined() ? bias.const_data_ptr<float>() : nullptr, y.data_ptr<float>(), y.stride(0)});
     apply(y);
   };
 }
@@ -180,9 +161,12 @@ std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const C
   if (p.transposed)
     out.push_back(
         {"onednn_transposed", OneDnnTransposedProductKernel(*p.transposed, p.x1, p.x2, p.bias, activation, p.y)});
-  if (auto gemv = GemvProduct(p.x1, p.x2, p.bias, activation, p.y)) out.push_back({"gemv", std::move(*gemv)});
-  if (auto few = FewColumnsProduct(p.x1, p.x2, p.bias, activation, p.y))
-    out.push_back({"few_columns", std::move(*few)});
+  if (p.x1.dim() == 2 && p.x1.size(0) <= kGemvMaxRows)
+    if (auto gemv = WeightRowsProduct(p.x1, p.x2, p.bias, activation, p.y, Gemv))
+      out.push_back({"gemv", std::move(*gemv)});
+  if (p.x2.dim() == 2 && p.x2.size(1) <= kFewColumnsMax)
+    if (auto few = WeightRowsProduct(p.x1, p.x2, p.bias, activation, p.y, FewColumns))
+      out.push_back({"few_columns", std::move(*few)});
   return out;
 }
 
