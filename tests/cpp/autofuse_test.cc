@@ -849,36 +849,49 @@ TEST(AutofuseRunTimeSizesTest, GraphsThatDifferOnlyInSizesShareOneLibrary) {
 // Dims that TensorDesc::symbolic says are the same at every size stay literals in kernels with
 // run-time sizes (the compiler sees them); the symbolic ones are read from `sizes`. Instances
 // that differ only in the symbolic dims still share one library.
-TEST(AutofuseRunTimeSizesTest, DimsFixedAcrossSizesStayLiterals) {
+namespace {
+
+// A row softmax over [rows, columns] compiled with run-time sizes as an instance of a size
+// template would be: the rows a symbol, the columns the constant they are (`columns_fixed`) or a
+// second symbol. `result` receives the run's output.
+autofuse::AutofuseStats SoftmaxWithSymbolicRows(int64_t rows, int64_t columns, bool columns_fixed,
+                                                std::vector<float>* result) {
   cpu::RegisterCpuDevice();
-  ASSERT_TRUE(GEInitialize().ok());
-  auto compile = [](int64_t rows, bool columns_fixed, std::vector<float>* result) -> autofuse::AutofuseStats {
-    es::GraphBuilder b("fixed_dims");
-    auto x = b.CreateInput(0, DataType::kFloat, {rows, 40});
-    auto e = es::Exp(x - es::ReduceMax(x, b.CreateVector({-1}), true));
-    b.SetOutputs({e / es::ReduceSum(e, b.CreateVector({-1}), true)});
-    auto graph = b.Build();
-    EXPECT_TRUE(graph.ok()) << graph.status().ToString();
-    for (Node* node : (*graph)->nodes())  // what an instance of an optimized size template carries
-      for (int o = 0; o < node->num_outputs(); ++o) {
-        TensorDesc& desc = node->output_desc(o);
-        if (desc.rank() == 2)
-          desc.symbolic = {SymExpr::Symbol(0), columns_fixed ? SymExpr::Constant(desc.shape[1]) : SymExpr::Symbol(1)};
-      }
-    Session s(Options{{option::kKernelRunTimeSizes, "true"}});
-    EXPECT_TRUE(s.AddGraph(1, std::move(graph).value()).ok());
-    Status st = s.CompileGraph(1);
-    EXPECT_TRUE(st.ok()) << st.ToString();
-    std::vector<float> data(static_cast<size_t>(rows * 40));
-    for (size_t i = 0; i < data.size(); ++i) data[i] = 0.03f * static_cast<float>(i % 37) - 0.5f;
-    std::vector<Tensor> out;
-    EXPECT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {rows, 40}), data.data(), nullptr)}, &out).ok());
-    result->assign(out[0].data_as<float>(), out[0].data_as<float>() + data.size());
-    return s.GetCompiledGraphSummary(1)->autofuse;
-  };
-  auto read = [](const std::string& path) {
-    std::ifstream in(path);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(GEInitialize().ok());
+  es::GraphBuilder b("fixed_dims");
+  auto x = b.CreateInput(0, DataType::kFloat, {rows, columns});
+  auto e = es::Exp(x - es::ReduceMax(x, b.CreateVector({-1}), true));
+  b.SetOutputs({e / es::ReduceSum(e, b.CreateVector({-1}), true)});
+  auto graph = b.Build();
+  EXPECT_TRUE(graph.ok()) << graph.status().ToString();
+  for (Node* node : (*graph)->nodes())  // what an instance of an optimized size template carries
+    for (int o = 0; o < node->num_outputs(); ++o) {
+      TensorDesc& desc = node->output_desc(o);
+      if (desc.rank() == 2)
+        desc.symbolic = {SymExpr::Symbol(0), columns_fixed ? SymExpr::Constant(desc.shape[1]) : SymExpr::Symbol(1)};
+    }
+  Session s(Options{{option::kKernelRunTimeSizes, "true"}});
+  EXPECT_TRUE(s.AddGraph(1, std::move(graph).value()).ok());
+  Status st = s.CompileGraph(1);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  std::vector<float> data(static_cast<size_t>(rows * columns));
+  for (size_t i = 0; i < data.size(); ++i) data[i] = 0.03f * static_cast<float>(i % 37) - 0.5f;
+  std::vector<Tensor> out;
+  EXPECT_TRUE(s.RunGraph(1, {Tensor(TensorDesc(DataType::kFloat, {rows, columns}), data.data(), nullptr)}, &out).ok());
+  result->assign(out[0].data_as<float>(), out[0].data_as<float>() + data.size());
+  return s.GetCompiledGraphSummary(1)->autofuse;
+}
+
+std::string ReadSource(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST(AutofuseRunTimeSizesTest, DimsFixedAcrossSizesStayLiterals) {
+  auto compile = [](int64_t rows, bool columns_fixed, std::vector<float>* result) {
+    return SoftmaxWithSymbolicRows(rows, 40, columns_fixed, result);
   };
   std::vector<float> fixed3, fixed5, varying3;
   const autofuse::AutofuseStats a = compile(3, true, &fixed3);
@@ -887,7 +900,7 @@ TEST(AutofuseRunTimeSizesTest, DimsFixedAcrossSizesStayLiterals) {
   ASSERT_TRUE(a.fallback.empty() && a.kernels == 1) << a.fallback;
   EXPECT_EQ(a.library, b.library);  // rows vary: one library
   EXPECT_NE(a.library, c.library);
-  const std::string literal = read(a.source), run_time = read(c.source);
+  const std::string literal = ReadSource(a.source), run_time = ReadSource(c.source);
   EXPECT_NE(literal.find("hi = int64_t{40}"), std::string::npos) << literal;
   EXPECT_NE(literal.find("items = S[0]"), std::string::npos) << literal;  // the row count stays a parameter
   EXPECT_EQ(run_time.find("int64_t{40}"), std::string::npos) << run_time;
@@ -897,6 +910,35 @@ TEST(AutofuseRunTimeSizesTest, DimsFixedAcrossSizesStayLiterals) {
     for (size_t j = 0; j < 40; ++j) sum += fixed5[r * 40 + j];
     EXPECT_NEAR(sum, 1.0, 1e-5);
   }
+}
+
+// Rows shorter than a vector whose extent every instance shares run in lanes with run-time
+// sizes too: one library for every row count, whole groups of rows in lanes and the rest (all of
+// them below one group) through the row body. Columns that vary keep the row loops.
+TEST(AutofuseRunTimeSizesTest, ShortRowsOfAFixedExtentRunInLanesAtEverySize) {
+  std::string library;
+  for (int64_t rows : {37, 100, 3}) {
+    std::vector<float> y;
+    const autofuse::AutofuseStats stats = SoftmaxWithSymbolicRows(rows, 4, true, &y);
+    ASSERT_TRUE(stats.fallback.empty() && stats.kernels == 1) << stats.fallback;
+    if (library.empty()) library = stats.library;
+    EXPECT_EQ(stats.library, library) << rows;
+    EXPECT_NE(ReadSource(stats.source).find("_lanes(int64_t"), std::string::npos) << rows;
+    for (int64_t r = 0; r < rows; ++r) {  // the softmax, in double
+      double x[4], max = -1e30, sum = 0;
+      for (int64_t j = 0; j < 4; ++j) {
+        x[j] = 0.03 * static_cast<double>((r * 4 + j) % 37) - 0.5;
+        max = std::max(max, x[j]);
+      }
+      for (double& v : x) sum += (v = std::exp(v - max));
+      for (int64_t j = 0; j < 4; ++j)
+        ASSERT_NEAR(y[static_cast<size_t>(r * 4 + j)], x[j] / sum, 1e-6)
+            << "rows " << rows << " [" << r << ", " << j << "]";
+    }
+  }
+  std::vector<float> y;
+  const autofuse::AutofuseStats varying = SoftmaxWithSymbolicRows(37, 4, false, &y);
+  EXPECT_EQ(ReadSource(varying.source).find("_lanes(int64_t"), std::string::npos);
 }
 
 // A library this process has loaded is taken again without reading the cache: while a compiled

@@ -175,6 +175,24 @@ def test_short_rows_run_one_row_per_lane(rows):
     assert "_lanes(int64_t" in open(report["autofuse"]["source"]).read()
 
 
+def test_short_rows_stay_in_lanes_when_the_row_count_varies():
+    """The default torch.compile makes the row count dynamic at a second shape: the kernel then
+    reads its sizes at run time and still runs the rows in lanes (their extent, 4, is every
+    instance's); whole groups in lanes, the rest (all of 5 rows) through the row body."""
+    backend = torchair_ge.get_npu_backend()
+    torch._dynamo.reset()
+    compiled = torch.compile(_Gate(), backend=backend)
+    with torch.no_grad():
+        for rows in (512, 37, 100, 5):
+            torch.manual_seed(rows)
+            inputs = (torch.randn(rows, 4), torch.rand(rows, 4) > 0.7, torch.randn(rows, 4))
+            for got, want in zip(compiled(*inputs), _Gate()(*inputs)):
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    static, dynamic = backend.compiler.reports
+    assert static["autofuse"]["size_expr_kernels"] == 0 and dynamic["autofuse"]["size_expr_kernels"] == 1
+    assert "_lanes(int64_t" in open(dynamic["autofuse"]["source"]).read()
+
+
 def test_the_cache_keeps_only_the_most_recently_used_entries(tmp_path, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TORCHAIR_GE_CACHE_MAX_ENTRIES", "2")

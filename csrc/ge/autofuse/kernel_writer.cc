@@ -111,7 +111,9 @@ void KernelWriter::WriteEntry(const std::string& row, bool cached_body, bool lan
   } else {
     // With rows in lanes (row_lanes_writer.h) an item is a group of kGeW rows; the rows after
     // the last whole group run through the row body once the groups are done.
-    out_ += lanes ? fmt::format("  const int64_t row = {}, rows = {}, items = rows / kGeW;\n", row, at_.RowCount())
+    // (offsets past int32 -- only possible with run-time sizes -- leave every row to the row body)
+    out_ += lanes ? fmt::format("  const int64_t row = {}, rows = {}, items = rows * row <= {} ? rows / kGeW : 0;\n",
+                                row, at_.RowCount(), kMaxLaneOffset)
                   : fmt::format("  const int64_t row = {}, items = {};\n", row, at_.RowCount());
     out_ += fmt::format("  const int64_t work = (row < 1 ? 1 : row) * {}{};\n", cost, lanes ? " * kGeW" : "");
     out_ += fmt::format("  const int64_t grain = work >= {0} ? 1 : ({0} + work - 1) / work;\n", kMinTaskWork);

@@ -2,23 +2,21 @@
 
 #include <fmt/format.h>
 
-#include <limits>
-
 #include "ge/autofuse/cpp_scalar.h"
 #include "ge/autofuse/cpp_vector.h"
+#include "ge/autofuse/fixed_sizes.h"
 #include "ge/autofuse/kernel_writer.h"
 
 namespace ge::autofuse {
 namespace {
-
-constexpr int64_t kMaxLaneOffset = std::numeric_limits<int32_t>::max();
 
 class RowLanesWriter {
  public:
   RowLanesWriter(const KernelIR& k, const KernelAddressing& at) : k_(k), at_(at), n_(k.row_size()) {}
 
   std::string Write() {
-    out_ += fmt::format("// {}: {} rows of {} elements, kGeW rows a step, one per lane\n", k_.name, k_.rows(), n_);
+    // (not the row count: with run-time sizes every instance shares this text)
+    out_ += fmt::format("// {}: rows of {} elements, kGeW rows a step, one per lane\n", k_.name, n_);
     out_ += fmt::format("static void {}_lanes(int64_t item_begin, int64_t item_end, void* ctx) {{\n", k_.name);
     out_ += BufferPointers(k_);
     out_ += "  for (int64_t g = item_begin; g < item_end; ++g) {\n    const int64_t r0 = g * kGeW;\n";
@@ -131,8 +129,17 @@ class RowLanesWriter {
 
 bool RunsRowsInLanes(const KernelIR& k, bool run_time_sizes) {
   const int64_t lanes = TargetFloatLanes();
-  if (run_time_sizes || k.inner_from == 0 || k.row_size() >= lanes || k.rows() < lanes) return false;
-  if (k.rows() * k.row_size() > kMaxLaneOffset) return false;
+  if (k.inner_from == 0 || k.row_size() >= lanes) return false;
+  if (run_time_sizes) {
+    // The row is unrolled: its extent must be every instance's. The row count varies; the entry
+    // takes the row body when there is no whole group or an offset would pass int32
+    // (kMaxLaneOffset); no input is larger than the iteration space (no slice read in place).
+    if (!FixedSizes(k).Axes(k.inner_from, static_cast<int>(k.shape.size()))) return false;
+    for (const KBuffer& in : k.inputs)
+      if (in.offset != 0 || in.desc.NumElements() > k.rows() * k.row_size()) return false;
+  } else if (k.rows() < lanes || k.rows() * k.row_size() > kMaxLaneOffset) {
+    return false;
+  }
   for (const KOp& op : k.ops) {
     if (op.type == ScalarType::kInt64 || op.kind == OpKind::kConcat) return false;
     if (op.kind != OpKind::kLoad) continue;

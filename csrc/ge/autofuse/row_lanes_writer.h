@@ -8,6 +8,8 @@
 // kGeW run through the kernel's row body.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "ge/autofuse/kernel_addressing.h"
@@ -15,9 +17,13 @@
 
 namespace ge::autofuse {
 
-// Whether a vector kernel runs its rows in lanes: literal sizes, at least one group of rows,
-// each shorter than the target's float vector; every value a float or a bool (row-level ones
-// too), no concat, every offset within int32 (the gathers' indices).
+// The largest element offset a lane may gather from or scatter to (the indices are int32).
+inline constexpr int64_t kMaxLaneOffset = std::numeric_limits<int32_t>::max();
+
+// Whether a vector kernel runs its rows in lanes: rows shorter than the target's float vector
+// (with run-time sizes, of an extent every instance shares); with literal sizes at least one
+// group of rows and every offset within kMaxLaneOffset (with run-time sizes the kernel's entry
+// checks that); every value a float or a bool (row-level ones too), no concat.
 bool RunsRowsInLanes(const KernelIR& k, bool run_time_sizes);
 
 // The body `<name>_lanes(group_begin, group_end, ctx)` over groups of kGeW rows, one per lane.
