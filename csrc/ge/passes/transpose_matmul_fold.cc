@@ -13,6 +13,7 @@
 // element by element; as [0, 2, 1, 3] and adj_x2 it moves whole rows of d, and the keys are
 // [b, h, s, d] as SDPA's are (the FusedAttention rule's form).
 #include <optional>
+#include <vector>
 
 #include "ge/ops/op_registry.h"
 #include "ge/passes/passes.h"
@@ -74,9 +75,13 @@ class TransposeMatMulFold final : public GraphPass {
   std::string_view name() const override { return "TransposeMatMulFold"; }
 
   Status Run(Graph& graph, const PassContext&, bool* changed) override {
-    for (Node* mm : graph.nodes()) {
+    // The products first: a fold removes its transpose (and the transpose's constants), which
+    // a walk over every node would visit after they were freed.
+    std::vector<Node*> products;
+    for (Node* node : graph.nodes())
+      if (node->type() == kOpMatMulV2 || node->type() == kOpBatchMatMulV2) products.push_back(node);
+    for (Node* mm : products) {
       const bool batched = mm->type() == kOpBatchMatMulV2;
-      if (mm->type() != kOpMatMulV2 && !batched) continue;
       for (int operand = 0; operand < 2; ++operand) {
         GE_ASSIGN_OR_RETURN(bool folded, TryFold(graph, mm, operand, batched));
         *changed |= folded;
