@@ -131,20 +131,21 @@ bool RunsRowsInLanes(const KernelIR& k, bool run_time_sizes) {
   const int64_t lanes = TargetFloatLanes();
   if (k.inner_from == 0 || k.row_size() >= lanes) return false;
   if (run_time_sizes) {
-    // The row is unrolled: its extent must be every instance's. The row count varies; the entry
-    // takes the row body when there is no whole group or an offset would pass int32
-    // (kMaxLaneOffset); no input is larger than the iteration space (no slice read in place).
+    // The row is unrolled: its extent must be every instance's. The row count varies, so the
+    // decision may not depend on it: with no input larger than the iteration space (no slice
+    // read in place) the entry bounds every offset by kMaxLaneOffset, and takes the row body
+    // when there is no whole group.
     if (!FixedSizes(k).Axes(k.inner_from, static_cast<int>(k.shape.size()))) return false;
     for (const KBuffer& in : k.inputs)
       if (in.offset != 0 || in.desc.NumElements() > k.rows() * k.row_size()) return false;
-  } else if (k.rows() < lanes || k.rows() * k.row_size() > kMaxLaneOffset) {
-    return false;
+  } else {
+    if (k.rows() < lanes || k.rows() * k.row_size() > kMaxLaneOffset) return false;
+    for (const KBuffer& in : k.inputs)
+      if (in.desc.NumElements() > kMaxLaneOffset) return false;
   }
   for (const KOp& op : k.ops) {
     if (op.type == ScalarType::kInt64 || op.kind == OpKind::kConcat) return false;
-    if (op.kind != OpKind::kLoad) continue;
-    const TensorDesc& in = k.inputs[static_cast<size_t>(op.buffer)].desc;
-    if (!VectorStorage(in.dtype) || in.NumElements() > kMaxLaneOffset) return false;
+    if (op.kind == OpKind::kLoad && !VectorStorage(k.inputs[static_cast<size_t>(op.buffer)].desc.dtype)) return false;
   }
   for (const KStore& s : k.stores)
     if (!VectorStorage(k.outputs[static_cast<size_t>(s.output)].desc.dtype)) return false;
