@@ -1,7 +1,8 @@
-// The few-row product kernel (gemv.h) against ATen's product: each instruction set's body (the
-// AVX2 one too, on a CPU that also has AVX-512), for 1 to kGemvMaxRows input rows, depths that end
-// in a vector pair, a single vector and a scalar tail, a bias or none, and row strides wider than
-// the rows.
+// The few-row product kernels (gemv.h) against ATen's product: each instruction set's body (the
+// AVX2 one too, on a CPU that also has AVX-512) of both walks (one weight row at a time, eight
+// side by side), for 1 to kGemvMaxRows input rows, depths that end in a vector pair, a single
+// vector and a scalar tail, a bias or none, row strides wider than the rows, and work items that
+// split a group of eight weight rows.
 #include "devices/cpu/kernels/gemv.h"
 
 #include <gtest/gtest.h>
@@ -43,14 +44,22 @@ GemvArgs ArgsOf(const at::Tensor& x, const at::Tensor& w, const at::Tensor* bias
 }
 
 std::vector<std::pair<std::string, Body>> Bodies() {
-  return BodiesOf(gemv_detail::RowsPortable, GemvRows, gemv_detail::RowsAvx2, gemv_detail::RowsAvx512);
+  std::vector<std::pair<std::string, Body>> bodies =
+      BodiesOf(gemv_detail::RowsPortable, GemvRows, gemv_detail::RowsAvx2, gemv_detail::RowsAvx512);
+  for (auto& [name, body] : BodiesOf(gemv_detail::RowsPortable, GemvInterleavedRows, gemv_detail::InterleavedAvx2,
+                                     gemv_detail::InterleavedAvx512))
+    if (name != "portable") bodies.emplace_back("interleaved " + name, body);
+  return bodies;
 }
 
+// NaN just past each input row's end reaches no output: no body reads past a row.
 TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
   for (int64_t rows = 1; rows <= kGemvMaxRows; ++rows)
     for (int64_t k : {32, 59, 133}) {
-      const int64_t n = 7;
-      const at::Tensor x = at::randn({rows, k + 5}).narrow(1, 0, k);  // row stride k + 5
+      const int64_t n = 21;  // work items of 3 and 18 rows: two groups of eight and two alone
+      at::Tensor x = at::randn({rows, k + 5});  // row stride k + 5
+      x.select(1, k).fill_(std::numeric_limits<float>::quiet_NaN());
+      x = x.narrow(1, 0, k);
       const at::Tensor w = at::randn({n, k}), bias = at::randn({n});
       for (bool with_bias : {false, true}) {
         at::Tensor expected = at::matmul(x, w.t());

@@ -16,8 +16,9 @@ import torchair_ge
 from conftest import check_against_eager
 
 # (rows, in, out): tiny, mid-sized, bert- and llama-sized projections, odd sizes, a decode step
-# (one row, a large weight); in=59 ends each weight row of the few-row kernel (gemv) with one
-# whole vector and a scalar tail on AVX-512 and on AVX2; (512, 141, 4) and (33, 16, 1) are an MMoE
+# (one row, a large weight); in=59 ends each weight row of the few-row kernels (gemv,
+# gemv_interleaved) with one whole vector and a scalar tail on AVX-512 and on AVX2, and 1001 and 33
+# outputs end in a partial group of gemv_interleaved's eight weight rows; (512, 141, 4) and (33, 16, 1) are an MMoE
 # gate and tower (few_columns: many rows, a few outputs, depths ending in a partial vector or not).
 SHAPES = [(8, 32, 16), (128, 128, 256), (64, 512, 1408), (37, 300, 1001), (1, 512, 1536), (3, 300, 1001),
           (4, 129, 7), (2, 59, 33), (512, 141, 4), (33, 16, 1)]
@@ -29,7 +30,8 @@ def frozen_config(frozen):
     return config
 
 
-@pytest.fixture(params=["mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv", "few_columns", "measure"])
+@pytest.fixture(params=["mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv", "gemv_interleaved", "few_columns",
+                        "measure"])
 def product_kernel(request, monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", request.param)
     return request.param
@@ -131,8 +133,9 @@ def test_instances_of_a_symbolic_graph_share_the_decision_of_a_size_class(tmp_pa
 
 @pytest.mark.parametrize("rows", [1, 4])
 def test_decode_products_race_weight_row_streaming(rows, tmp_path, monkeypatch):
-    """A few rows (a decode step) against an nn.Linear weight: weight-row streaming (gemv) is one
-    of the timed candidates, with the bias and the activation of a FusedMatMul."""
+    """A few rows (a decode step) against an nn.Linear weight: weight-row streaming, one row at a
+    time (gemv) and eight side by side (gemv_interleaved), are timed candidates, with the bias and
+    the activation of a FusedMatMul."""
     monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(333, 1029), torch.nn.GELU(approximate="tanh")).eval()
@@ -141,7 +144,8 @@ def test_decode_products_race_weight_row_streaming(rows, tmp_path, monkeypatch):
     with torch.no_grad():
         torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x))
     (choice,) = [c for c in backend.compiler.reports[0]["kernel_choices"] if f"{rows}x333x1029" in c["key"]]
-    assert set(choice["best_us"]) == {"mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv"}, choice
+    assert set(choice["best_us"]) == {"mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv",
+                                      "gemv_interleaved"}, choice
 
 
 def test_few_output_columns_race_the_few_columns_kernel(tmp_path, monkeypatch):
@@ -156,7 +160,7 @@ def test_few_output_columns_race_the_few_columns_kernel(tmp_path, monkeypatch):
     with torch.no_grad():
         torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x))
     (choice,) = [c for c in backend.compiler.reports[0]["kernel_choices"] if "512x141x4" in c["key"]]
-    assert "few_columns" in choice["best_us"] and "gemv" not in choice["best_us"], choice
+    assert "few_columns" in choice["best_us"] and not any(k.startswith("gemv") for k in choice["best_us"]), choice
 
 
 _CHOOSE_IN_A_NEW_PROCESS = """
@@ -190,7 +194,7 @@ def test_a_bad_setting_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("TORCHAIR_GE_CPU_MATMUL", "fastest")
     compiled = torch.compile(torch.nn.Linear(64, 64).eval(), backend=torchair_ge.get_npu_backend(), dynamic=False)
     expected = ("TORCHAIR_GE_CPU_MATMUL='fastest': expected one of measure, mkl, mkl_columns, onednn, onednn_transposed, "
-                "gemv, few_columns")
+                "gemv, gemv_interleaved, few_columns")
     with pytest.raises(Exception, match=expected):
         with torch.no_grad():
             compiled(torch.randn(4, 64))

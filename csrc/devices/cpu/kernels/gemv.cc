@@ -34,10 +34,23 @@ void GemvRows(const GemvArgs& a, int64_t begin, int64_t end) {
   rows(a, begin, end);
 }
 
+namespace {
+// Chunks of at least 64 KiB of weights: a thread is worth waking for that much streaming.
+int64_t GemvGrain(const GemvArgs& a) { return std::max<int64_t>(2, (int64_t{1} << 14) / std::max<int64_t>(a.k, 1)); }
+}  // namespace
+
 void Gemv(const GemvArgs& a) {
-  // Chunks of at least 64 KiB of weights: a thread is worth waking for that much streaming.
-  const int64_t grain = std::max<int64_t>(2, (int64_t{1} << 14) / std::max<int64_t>(a.k, 1));
-  at::parallel_for(0, a.n, grain, [&](int64_t begin, int64_t end) { GemvRows(a, begin, end); });
+  at::parallel_for(0, a.n, GemvGrain(a), [&](int64_t begin, int64_t end) { GemvRows(a, begin, end); });
+}
+
+void GemvInterleavedRows(const GemvArgs& a, int64_t begin, int64_t end) {
+  static const auto rows =
+      ForThisCpu(&gemv_detail::InterleavedAvx512, &gemv_detail::InterleavedAvx2, &gemv_detail::RowsPortable);
+  rows(a, begin, end);
+}
+
+void GemvInterleaved(const GemvArgs& a) {
+  at::parallel_for(0, a.n, GemvGrain(a), [&](int64_t begin, int64_t end) { GemvInterleavedRows(a, begin, end); });
 }
 
 void FewColumnRows(const GemvArgs& a, int64_t begin, int64_t end) {

@@ -29,6 +29,12 @@ void GemvRows(const GemvArgs& a, int64_t begin, int64_t end);
 // The same, for every j, split over the intra-op threads by weight rows.
 void Gemv(const GemvArgs& a);
 
+// The same product with eight weight rows read side by side (eight streams where GemvRows reads
+// one): which is faster depends on the CPU's prefetchers and memory (gemv_impl.h), so each is a
+// candidate of the measured choice.
+void GemvInterleavedRows(const GemvArgs& a, int64_t begin, int64_t end);
+void GemvInterleaved(const GemvArgs& a);
+
 // The other side: many input rows times a weight of a few rows (n <= kFewColumnsMax outputs per
 // row: an MMoE gate over 4 experts, a tower's single logit), where MKL's and oneDNN's kernels
 // waste most of their tile on columns that do not exist (512 x 141 x 4 took 21 us in MKL on a
@@ -44,6 +50,8 @@ namespace gemv_detail {  // each body GemvRows and FewColumnRows pick from (test
 void RowsPortable(const GemvArgs& a, int64_t begin, int64_t end);
 void RowsAvx2(const GemvArgs& a, int64_t begin, int64_t end);    // CPUs with AVX2 and FMA only
 void RowsAvx512(const GemvArgs& a, int64_t begin, int64_t end);  // CPUs with AVX-512F only
+void InterleavedAvx2(const GemvArgs& a, int64_t begin, int64_t end);
+void InterleavedAvx512(const GemvArgs& a, int64_t begin, int64_t end);
 void FewColumnsPortable(const GemvArgs& a, int64_t begin, int64_t end);
 void FewColumnsAvx2(const GemvArgs& a, int64_t begin, int64_t end);
 void FewColumnsAvx512(const GemvArgs& a, int64_t begin, int64_t end);

@@ -161,9 +161,12 @@ std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const C
   if (p.transposed)
     out.push_back(
         {"onednn_transposed", OneDnnTransposedProductKernel(*p.transposed, p.x1, p.x2, p.bias, activation, p.y)});
-  if (p.x1.dim() == 2 && p.x1.size(0) <= kGemvMaxRows)
+  if (p.x1.dim() == 2 && p.x1.size(0) <= kGemvMaxRows) {
     if (auto gemv = WeightRowsProduct(p.x1, p.x2, p.bias, activation, p.y, Gemv))
       out.push_back({"gemv", std::move(*gemv)});
+    if (auto interleaved = WeightRowsProduct(p.x1, p.x2, p.bias, activation, p.y, GemvInterleaved))
+      out.push_back({"gemv_interleaved", std::move(*interleaved)});
+  }
   if (p.x2.dim() == 2 && p.x2.size(1) <= kFewColumnsMax)
     if (auto few = WeightRowsProduct(p.x1, p.x2, p.bias, activation, p.y, FewColumns))
       out.push_back({"few_columns", std::move(*few)});
@@ -172,8 +175,8 @@ std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const C
 
 // MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm, whole or split in column
 // blocks over the threads), oneDNN's matmul with the activation as a post-op,
-// weight-row streaming for a few rows, or a few weight rows dotted with every row, whichever measured fastest for this
-// shape on this CPU (or the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
+// weight-row streaming for a few rows (one row at a time or eight side by side), or a few weight
+// rows dotted with every row, whichever measured fastest for this shape on this CPU (or the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
 Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
   if (a.inputs.size() > 3 && a.inputs[3].defined())
     return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
@@ -186,7 +189,8 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
   }
   GE_ASSIGN_OR_RETURN(const std::string setting,
                       ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn",
-                                                                     "onednn_transposed", "gemv", "few_columns"}));
+                                                                     "onednn_transposed", "gemv", "gemv_interleaved",
+                                                                     "few_columns"}));
   std::vector<KernelCandidate> kernels = ProductCandidates(p, activation);
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(std::move(kernels), setting));
   auto timed = [&]() {
