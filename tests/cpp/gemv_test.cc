@@ -52,11 +52,12 @@ std::vector<std::pair<std::string, Body>> Bodies() {
   return bodies;
 }
 
-// NaN just past each input row's end reaches no output: no body reads past a row.
+// NaN just past each input row's end reaches no output: no body reads past a row. No rows: no
+// work (nothing read, nothing written).
 TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
-  for (int64_t rows = 1; rows <= kGemvMaxRows; ++rows)
+  for (int64_t rows = 0; rows <= kGemvMaxRows; ++rows)
     for (int64_t k : {32, 59, 133}) {
-      const int64_t n = 21;  // work items of 3 and 18 rows: two groups of eight and two alone
+      const int64_t n = 21;                     // work items of 3 and 18 rows: two groups of eight and two alone
       at::Tensor x = at::randn({rows, k + 5});  // row stride k + 5
       x.select(1, k).fill_(std::numeric_limits<float>::quiet_NaN());
       x = x.narrow(1, 0, k);

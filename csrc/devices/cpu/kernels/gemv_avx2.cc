@@ -1,5 +1,5 @@
-// GemvRows, GemvInterleavedRows and FewColumnRows for AVX2 with FMA (this file is compiled with -mavx2 -mfma; called only on CPUs that
-// have them).
+// GemvRows, GemvInterleavedRows and FewColumnRows for AVX2 with FMA (this file is compiled with
+// -mavx2 -mfma; called only on CPUs that have them).
 #include "devices/cpu/kernels/gemv_impl.h"
 
 namespace ge::cpu::gemv_detail {

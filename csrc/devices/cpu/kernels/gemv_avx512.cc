@@ -1,5 +1,5 @@
-// GemvRows, GemvInterleavedRows and FewColumnRows for AVX-512 (this file is compiled with -mavx512f and friends; called only on CPUs
-// that have them).
+// GemvRows, GemvInterleavedRows and FewColumnRows for AVX-512 (this file is compiled with
+// -mavx512f and friends; called only on CPUs that have them).
 // GCC 12 takes the _mm512_undefined_ps() operand of the 128-bit block shuffles for an
 // uninitialized read (maybe-uninitialized at -O3, uninitialized at -O2 -g with the sanitizers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"

@@ -49,7 +49,8 @@ void RowsOf(const GemvArgs& a, int64_t begin, int64_t end) {
   }
 }
 
-// f(std::integral_constant<int64_t, kM>()) for a call's kM = a.rows input rows.
+// f(std::integral_constant<int64_t, kM>()) for a call's kM = a.rows input rows (none: nothing
+// to compute; callers keep rows <= kGemvMaxRows).
 template <class F>
 void ForRowCount(int64_t rows, F&& f) {
   static_assert(kGemvMaxRows == 4);
@@ -57,7 +58,8 @@ void ForRowCount(int64_t rows, F&& f) {
     case 1: return f(std::integral_constant<int64_t, 1>());
     case 2: return f(std::integral_constant<int64_t, 2>());
     case 3: return f(std::integral_constant<int64_t, 3>());
-    default: return f(std::integral_constant<int64_t, 4>());  // callers keep rows <= kGemvMaxRows
+    case 4: return f(std::integral_constant<int64_t, 4>());
+    default: return;
   }
 }
 

@@ -174,9 +174,10 @@ std::vector<KernelCandidate> ProductCandidates(const ProductOperands& p, const C
 }
 
 // MatMulV2 (no activation: null) and FusedMatMul: MKL (at::mm/addmm, whole or split in column
-// blocks over the threads), oneDNN's matmul with the activation as a post-op,
-// weight-row streaming for a few rows (one row at a time or eight side by side), or a few weight
-// rows dotted with every row, whichever measured fastest for this shape on this CPU (or the one TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
+// blocks over the threads), oneDNN's matmul with the activation as a post-op, weight-row
+// streaming for a few rows (one row at a time or eight side by side), or a few weight rows dotted
+// with every row, whichever measured fastest for this shape on this CPU (or the one
+// TORCHAIR_GE_CPU_MATMUL forces; where it does not apply, MKL runs).
 Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue* activation) {
   if (a.inputs.size() > 3 && a.inputs[3].defined())
     return Unimplemented("{} '{}': offset_w (int8) is not supported on CPU", a.task.type, a.task.name);
@@ -187,10 +188,10 @@ Expected<std::unique_ptr<Kernel>> CreateProduct(KernelArgs& a, const CpuEpilogue
     p.onednn = PrepareOneDnnProduct(p.x1, p.x2, p.bias, a.InputIsConstant(1), activation, p.y);
     p.transposed = PrepareOneDnnTransposedProduct(p.x1, p.x2, p.bias, activation, p.y);
   }
-  GE_ASSIGN_OR_RETURN(const std::string setting,
-                      ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn",
-                                                                     "onednn_transposed", "gemv", "gemv_interleaved",
-                                                                     "few_columns"}));
+  GE_ASSIGN_OR_RETURN(
+      const std::string setting,
+      ForcedKernelSetting("TORCHAIR_GE_CPU_MATMUL", {"mkl", "mkl_columns", "onednn", "onednn_transposed", "gemv",
+                                                     "gemv_interleaved", "few_columns"}));
   std::vector<KernelCandidate> kernels = ProductCandidates(p, activation);
   if (setting != "measure") return MakeKernel(a.task, CandidateNamed(std::move(kernels), setting));
   auto timed = [&]() {
