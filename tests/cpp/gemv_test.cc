@@ -79,6 +79,29 @@ TEST(GemvTest, EveryRowCountAndDepthMatchesAten) {
     }
 }
 
+// A weight row's output does not depend on how the rows were split into work items (threads):
+// every output of one call over all rows is bitwise the one of calls over pieces that cut groups
+// of eight anywhere. (The interleaved walk once summed the rows after its last whole group
+// in another order: a graph and its replay differed by an ulp where their thread splits did.)
+TEST(GemvTest, OutputsDoNotDependOnTheWorkSplit) {
+  for (int64_t rows = 1; rows <= kGemvMaxRows; ++rows) {
+    const int64_t n = 45, k = 77;
+    const at::Tensor x = at::randn({rows, k}), w = at::randn({n, k}), bias = at::randn({n});
+    for (const auto& [name, body] : Bodies()) {
+      at::Tensor whole = at::empty({rows, n}), pieces = at::empty({rows, n});
+      body(ArgsOf(x, w, &bias, whole), 0, n);
+      const GemvArgs args = ArgsOf(x, w, &bias, pieces);
+      int64_t begin = 0;
+      for (int64_t end : {int64_t{5}, int64_t{13}, int64_t{14}, int64_t{30}, n}) {
+        body(args, begin, end);
+        begin = end;
+      }
+      EXPECT_TRUE(whole.equal(pieces)) << name << " rows=" << rows << ": max abs diff "
+                                       << whole.sub(pieces).abs().max().item<float>();
+    }
+  }
+}
+
 std::vector<std::pair<std::string, Body>> FewColumnBodies() {
   return BodiesOf(gemv_detail::FewColumnsPortable, FewColumnRows, gemv_detail::FewColumnsAvx2,
                   gemv_detail::FewColumnsAvx512);

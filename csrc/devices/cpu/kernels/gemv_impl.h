@@ -168,34 +168,41 @@ void FewColumnRows(const GemvArgs& a, int64_t begin, int64_t end) {
 // on an Intel Xeon (family 6 model 207, 2 threads, weights evicted) eight streams read
 // 1 x 512 x 2048 at ~22 GB/s against ~14 GB/s for one; on a Zen 4 one stream was the faster
 // (above). Both are candidates of the measured choice. A depth ends in a masked partial vector
-// (never read past a row); the last rows of a share that do not fill a group go one at a time.
+// (never read past a row).
 inline constexpr int64_t kInterleavedRows = 8;
+
+// Weight rows [j, j + kJ) dotted with every input row. Each output is the same chain of
+// operations whatever kJ is, so the rows after the last whole group of a thread's share (kJ = 1)
+// round exactly as they would inside a group: the result does not depend on how the rows were
+// split over the threads.
+template <class Arch, int64_t kM, int64_t kJ>
+void InterleavedGroup(const GemvArgs& a, int64_t j) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int64_t kW = static_cast<int64_t>(V::size);
+  const int64_t k_vec = a.k - a.k % kW, tail = a.k - k_vec;
+  V acc[kM][kJ];
+  for (int64_t m = 0; m < kM; ++m)
+    for (int64_t q = 0; q < kJ; ++q) acc[m][q] = V(0.f);
+  auto step = [&](int64_t i, auto load) {
+    V x[kM];
+    for (int64_t m = 0; m < kM; ++m) x[m] = load(a.x + m * a.x_stride + i);
+    for (int64_t q = 0; q < kJ; ++q) {
+      const V w = load(a.w + (j + q) * a.k + i);
+      for (int64_t m = 0; m < kM; ++m) acc[m][q] = xsimd::fma(w, x[m], acc[m][q]);
+    }
+  };
+  for (int64_t i = 0; i < k_vec; i += kW) step(i, [](const float* p) { return V::load_unaligned(p); });
+  if (tail > 0) step(k_vec, [tail](const float* p) { return LoadFirst<Arch>(p, tail); });
+  for (int64_t m = 0; m < kM; ++m)
+    for (int64_t q = 0; q < kJ; ++q)
+      a.y[m * a.y_stride + j + q] = xsimd::hadd(acc[m][q]) + (a.bias ? a.bias[j + q] : 0.f);
+}
 
 template <class Arch, int64_t kM>
 void InterleavedOf(const GemvArgs& a, int64_t begin, int64_t end) {
-  using V = xsimd::batch<float, Arch>;
-  constexpr int64_t kW = static_cast<int64_t>(V::size), kJ = kInterleavedRows;
-  const int64_t k_vec = a.k - a.k % kW, tail = a.k - k_vec;
   int64_t j = begin;
-  for (; j + kJ <= end; j += kJ) {
-    V acc[kM][kJ];
-    for (int64_t m = 0; m < kM; ++m)
-      for (int64_t q = 0; q < kJ; ++q) acc[m][q] = V(0.f);
-    auto step = [&](int64_t i, auto load) {
-      V x[kM];
-      for (int64_t m = 0; m < kM; ++m) x[m] = load(a.x + m * a.x_stride + i);
-      for (int64_t q = 0; q < kJ; ++q) {
-        const V w = load(a.w + (j + q) * a.k + i);
-        for (int64_t m = 0; m < kM; ++m) acc[m][q] = xsimd::fma(w, x[m], acc[m][q]);
-      }
-    };
-    for (int64_t i = 0; i < k_vec; i += kW) step(i, [](const float* p) { return V::load_unaligned(p); });
-    if (tail > 0) step(k_vec, [tail](const float* p) { return LoadFirst<Arch>(p, tail); });
-    for (int64_t m = 0; m < kM; ++m)
-      for (int64_t q = 0; q < kJ; ++q)
-        a.y[m * a.y_stride + j + q] = xsimd::hadd(acc[m][q]) + (a.bias ? a.bias[j + q] : 0.f);
-  }
-  if (j < end) RowsOf<Arch, kM>(a, j, end);
+  for (; j + kInterleavedRows <= end; j += kInterleavedRows) InterleavedGroup<Arch, kM, kInterleavedRows>(a, j);
+  for (; j < end; ++j) InterleavedGroup<Arch, kM, 1>(a, j);
 }
 
 template <class Arch>
