@@ -107,12 +107,13 @@ std::vector<std::pair<std::string, Body>> FewColumnBodies() {
                   gemv_detail::FewColumnsAvx512);
 }
 
-// Many rows times 1..kFewColumnsMax weight rows: every column count (whole and partial row groups
-// per step), depths shorter than a vector, ending in a partial vector or a whole one, split
-// over two work items at a row that is not a group boundary, strided rows; and NaN or infinity
-// in a row reaches only that row's outputs (the partial vector is not read past the row).
+// Many rows times 0..kFewColumnsMax weight rows (none: nothing read, nothing written): every
+// column count (whole and partial row groups per step), depths shorter than a vector, ending in
+// a partial vector or a whole one, split over two work items at a row that is not a group
+// boundary, strided rows; and NaN or infinity in a row reaches only that row's outputs (the
+// partial vector is not read past the row).
 TEST(GemvTest, FewColumnsMatchAtenForEveryColumnCount) {
-  for (int64_t n = 1; n <= kFewColumnsMax; ++n)
+  for (int64_t n = 0; n <= kFewColumnsMax; ++n)
     for (int64_t k : {5, 32, 141}) {
       const int64_t rows = 37;
       at::Tensor x = at::randn({rows, k + 3});

@@ -35,13 +35,15 @@ void GemvRows(const GemvArgs& a, int64_t begin, int64_t end) {
 }
 
 namespace {
-// Chunks of at least 64 KiB of weights: a thread is worth waking for that much streaming.
-int64_t GemvGrain(const GemvArgs& a) { return std::max<int64_t>(2, (int64_t{1} << 14) / std::max<int64_t>(a.k, 1)); }
+// body over every weight row, split over the intra-op threads in chunks of at least 64 KiB of
+// weights: a thread is worth waking for that much streaming.
+void OverWeightRows(const GemvArgs& a, void (*body)(const GemvArgs&, int64_t, int64_t)) {
+  const int64_t grain = std::max<int64_t>(2, (int64_t{1} << 14) / std::max<int64_t>(a.k, 1));
+  at::parallel_for(0, a.n, grain, [&](int64_t begin, int64_t end) { body(a, begin, end); });
+}
 }  // namespace
 
-void Gemv(const GemvArgs& a) {
-  at::parallel_for(0, a.n, GemvGrain(a), [&](int64_t begin, int64_t end) { GemvRows(a, begin, end); });
-}
+void Gemv(const GemvArgs& a) { OverWeightRows(a, GemvRows); }
 
 void GemvInterleavedRows(const GemvArgs& a, int64_t begin, int64_t end) {
   static const auto rows =
@@ -49,9 +51,7 @@ void GemvInterleavedRows(const GemvArgs& a, int64_t begin, int64_t end) {
   rows(a, begin, end);
 }
 
-void GemvInterleaved(const GemvArgs& a) {
-  at::parallel_for(0, a.n, GemvGrain(a), [&](int64_t begin, int64_t end) { GemvInterleavedRows(a, begin, end); });
-}
+void GemvInterleaved(const GemvArgs& a) { OverWeightRows(a, GemvInterleavedRows); }
 
 void FewColumnRows(const GemvArgs& a, int64_t begin, int64_t end) {
   static const auto rows =

@@ -49,23 +49,21 @@ void RowsOf(const GemvArgs& a, int64_t begin, int64_t end) {
   }
 }
 
-// f(std::integral_constant<int64_t, kM>()) for a call's kM = a.rows input rows (none: nothing
-// to compute; callers keep rows <= kGemvMaxRows).
-template <class F>
-void ForRowCount(int64_t rows, F&& f) {
-  static_assert(kGemvMaxRows == 4);
-  switch (rows) {
-    case 1: return f(std::integral_constant<int64_t, 1>());
-    case 2: return f(std::integral_constant<int64_t, 2>());
-    case 3: return f(std::integral_constant<int64_t, 3>());
-    case 4: return f(std::integral_constant<int64_t, 4>());
-    default: return;
+// f(std::integral_constant<int64_t, n>()) when 1 <= n <= kMax -- a count as a template argument,
+// so that the arrays it sizes live in registers; nothing for any other n (no rows or no columns:
+// nothing to compute, and no body may read the rows it was not given).
+template <int64_t kMax, class F>
+void WithCount(int64_t n, F& f) {
+  if constexpr (kMax >= 1) {
+    if (n == kMax) return f(std::integral_constant<int64_t, kMax>());
+    WithCount<kMax - 1>(n, f);
   }
 }
 
 template <class Arch>
 void Rows(const GemvArgs& a, int64_t begin, int64_t end) {
-  ForRowCount(a.rows, [&](auto m) { RowsOf<Arch, decltype(m)::value>(a, begin, end); });
+  auto body = [&](auto m) { RowsOf<Arch, decltype(m)::value>(a, begin, end); };
+  WithCount<kGemvMaxRows>(a.rows, body);
 }
 
 // The first `count` (< the vector's width) floats at p, zeros after: a row's last partial vector
@@ -151,16 +149,8 @@ void FewColumnRowsOf(const GemvArgs& a, int64_t begin, int64_t end) {
 
 template <class Arch>
 void FewColumnRows(const GemvArgs& a, int64_t begin, int64_t end) {
-  switch (a.n) {
-    case 1: return FewColumnRowsOf<Arch, 1>(a, begin, end);
-    case 2: return FewColumnRowsOf<Arch, 2>(a, begin, end);
-    case 3: return FewColumnRowsOf<Arch, 3>(a, begin, end);
-    case 4: return FewColumnRowsOf<Arch, 4>(a, begin, end);
-    case 5: return FewColumnRowsOf<Arch, 5>(a, begin, end);
-    case 6: return FewColumnRowsOf<Arch, 6>(a, begin, end);
-    case 7: return FewColumnRowsOf<Arch, 7>(a, begin, end);
-    default: return FewColumnRowsOf<Arch, kFewColumnsMax>(a, begin, end);  // callers keep n <= kFewColumnsMax
-  }
+  auto body = [&](auto n) { FewColumnRowsOf<Arch, decltype(n)::value>(a, begin, end); };
+  WithCount<kFewColumnsMax>(a.n, body);
 }
 
 // kInterleavedRows weight rows side by side, one vector of each per step dotted with every
@@ -207,7 +197,8 @@ void InterleavedOf(const GemvArgs& a, int64_t begin, int64_t end) {
 
 template <class Arch>
 void Interleaved(const GemvArgs& a, int64_t begin, int64_t end) {
-  ForRowCount(a.rows, [&](auto m) { InterleavedOf<Arch, decltype(m)::value>(a, begin, end); });
+  auto body = [&](auto m) { InterleavedOf<Arch, decltype(m)::value>(a, begin, end); };
+  WithCount<kGemvMaxRows>(a.rows, body);
 }
 
 }  // namespace ge::cpu::gemv_detail
