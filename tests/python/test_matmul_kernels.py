@@ -18,10 +18,12 @@ from conftest import check_against_eager
 # (rows, in, out): tiny, mid-sized, bert- and llama-sized projections, odd sizes, a decode step
 # (one row, a large weight); in=59 ends each weight row of the few-row kernels (gemv,
 # gemv_interleaved) with one whole vector and a scalar tail on AVX-512 and on AVX2, and 1001 and 33
-# outputs end in a partial group of gemv_interleaved's eight weight rows; (512, 141, 4) and (33, 16, 1) are an MMoE
-# gate and tower (few_columns: many rows, a few outputs, depths ending in a partial vector or not).
+# outputs end in a partial group of gemv_interleaved's eight weight rows (its four for 5 and 6
+# input rows, three for 7 and 8: (5, 300, 1001), (7, 59, 100), (8, 32, 16) a batched decode step);
+# (512, 141, 4) and (33, 16, 1) are an MMoE gate and tower (few_columns: many rows, a few outputs,
+# depths ending in a partial vector or not).
 SHAPES = [(8, 32, 16), (128, 128, 256), (64, 512, 1408), (37, 300, 1001), (1, 512, 1536), (3, 300, 1001),
-          (4, 129, 7), (2, 59, 33), (512, 141, 4), (33, 16, 1)]
+          (5, 300, 1001), (7, 59, 100), (4, 129, 7), (2, 59, 33), (512, 141, 4), (33, 16, 1)]
 
 
 def frozen_config(frozen):
@@ -131,11 +133,11 @@ def test_instances_of_a_symbolic_graph_share_the_decision_of_a_size_class(tmp_pa
     assert any("100x200x300" in c["key"] for c in static.compiler.reports[0]["kernel_choices"])
 
 
-@pytest.mark.parametrize("rows", [1, 4])
+@pytest.mark.parametrize("rows", [1, 4, 8])
 def test_decode_products_race_weight_row_streaming(rows, tmp_path, monkeypatch):
-    """A few rows (a decode step) against an nn.Linear weight: weight-row streaming, one row at a
-    time (gemv) and eight side by side (gemv_interleaved), are timed candidates, with the bias and
-    the activation of a FusedMatMul."""
+    """A few rows (a decode step, of up to eight sequences) against an nn.Linear weight:
+    weight-row streaming, one row at a time (gemv) and several side by side (gemv_interleaved),
+    are timed candidates, with the bias and the activation of a FusedMatMul."""
     monkeypatch.setenv("TORCHAIR_GE_CACHE_DIR", str(tmp_path))
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(333, 1029), torch.nn.GELU(approximate="tanh")).eval()

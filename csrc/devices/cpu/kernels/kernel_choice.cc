@@ -46,8 +46,9 @@ constexpr double kBudgetUs = 20000;
 // few_pixels_unpacked one; 6: products of up to 256 rows the onednn_transposed one; 7: attention
 // with few query rows per key/value head the decode_flash one; 8: products with a few output
 // columns the few_columns one; 9: products of a few rows the gemv_interleaved one, and gemv's
-// accumulators in registers) bumps it and every key is timed again.
-constexpr int kCandidatesRevision = 9;
+// accumulators in registers; 10: products of 5 to 8 rows the gemv walks too) bumps it and every
+// key is timed again.
+constexpr int kCandidatesRevision = 10;
 
 struct Registry {
   std::mutex mutex;
