@@ -118,12 +118,13 @@ def test_dynamic_workloads_match_eager_with_few_compiles(name):
 def test_generate_workload_gives_eager_tokens_with_few_compiles():
     results = generate.run(quick=True, log=lambda *_: None, systems=("eager", "torchair_ge"))
     ours = [r for r in results["rows"] if r["system"] == "torchair_ge"]
-    assert [r["cache"] for r in ours] == ["dynamic", "static"]
+    # one prompt with each cache; eight with the static one (products of eight rows a step)
+    assert [(r["cache"], r["batch"]) for r in ours] == [("dynamic", 1), ("static", 1), ("static", 8)]
     for row in ours:
         assert row["tokens_equal"] is True and row["decode_tokens_per_s"] > 0, row
         assert row["graphs"] <= 3, row  # prefill, first decode step, symbolic decode
     lines = generate.markdown(results)
-    assert any(line.startswith("| static | torchair_ge |") for line in lines)
+    assert any(line.startswith("| static | 8 | torchair_ge |") for line in lines)
 
 
 def test_attention_benchmark_agrees_with_atens_flash_kernel():
