@@ -113,8 +113,8 @@ def markdown(results):
                 if (r["cache"], r.get("batch", 1)) == (row["cache"], batch) and "error" not in r}
         ratio = lambda b: f"{row['decode_tokens_per_s'] / base[b]['decode_tokens_per_s']:.2f}" if b in base else ""  # noqa: E731
         same = "" if row["tokens_equal"] is None else "yes" if row["tokens_equal"] else "**no**"
-        lines.append(f"| {row['cache']} | {batch} | {row['system']} | {row['ttft_ms']:.1f} | {row['decode_tokens_per_s']:.1f} | "
-                     f"{ratio('eager')} | {ratio('inductor')} | {row['graphs']} | {same} |")
+        lines.append(f"| {row['cache']} | {batch} | {row['system']} | {row['ttft_ms']:.1f} | "
+                     f"{row['decode_tokens_per_s']:.1f} | {ratio('eager')} | {ratio('inductor')} | {row['graphs']} | {same} |")
     return lines
 
 
