@@ -244,3 +244,29 @@ def test_a_librarys_kernels_compile_side_by_side_one_unit_per_core(tmp_path, mon
     objects = [c for c in calls if " -c " in c]
     assert len(objects) == (cores if cores > 1 else 0), calls
     assert len(calls) == len(objects) + 1 and " -shared " in calls[-1] + " ", calls
+
+
+class _GateUp(torch.nn.Module):
+    """Phi-3's MLP: one product for gate and up, chunked in two, up * silu(gate), then down."""
+
+    def __init__(self, width=32, hidden=40):
+        super().__init__()
+        self.gate_up = torch.nn.Linear(width, 2 * hidden, bias=False)
+        self.down = torch.nn.Linear(hidden, width, bias=False)
+
+    def forward(self, x):
+        gate, up = self.gate_up(x).chunk(2, dim=-1)
+        return self.down(up * torch.nn.functional.silu(gate))
+
+
+def test_a_product_read_as_two_halves_stays_a_library_op():
+    """The generated kernel reads the gate-up product twice (two slices): the product cannot
+    run inside it as its producer (its output would fill one input's buffer, not the other's) and
+    stays a library op -- compiling once failed with "cannot remove Reshape ... still has users"."""
+    torch.manual_seed(0)
+    model, x = _GateUp().eval(), torch.randn(2, 5, 32)
+    backend = torchair_ge.get_npu_backend()
+    with torch.no_grad():
+        torch.testing.assert_close(torch.compile(model, backend=backend, dynamic=False)(x), model(x))
+    fused = backend.compiler.reports[0]["autofuse"]
+    assert fused["kernels"] >= 1 and fused["fused_nodes"] >= 4, fused  # both slices, silu and the multiply

@@ -1,5 +1,6 @@
 #include "ge/autofuse/autofuse_stage.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -40,11 +41,15 @@ bool CanBeProducer(const Node* node, const KernelFactory& device) {
 }
 
 // Producers for a group: library ops read by the group only (so they run nowhere else),
-// possibly through plain reshapes read only by the group (the kernel reads the same bytes).
+// possibly through plain reshapes read only by the group (the kernel reads the same bytes), and
+// through one kernel input only: a producer's output lives in that input's scratch buffer, so a
+// value the kernel reads as two inputs (Phi-3's fused gate-up projection, its two halves sliced
+// by two loads) keeps its library op -- the second input would read a value that is gone.
 std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const std::vector<Value>& inputs,
                                                   const KernelFactory& device) {
   const std::set<const Node*> members(g.nodes.begin(), g.nodes.end());
   std::vector<LoweredGroup::Producer> out;
+  std::set<const Node*> shared;  // producers more than one kernel input reaches
   for (size_t b = 0; b < inputs.size(); ++b) {
     const Value v = inputs[b];
     bool only_group = true;
@@ -58,11 +63,14 @@ std::vector<LoweredGroup::Producer> FindProducers(const FusionGroup& g, const st
       node = node->input(0).node;
     }
     if (!CanBeProducer(node, device) || node->users(0).size() != 1) continue;
-    // Two kernel inputs reaching the same producer cannot both own it.
     bool taken = false;
     for (const auto& p : out) taken = taken || p.node == node;
-    if (!taken) out.push_back({node, std::move(chain), static_cast<int>(b)});
+    if (taken)
+      shared.insert(node);
+    else
+      out.push_back({node, std::move(chain), static_cast<int>(b)});
   }
+  out.erase(std::remove_if(out.begin(), out.end(), [&](const auto& p) { return shared.count(p.node) > 0; }), out.end());
   return out;
 }
 
