@@ -188,11 +188,7 @@ void InterleavedGroup(const GemvArgs& a, int64_t j) {
       a.y[m * a.y_stride + j + q] = xsimd::hadd(acc[m][q]) + (a.bias ? a.bias[j + q] : 0.f);
 }
 
-// Up to four input rows: each group once. Their kM x 8 accumulators fill AVX-512's registers; more
-// input rows would spill them on every step (8 rows against a 2048 x 512 weight, Intel Xeon
-// family 6 model 207, 2 threads, weights evicted: 440-450 us), so from the fifth row on a group
-// is walked twice, rows 0-3 first, then the rest while the group's weight rows are still in L1/L2
-// -- the weight still comes from memory once (310-320 us; MKL ~450).
+// The input rows from `first` on, with their output rows.
 inline GemvArgs InputRowsFrom(const GemvArgs& a, int64_t first) {
   GemvArgs rest = a;
   rest.x += first * a.x_stride;
@@ -201,9 +197,17 @@ inline GemvArgs InputRowsFrom(const GemvArgs& a, int64_t first) {
   return rest;
 }
 
+// Up to kRowsPerPass input rows: each group once. Their kM x 8 accumulators fill AVX-512's
+// registers; more input rows would spill them on every step (8 rows against a 2048 x 512 weight,
+// Intel Xeon family 6 model 207, 2 threads, weights evicted: 440-450 us), so from the fifth row
+// on a group is walked twice, rows 0-3 first, then the rest while the group's weight rows are
+// still in L1/L2 -- the weight still comes from memory once (310-320 us; MKL ~450).
+inline constexpr int64_t kRowsPerPass = 4;
+
 template <class Arch, int64_t kM>
 void InterleavedOf(const GemvArgs& a, int64_t begin, int64_t end) {
-  constexpr int64_t kFirst = std::min<int64_t>(kM, 4);
+  static_assert(kM <= 2 * kRowsPerPass, "two passes cover the rows");
+  constexpr int64_t kFirst = std::min(kM, kRowsPerPass);
   auto group = [&](auto rows_in_group, int64_t j) {
     constexpr int64_t kJ = decltype(rows_in_group)::value;
     InterleavedGroup<Arch, kFirst, kJ>(a, j);
